@@ -1,0 +1,244 @@
+# libsokovan - top-level build.
+#
+#   make                     library (shared + static), programs, benchmarks
+#   make check               build and run every Check suite, the header test,
+#                            the ABI check and the installed-example test
+#   make check T="slots"     only the named suites (tests/test_<name>.c)
+#   make SANITIZE=address,undefined check   the same under ASan/UBSan
+#   make install PREFIX=/usr/local   /  make uninstall PREFIX=...
+#   make deps                install the Debian packages the build needs
+#   make demo                the README's main job
+#
+# Sources are found by layout, so a new module needs no edit here:
+#   src/<module>/*.c -> the library     tests/test_<name>.c -> one Check suite
+#   daemons/<prog>/*.c -> a program     bench/<name>/*.c -> a benchmark
+#   tests/so/<name>.c -> a test plugin  examples/*.c -> installed-lib examples
+
+VERSION_MAJOR := 0
+VERSION_MINOR := 1
+VERSION_PATCH := 0
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+DESTDIR ?=
+
+CC ?= cc
+CXX ?= c++
+PKG_CONFIG ?= pkg-config
+
+ifneq ($(SANITIZE),)
+BUILD ?= build-san
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+OPT ?= -O1
+else
+BUILD ?= build
+SAN_FLAGS :=
+OPT ?= -O2
+endif
+
+# Debian packages: the build's dependencies (see `make deps`).
+DEB_PACKAGES := build-essential pkg-config libuv1-dev libsqlite3-dev \
+	libmsgpack-dev libnuma-dev libhwloc-dev libcap-dev libseccomp-dev \
+	libsodium-dev check hwloc runc iproute2 procps
+
+LIB_PKGS := msgpack hwloc libcap libseccomp sqlite3 libsodium
+LIB_LIBS := -lnuma -ldl -lpthread -lm
+PROG_PKGS := libuv
+TEST_PKGS := check
+
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS) $(PROG_PKGS) 2>/dev/null)
+LIB_LDLIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS) 2>/dev/null) $(LIB_LIBS)
+PROG_LDLIBS := $(shell $(PKG_CONFIG) --libs $(PROG_PKGS) 2>/dev/null)
+TEST_LDLIBS := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wno-missing-field-initializers -Wno-format-truncation
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) $(SAN_FLAGS) \
+	-Iinclude -Isrc/include $(PKG_CFLAGS)
+LIB_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -DSKV_BUILDING_LIBRARY
+PROG_CFLAGS := $(BASE_CFLAGS)
+LDFLAGS += $(SAN_FLAGS)
+
+MODULES ?= $(filter-out include,$(patsubst src/%/,%,$(wildcard src/*/)))
+LIB_SRCS := $(foreach m,$(MODULES),$(wildcard src/$(m)/*.c))
+LIB_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+
+SONAME := libsokovan.so.$(VERSION_MAJOR)
+SHLIB := $(BUILD)/lib/libsokovan.so.$(VERSION)
+STLIB := $(BUILD)/lib/libsokovan.a
+MAPFILE := src/libsokovan.map
+
+PROGS ?= $(patsubst daemons/%/,%,$(wildcard daemons/*/))
+PROG_BINS := $(addprefix $(BUILD)/bin/,$(PROGS))
+BENCHES ?= $(patsubst bench/%/,%,$(wildcard bench/*/))
+BENCH_BINS := $(addprefix $(BUILD)/bench/,$(BENCHES))
+
+ALL_SUITES := $(patsubst tests/test_%.c,%,$(wildcard tests/test_*.c))
+T ?= $(ALL_SUITES)
+TEST_SRCS := $(addprefix tests/test_,$(addsuffix .c,$(T))) $(filter-out tests/test_%.c,$(wildcard tests/*.c))
+TEST_OBJS := $(patsubst tests/%.c,$(BUILD)/tests/obj/%.o,$(TEST_SRCS))
+TEST_BIN := $(BUILD)/tests/skv-tests
+TEST_SOS := $(patsubst tests/so/%.c,$(BUILD)/tests/so/%.so,$(wildcard tests/so/*.c))
+
+PUBLIC_HEADERS := $(wildcard include/sokovan/*.h)
+
+.PHONY: all lib progs benches check check-unit headertest tests/headertest \
+	abicheck check-example install uninstall deps demo clean bench-run
+.DELETE_ON_ERROR:
+
+all: lib progs benches
+
+lib: $(SHLIB) $(STLIB)
+
+$(BUILD)/obj/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+
+$(SHLIB): $(LIB_OBJS) $(MAPFILE)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(MAPFILE) \
+		-Wl,--no-undefined $(LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LDLIBS)
+	ln -sf libsokovan.so.$(VERSION) $(BUILD)/lib/$(SONAME)
+	ln -sf $(SONAME) $(BUILD)/lib/libsokovan.so
+
+$(STLIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+# Programs and benchmarks link the static library: no LD_LIBRARY_PATH needed.
+progs: $(PROG_BINS)
+.SECONDEXPANSION:
+$(BUILD)/bin/%: $$(wildcard daemons/%/*.c) $$(wildcard daemons/%/*.h) $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(PROG_CFLAGS) -Idaemons/$* -o $@ $(wildcard daemons/$*/*.c) \
+		$(STLIB) $(LDFLAGS) $(LIB_LDLIBS) $(PROG_LDLIBS)
+
+benches: $(BENCH_BINS)
+$(BUILD)/bench/%: $$(wildcard bench/%/*.c) $$(wildcard bench/%/*.h) $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(PROG_CFLAGS) -Ibench/$* -o $@ $(wildcard bench/$*/*.c) \
+		$(STLIB) $(LDFLAGS) $(LIB_LDLIBS) $(PROG_LDLIBS)
+
+bench-run: benches
+	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+
+# ---- tests ---------------------------------------------------------------
+
+$(BUILD)/tests/suites.inc: FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' $(foreach s,$(T),"SKV_SUITE($(s))") > $@.tmp
+	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+FORCE:
+
+$(BUILD)/tests/obj/%.o: tests/%.c $(BUILD)/tests/suites.inc
+	@mkdir -p $(@D)
+	$(CC) $(PROG_CFLAGS) -I$(BUILD)/tests -Itests -MMD -MP -c $< -o $@
+
+$(TEST_BIN): $(TEST_OBJS) $(STLIB)
+	$(CC) -o $@ $(TEST_OBJS) $(STLIB) $(LDFLAGS) $(LIB_LDLIBS) $(TEST_LDLIBS)
+
+$(BUILD)/tests/so/%.so: tests/so/%.c
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -shared $(LDFLAGS) -o $@ $<
+
+check: check-unit headertest abicheck check-example
+
+check-unit: $(TEST_BIN) $(TEST_SOS) $(PROG_BINS)
+	SKV_TEST_BUILD_DIR=$(abspath $(BUILD)) SKV_TEST_SRC_DIR=$(CURDIR) \
+		$(TEST_BIN)
+
+# Every public header alone: C99 -pedantic and C++.
+headertest tests/headertest: $(PUBLIC_HEADERS) include/sokovan.h
+	@mkdir -p $(BUILD)/headertest
+	@for h in $(PUBLIC_HEADERS:include/%=%) sokovan.h; do \
+		printf '#include <%s>\n#include <%s>\nint skv_headertest_main(void);\nint skv_headertest_main(void) { return 0; }\n' $$h $$h \
+			> $(BUILD)/headertest/t.c; \
+		$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -fsyntax-only \
+			$(BUILD)/headertest/t.c || { echo "headertest: $$h fails as C99"; exit 1; }; \
+		$(CXX) -x c++ -std=c++11 -pedantic -Wall -Wextra -Werror -Iinclude \
+			-fsyntax-only $(BUILD)/headertest/t.c || { echo "headertest: $$h fails as C++"; exit 1; }; \
+	done
+	@echo "headertest: $(words $(PUBLIC_HEADERS)) headers + umbrella OK as C99 and C++"
+
+# The shared object exports skv_* and nothing else.
+abicheck: $(SHLIB)
+	@bad=$$(nm -D --defined-only $(SHLIB) | awk '{print $$3}' | \
+		grep -v '^SOKOVAN_' | grep -v '^skv_[a-z0-9]' ; \
+		nm -D --defined-only $(SHLIB) | awk '{print $$3}' | grep '^skv__'); \
+	if [ -n "$$bad" ]; then echo "abicheck: unexpected exports:"; echo "$$bad"; exit 1; fi
+	@n=$$(nm -D --defined-only $(SHLIB) | grep -c ' skv_'); \
+	echo "abicheck: $$n skv_* symbols exported, soname $$(objdump -p $(SHLIB) | awk '/SONAME/{print $$2}')"
+
+# Build each example against an installed copy through pkg-config, then run it.
+STAGE := $(abspath $(BUILD))/stage
+check-example: lib
+	$(MAKE) --no-print-directory install PREFIX=$(STAGE) BUILD=$(BUILD) SANITIZE=$(SANITIZE)
+	@mkdir -p $(BUILD)/examples
+	@for ex in $(wildcard examples/*.c); do \
+		out=$(BUILD)/examples/$$(basename $$ex .c); \
+		$(CC) -std=c11 -Wall -Wextra -Werror $(SAN_FLAGS) -o $$out $$ex \
+			$$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(PKG_CONFIG) --cflags --libs sokovan) \
+			|| exit 1; \
+		LD_LIBRARY_PATH=$(STAGE)/lib $$out > $$out.log 2>&1 \
+			|| { cat $$out.log; echo "example $$ex failed"; exit 1; }; \
+		echo "example $$ex: OK (linked against $(STAGE)/lib via pkg-config)"; \
+	done
+
+# ---- install -------------------------------------------------------------
+
+$(BUILD)/sokovan.pc: pkgconfig/sokovan.pc.in Makefile
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		-e 's|@REQUIRES_PRIVATE@|$(LIB_PKGS)|' -e 's|@LIBS_PRIVATE@|$(LIB_LIBS)|' \
+		$< > $@
+
+install: lib progs FORCE_PC
+	install -d $(DESTDIR)$(INCLUDEDIR)/sokovan $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR)
+	install -m 644 include/sokovan.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/sokovan/
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libsokovan.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libsokovan.so
+	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(BUILD)/sokovan.pc $(DESTDIR)$(LIBDIR)/pkgconfig/sokovan.pc
+	$(if $(PROG_BINS),install -m 755 $(PROG_BINS) $(DESTDIR)$(BINDIR)/)
+
+.PHONY: FORCE_PC
+FORCE_PC:
+	@rm -f $(BUILD)/sokovan.pc
+	@$(MAKE) --no-print-directory $(BUILD)/sokovan.pc PREFIX=$(PREFIX) LIBDIR=$(LIBDIR) INCLUDEDIR=$(INCLUDEDIR) BUILD=$(BUILD)
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/sokovan.h
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/sokovan/,$(notdir $(PUBLIC_HEADERS)))
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/sokovan 2>/dev/null
+	rm -f $(DESTDIR)$(LIBDIR)/libsokovan.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	rm -f $(DESTDIR)$(LIBDIR)/libsokovan.so $(DESTDIR)$(LIBDIR)/libsokovan.a
+	rm -f $(DESTDIR)$(LIBDIR)/pkgconfig/sokovan.pc
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGS))
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
+			|| missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all packages present"; \
+	else echo "deps: installing$$missing"; \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+demo: lib check-example
+	@echo "demo: the installed-library example ran; see $(BUILD)/examples/*.log"
+	@cat $(BUILD)/examples/*.log
+
+clean:
+	rm -rf build build-san
+
+-include $(LIB_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
