@@ -42,7 +42,7 @@ endif
 # Debian packages: the build's dependencies (see `make deps`).
 DEB_PACKAGES := build-essential pkg-config libuv1-dev libsqlite3-dev \
 	libmsgpack-dev libnuma-dev libhwloc-dev libcap-dev libseccomp-dev \
-	libsodium-dev check hwloc runc iproute2 procps
+	libsodium-dev check hwloc runc iproute2 procps python3 busybox-static
 
 LIB_PKGS := msgpack hwloc libcap libseccomp sqlite3 libsodium
 LIB_LIBS := -lnuma -ldl -lpthread -lm
@@ -85,7 +85,7 @@ TEST_SOS := $(patsubst tests/so/%.c,$(BUILD)/tests/so/%.so,$(wildcard tests/so/*
 
 PUBLIC_HEADERS := $(wildcard include/sokovan/*.h)
 
-.PHONY: all lib progs benches check check-unit headertest tests/headertest \
+.PHONY: all lib progs benches check check-unit check-bindings headertest tests/headertest \
 	abicheck check-example install uninstall deps demo clean bench-run
 .DELETE_ON_ERROR:
 
@@ -145,7 +145,17 @@ $(BUILD)/tests/so/%.so: tests/so/%.c
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -shared $(LDFLAGS) -o $@ $<
 
-check: check-unit headertest abicheck check-example
+check: check-unit headertest abicheck check-example check-bindings
+
+# The Python bindings against the freshly built shared object. Under the
+# sanitizers the ASan runtime must be loaded first, and Python's own
+# intentional leaks are not ours to report.
+ifneq ($(SANITIZE),)
+PY_ENV := LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0
+endif
+check-bindings: $(SHLIB)
+	SOKOVAN_LIB=$(abspath $(SHLIB)) PYTHONPATH=bindings/python $(PY_ENV) \
+		python3 bindings/python/test_sokovan.py
 
 check-unit: $(TEST_BIN) $(TEST_SOS) $(PROG_BINS)
 	SKV_TEST_BUILD_DIR=$(abspath $(BUILD)) SKV_TEST_SRC_DIR=$(CURDIR) \

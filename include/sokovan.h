@@ -7,5 +7,16 @@
 
 #include "sokovan/common.h"
 #include "sokovan/slots.h"
+#include "sokovan/topo.h"
+#include "sokovan/alloc.h"
+#include "sokovan/plugin.h"
+#include "sokovan/node.h"
+#include "sokovan/sched.h"
+#include "sokovan/sim.h"
+#include "sokovan/runtime.h"
+#include "sokovan/image.h"
+#include "sokovan/proto_msg.h"
+#include "sokovan/proto.h"
+#include "sokovan/auth.h"
 
 #endif /* SOKOVAN_H */

@@ -40,7 +40,8 @@ typedef int64_t skv_qty;
 typedef enum skv_slot_kind {
     SKV_SLOT_COUNT = 1,  /* divisible count (cpu, cuda.shares), milli-units */
     SKV_SLOT_BYTES = 2,  /* byte amount (mem), exact integer bytes */
-    SKV_SLOT_UNIQUE = 3  /* indivisible device that must be requested as 1 */
+    SKV_SLOT_UNIQUE = 3  /* indivisible device: whole units only (milli-units,
+                          * always a multiple of SKV_QTY_SCALE) */
 } skv_slot_kind;
 
 /* "count", "bytes", "unique"; "?" for others. */
@@ -48,8 +49,9 @@ SKV_EXTERN const char *skv_slot_kind_name(skv_slot_kind kind);
 
 /* ---- quantities -------------------------------------------------------- */
 
-/* Parse one quantity of the given kind.
- * COUNT/UNIQUE: "4", "0.5", "0.125" (at most 3 decimals).
+/* Parse one quantity of the given kind (no surrounding spaces).
+ * COUNT: "4", "0.5", "0.125" (at most 3 significant decimals); UNIQUE: whole
+ * numbers only ("2").
  * BYTES: "1024", "16g", "16G", "16GiB", "512MiB", "1.5T", "1.5tb"; suffixes
  * k/m/g/t/p/e (with optional "i" and/or "b") are powers of 1024; fractions
  * must yield a whole number of bytes.
@@ -115,8 +117,8 @@ SKV_EXTERN int skv_slots_copy(skv_slots *dst, const skv_slots *src,
                               skv_error *err);
 
 /* Set an entry (insert or replace). qty must be >= 0 (or UNLIMITED). A name
- * already present with another kind is SKV_EINVAL. UNIQUE entries must be 0
- * or 1 unit (1000) or UNLIMITED. */
+ * already present with another kind is SKV_EINVAL. UNIQUE entries must be
+ * whole units (a multiple of 1000) or UNLIMITED. */
 SKV_EXTERN int skv_slots_set(skv_slots *slots, const char *name,
                              skv_slot_kind kind, skv_qty qty, skv_error *err);
 /* Remove an entry if present. */
@@ -142,7 +144,9 @@ SKV_EXTERN int skv_slots_at(const skv_slots *slots, size_t index,
 SKV_EXTERN int skv_slots_parse(skv_slots **out, const char *text,
                                const skv_slot_registry *reg, skv_error *err);
 /* Canonical text form, "cpu=4,mem=16g" in name order (caller frees with
- * skv_free). Parsing the result gives an equal vector. */
+ * skv_free). Parsing the result (with the registry that decided the kinds,
+ * or none when the kinds follow the default rule above) gives an equal
+ * vector. */
 SKV_EXTERN int skv_slots_format(char **out, const skv_slots *slots,
                                 skv_error *err);
 
@@ -150,11 +154,15 @@ SKV_EXTERN int skv_slots_format(char **out, const skv_slots *slots,
 
 #define SKV_SLOTS_CLAMP 0x1u /* sub: clamp at 0 instead of failing */
 
-/* dst += src. Kind mismatch: SKV_EINVAL. Overflow: SKV_ERANGE. */
+/* dst += src. Kind mismatch: SKV_EINVAL. Overflow: SKV_ERANGE.
+ * UNLIMITED + x = UNLIMITED. Keys of src missing in dst are added.
+ * No allocation when dst already has every key of src; dst == src is fine. */
 SKV_EXTERN int skv_slots_add(skv_slots *dst, const skv_slots *src,
                              skv_error *err);
-/* dst -= src. Going below 0 is SKV_ERANGE unless SKV_SLOTS_CLAMP. Entries
- * that become 0 stay present. UNLIMITED - x = UNLIMITED; x - UNLIMITED is
+/* dst -= src. Going below 0 is SKV_ERANGE unless SKV_SLOTS_CLAMP (then 0).
+ * Entries that become 0 stay present; keys of src missing in dst are added
+ * (as 0, which is only possible for 0 or with SKV_SLOTS_CLAMP).
+ * UNLIMITED - x = UNLIMITED (also for x UNLIMITED); finite - UNLIMITED is
  * below zero. */
 SKV_EXTERN int skv_slots_sub(skv_slots *dst, const skv_slots *src,
                              unsigned flags, skv_error *err);
@@ -165,10 +173,13 @@ SKV_EXTERN int skv_slots_min(skv_slots *dst, const skv_slots *other,
 /* dst = max(dst, other) per key. */
 SKV_EXTERN int skv_slots_max(skv_slots *dst, const skv_slots *other,
                              skv_error *err);
-/* dst *= factor (factor >= 0). Overflow: SKV_ERANGE. */
+/* dst *= factor (factor >= 0). Overflow: SKV_ERANGE. UNLIMITED stays
+ * UNLIMITED for factor > 0; factor 0 makes every entry 0. */
 SKV_EXTERN int skv_slots_scale(skv_slots *dst, int64_t factor, skv_error *err);
 
 /* ---- comparison --------------------------------------------------------- */
+/* These never allocate and never fail; a NULL vector reads as empty.
+ * They compare quantities per name and ignore kinds. */
 
 /* 1 when every quantity of a is <= the same key of b (missing = 0,
  * UNLIMITED >= everything), else 0. skv_slots_fits(req, avail) reads as
@@ -181,16 +192,19 @@ SKV_EXTERN int skv_slots_eq(const skv_slots *a, const skv_slots *b);
 /* 1 when every quantity is 0 (or the vector is empty). */
 SKV_EXTERN int skv_slots_is_zero(const skv_slots *slots);
 /* When request does not fit available: the first (in name order) slot that
- * is short, and by how much (request - available). Returns 1 when a short
- * slot was found, 0 when it fits. Out-params may be NULL. */
+ * is short, and by how much (request - available; UNLIMITED when an
+ * UNLIMITED request meets a finite supply). Returns 1 when a short slot was
+ * found, 0 when it fits. Out-params may be NULL. */
 SKV_EXTERN int skv_slots_first_short(const skv_slots *request,
                                      const skv_slots *available,
                                      const char **name, skv_qty *shortfall);
 
 /* Dominant share (DRF): max over keys of v[k] / capacity[k] for keys with a
  * finite, non-zero capacity. Keys of v with zero or missing capacity and a
- * non-zero quantity make the share infinite (returned as +HUGE_VAL).
- * slot_out (may be NULL) receives the dominant slot name or NULL. */
+ * non-zero quantity, or an UNLIMITED quantity against a finite capacity,
+ * make the share infinite (returned as +HUGE_VAL); keys with an UNLIMITED
+ * capacity are skipped. slot_out (may be NULL) receives the dominant slot
+ * name (the first in name order on ties) or NULL when the share is 0. */
 SKV_EXTERN int skv_slots_dominant_share(double *share_out, const char **slot_out,
                                         const skv_slots *v,
                                         const skv_slots *capacity,
@@ -203,10 +217,12 @@ SKV_EXTERN int skv_slots_dominant_share(double *share_out, const char **slot_out
  * the caller's: free with skv_free. */
 SKV_EXTERN int skv_slots_encode(void **out_buf, size_t *out_len,
                                 const skv_slots *slots, skv_error *err);
-/* Decode untrusted bytes. Truncated data, trailing bytes, wrong types,
- * invalid names, negative or out-of-range quantities, unknown names (when a
- * registry is given) or kinds that disagree with the registry, duplicate
- * keys and more than SKV_SLOTS_DECODE_MAX entries: SKV_EPROTO. */
+/* Decode untrusted bytes. Entries may come in any order. Truncated data,
+ * trailing bytes, wrong types, invalid names, negative or out-of-range
+ * quantities, unknown names (when a registry is given) or kinds that
+ * disagree with the registry, duplicate keys, more than
+ * SKV_SLOTS_DECODE_MAX entries, and input longer than any valid encoding
+ * of that many entries: SKV_EPROTO. Memory use is bounded by len. */
 #define SKV_SLOTS_DECODE_MAX 1024
 SKV_EXTERN int skv_slots_decode(skv_slots **out, const void *buf, size_t len,
                                 const skv_slot_registry *reg, skv_error *err);

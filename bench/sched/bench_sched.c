@@ -1,0 +1,209 @@
+/* bench/sched: throughput and latency of the cluster scheduler's pass.
+ * 10,000 agents x 8 GPUs (device-level maps), 100,000 pending sessions:
+ * 80% single-kernel (half a fraction of one GPU, half 1-8 whole GPUs),
+ * 15% 8-GPU, 5% multi-node gangs of 4 x 8 GPUs. Ends with one JSON line.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "sokovan.h"
+#include "sokovan/sched.h"
+
+#define AGENTS 10000
+#define PENDING 100000
+#define GIB ((skv_qty)1 << 30)
+
+typedef enum kind { FRACTION, WHOLE, EIGHT, GANG } kind;
+
+static uint64_t rng = 42;
+static uint64_t next_rand(void)
+{
+    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what, const skv_error *e)
+{
+    fprintf(stderr, "bench/sched: %s: %s\n", what, e->message);
+    exit(1);
+}
+
+static skv_sched *cluster(int agents)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_sched *s = NULL;
+    if (skv_sched_new(&s, NULL, &e) || skv_sched_group_add(s, "g", NULL, &e))
+        die("scheduler", &e);
+    skv_slots *cap = NULL;
+    if (skv_slots_parse(&cap, "cpu=128,mem=2048g", NULL, &e))
+        die("capacity", &e);
+    skv_sched_device_spec dev[8];
+    for (int i = 0; i < 8; i++)
+        dev[i] = (skv_sched_device_spec){NULL, "cuda.device", "cuda.shares", 1000};
+    for (int i = 0; i < agents; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "dgx%05d", i);
+        skv_sched_agent_spec a = SKV_SCHED_AGENT_SPEC_INIT;
+        a.id = id;
+        a.resource_group = "g";
+        a.gpu_model = "A100";
+        a.capacity = cap;
+        a.n_devices = 8;
+        a.devices = dev;
+        if (skv_sched_agent_add(s, &a, &e))
+            die("agent", &e);
+    }
+    skv_slots_free(cap);
+    return s;
+}
+
+static kind draw_kind(void)
+{
+    uint64_t r = next_rand() % 100;
+    return r < 40 ? FRACTION : r < 80 ? WHOLE : r < 95 ? EIGHT : GANG;
+}
+
+static void submit(skv_sched *s, int n, kind k, int64_t now)
+{
+    skv_error e = SKV_ERROR_INIT;
+    char text[96], id[32];
+    int gpus = k == WHOLE ? 1 + (int)(next_rand() % 8) : 8;
+    if (k == FRACTION)
+        snprintf(text, sizeof(text), "cpu=2,mem=16g,cuda.shares=0.%d",
+                 1 + (int)(next_rand() % 9));
+    else
+        snprintf(text, sizeof(text), "cpu=%d,mem=%dg,cuda.device=%d", 4 * gpus,
+                 32 * gpus, gpus);
+    skv_slots *req = NULL;
+    if (skv_slots_parse(&req, text, NULL, &e))
+        die("request", &e);
+    skv_sched_kernel_spec ks[4];
+    for (int i = 0; i < 4; i++)
+        ks[i] = (skv_sched_kernel_spec){i ? SKV_SCHED_ROLE_SUB : SKV_SCHED_ROLE_MAIN, req};
+    snprintf(id, sizeof(id), "s%d", n);
+    skv_sched_session_spec ss = SKV_SCHED_SESSION_SPEC_INIT;
+    ss.id = id;
+    ss.resource_group = "g";
+    ss.n_kernels = k == GANG ? 4 : 1;
+    ss.kernels = ks;
+    ss.cluster_mode = k == GANG ? SKV_SCHED_MULTI_NODE : SKV_SCHED_SINGLE_NODE;
+    ss.one_kernel_per_agent = k == GANG;
+    if (skv_sched_submit(s, &ss, now, &e))
+        die("submit", &e);
+    skv_slots_free(req);
+}
+
+static double pass(skv_sched *s, int64_t now, size_t *placed)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_sched_result *r = NULL;
+    double t0 = now_s();
+    if (skv_sched_pass(&r, s, now, NULL, &e))
+        die("pass", &e);
+    double t = now_s() - t0;
+    *placed = r->n_placements;
+    skv_sched_result_free(r);
+    return t;
+}
+
+static int dcmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The spec's mix: 100k pending, one full pass. */
+static void full_pass(double *secs, size_t *placed, size_t counts[4])
+{
+    skv_sched *s = cluster(AGENTS);
+    for (int i = 0; i < PENDING; i++) {
+        kind k = draw_kind();
+        counts[k]++;
+        submit(s, i, k, 1);
+    }
+    *secs = pass(s, 2, placed);
+    skv_error e = SKV_ERROR_INIT;
+    if (skv_sched_check(s, &e))
+        die("accounting check", &e);
+    skv_sched_free(s);
+}
+
+/* n sessions of one kind that all fit, one pass: placements per second. */
+static double throughput(int n, kind k, size_t *placed)
+{
+    skv_sched *s = cluster(AGENTS);
+    for (int i = 0; i < n; i++)
+        submit(s, i, k == WHOLE && next_rand() % 2 ? FRACTION : k, 1);
+    double t = pass(s, 2, placed);
+    skv_sched_free(s);
+    return t;
+}
+
+/* One session submitted and placed per pass on a half-full cluster. */
+static void latency(double *p50, double *p99, kind which, int rounds)
+{
+    skv_sched *s = cluster(AGENTS);
+    size_t placed;
+    for (int i = 0; i < 20000; i++)
+        submit(s, i, FRACTION, 1);
+    for (int i = 0; i < 8000; i++)
+        submit(s, 20000 + i, WHOLE, 1);
+    pass(s, 2, &placed);
+    double *lat = calloc((size_t)rounds, sizeof(*lat));
+    for (int i = 0; i < rounds; i++) {
+        kind k = which == GANG ? GANG : (i % 2 ? FRACTION : WHOLE);
+        submit(s, 100000 + i, k, 3 + i);
+        lat[i] = pass(s, 3 + i, &placed);
+    }
+    qsort(lat, (size_t)rounds, sizeof(*lat), dcmp);
+    *p50 = lat[rounds / 2];
+    *p99 = lat[(rounds * 99) / 100];
+    free(lat);
+    skv_sched_free(s);
+}
+
+int main(void)
+{
+    size_t counts[4] = {0}, placed = 0, single_placed = 0, gang_placed = 0;
+    double full_s, single_s, gang_s, p50, p99, g50, g99;
+    full_pass(&full_s, &placed, counts);
+    printf("full pass: %d agents x 8 GPUs, %d pending (%zu fractional, %zu "
+           "whole 1-8, %zu 8-GPU, %zu 4x8 gangs): %zu placed in %.3f s\n",
+           AGENTS, PENDING, counts[FRACTION], counts[WHOLE], counts[EIGHT],
+           counts[GANG], placed, full_s);
+    single_s = throughput(25000, WHOLE, &single_placed);
+    printf("single-kernel: %zu placed in %.3f s = %.0f placements/s\n",
+           single_placed, single_s, (double)single_placed / single_s);
+    gang_s = throughput(2000, GANG, &gang_placed);
+    printf("multi-node 4x8 gangs: %zu placed in %.3f s = %.0f gangs/s\n",
+           gang_placed, gang_s, (double)gang_placed / gang_s);
+    latency(&p50, &p99, WHOLE, 2000);
+    latency(&g50, &g99, GANG, 500);
+    printf("decision latency (submit one, pass): single p50 %.1f us p99 %.1f us; "
+           "gang p50 %.1f us p99 %.1f us\n", p50 * 1e6, p99 * 1e6, g50 * 1e6,
+           g99 * 1e6);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("peak RSS %.1f MB\n", (double)ru.ru_maxrss / 1024.0);
+    printf("{\"bench\":\"sched\",\"agents\":%d,\"pending\":%d,\"full_pass_s\":%.4f,"
+           "\"full_pass_placed\":%zu,\"single_placements_per_s\":%.0f,"
+           "\"gangs_per_s\":%.0f,\"decision_p50_us\":%.2f,\"decision_p99_us\":%.2f,"
+           "\"gang_decision_p50_us\":%.2f,\"gang_decision_p99_us\":%.2f,"
+           "\"peak_rss_mb\":%.1f}\n",
+           AGENTS, PENDING, full_s, placed, (double)single_placed / single_s,
+           (double)gang_placed / gang_s, p50 * 1e6, p99 * 1e6, g50 * 1e6, g99 * 1e6,
+           (double)ru.ru_maxrss / 1024.0);
+    return 0;
+}

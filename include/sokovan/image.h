@@ -1,0 +1,54 @@
+/*
+ * sokovan/image.h - the agent's image store: a name maps to a root file
+ * system directory <store>/<name>/rootfs. Images are imported from rootfs
+ * tarballs (`docker export` style) by the system tar, unpacked into a
+ * temporary directory and renamed into place, so a half-imported image is
+ * never visible.
+ *
+ * Thread-safety: a skv_image_store may be read concurrently (list, path);
+ * import and remove need exclusive access to the name they touch. Distinct
+ * stores are independent.
+ *
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef SOKOVAN_IMAGE_H
+#define SOKOVAN_IMAGE_H
+
+#include <stddef.h>
+
+#include "sokovan/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct skv_image_store skv_image_store;
+
+/* Open (creating if missing) the store in an absolute directory. */
+SKV_EXTERN int skv_image_store_open(skv_image_store **out, const char *dir,
+                                    skv_error *err);
+SKV_EXTERN void skv_image_store_free(skv_image_store *store);
+
+/* Whether `name` is a valid image name: 1-128 characters of
+ * [A-Za-z0-9._:-], starting with a letter or digit, never "..". */
+SKV_EXTERN int skv_image_name_check(const char *name, skv_error *err);
+
+/* Import a rootfs tarball (plain or compressed as tar detects). SKV_EEXIST
+ * when the name is taken. Nothing is left behind on failure. */
+SKV_EXTERN int skv_image_import_tar(skv_image_store *store, const char *name,
+                                    const char *tarball, skv_error *err);
+/* Root filesystem directory of an image; free with skv_free. */
+SKV_EXTERN int skv_image_path(const skv_image_store *store, const char *name,
+                              char **out, skv_error *err);
+/* Names, sorted; free with skv_image_list_free. */
+SKV_EXTERN int skv_image_list(const skv_image_store *store, char ***names,
+                              size_t *n, skv_error *err);
+SKV_EXTERN void skv_image_list_free(char **names, size_t n);
+SKV_EXTERN int skv_image_remove(skv_image_store *store, const char *name,
+                                skv_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SOKOVAN_IMAGE_H */

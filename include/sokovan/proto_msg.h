@@ -1,0 +1,498 @@
+/*
+ * sokovan/proto_msg.h - the message bodies of the wire protocol as plain C
+ * structures (included by sokovan/proto.h; see docs/protocol.md for the
+ * field-by-field description and the msgpack keys).
+ *
+ * Conventions for every structure here:
+ *   - strings are NUL-terminated UTF-8 `char *`; NULL means "absent";
+ *   - an array is a pointer plus its `n_` count;
+ *   - slot vectors are `skv_slots *` (NULL means absent);
+ *   - a structure filled by skv_proto_body_decode() owns all of its memory;
+ *     release it with skv_proto_body_free(type, &msg), which frees the
+ *     members (not the structure itself) and zeroes it. Structures built by
+ *     the caller for encoding are only read.
+ *   - zero-initialise before filling (`skv_proto_x m = {0};` / memset):
+ *     new fields are appended in later versions and zero means "absent".
+ *
+ * Thread-safety: plain data; the usual rule (concurrent reads fine).
+ *
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef SOKOVAN_PROTO_MSG_H
+#define SOKOVAN_PROTO_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sokovan/common.h"
+#include "sokovan/slots.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- shared pieces ------------------------------------------------------ */
+
+typedef struct skv_proto_kv {          /* labels, environment, constraints */
+    char *key;
+    char *value;
+} skv_proto_kv;
+
+typedef struct skv_proto_device {      /* one device's capacity */
+    char *id;          /* "cpu", "mem", "cuda:0", "numa1"... unique per agent */
+    char *kind;        /* "cpu", "mem", "cuda"... */
+    int32_t numa_node; /* -1: unknown */
+    skv_slots *slots;  /* what this device offers, per slot name */
+    char *model;       /* "NVIDIA H100 80GB HBM3", CPU model... */
+    char *bus_id;      /* PCI bus id for PCI devices */
+} skv_proto_device;
+
+typedef struct skv_proto_device_alloc { /* one device's share of a kernel */
+    char *device_id;
+    skv_slots *slots;
+} skv_proto_device_alloc;
+
+typedef struct skv_proto_kernel_report { /* a kernel an agent is running */
+    char *session_id;
+    char *kernel_id;
+    char *status;                        /* "preparing", "running", ... */
+    skv_proto_device_alloc *alloc;
+    size_t n_alloc;
+} skv_proto_kernel_report;
+
+/* ---- generic replies ------------------------------------------------------- */
+
+typedef struct skv_proto_error {       /* type "error" */
+    int32_t code;                      /* an SKV_E* code */
+    char *message;
+    char *request_type;                /* type name of the refused request */
+} skv_proto_error;
+
+typedef struct skv_proto_ack {         /* type "ack" */
+    char *message;                     /* optional */
+} skv_proto_ack;
+
+/* ---- agent -> manager ---------------------------------------------------- */
+
+typedef struct skv_proto_agent_register {        /* "agent.register" */
+    char *agent_id;
+    char *resource_group;
+    char *architecture;                /* "x86_64", "aarch64" */
+    char *address;                     /* where the manager reaches it */
+    char *version;                     /* agent software version */
+    skv_proto_kv *labels;
+    size_t n_labels;
+    skv_proto_device *devices;         /* device-level capacity */
+    size_t n_devices;
+    char **images;                     /* images present locally */
+    size_t n_images;
+    skv_proto_kernel_report *kernels;  /* running now (reconciliation) */
+    size_t n_kernels;
+} skv_proto_agent_register;
+
+typedef struct skv_proto_agent_register_reply {  /* "agent.register.reply" */
+    uint32_t heartbeat_interval_ms;
+    uint32_t heartbeat_timeout_ms;
+    int64_t server_time_ms;
+} skv_proto_agent_register_reply;
+
+typedef struct skv_proto_agent_heartbeat {       /* "agent.heartbeat" event */
+    char *agent_id;
+    uint64_t seq;
+    skv_slots *occupied;               /* sum over running kernels */
+    skv_proto_kernel_report *kernels;
+    size_t n_kernels;
+} skv_proto_agent_heartbeat;
+
+typedef struct skv_proto_kernel_status {         /* "kernel.status" event */
+    char *agent_id;
+    char *session_id;
+    char *kernel_id;
+    char *status;
+    char *reason;
+    char *container_id;
+} skv_proto_kernel_status;
+
+typedef struct skv_proto_kernel_exit {           /* "kernel.exit" event */
+    char *agent_id;
+    char *session_id;
+    char *kernel_id;
+    int32_t exit_code;                 /* valid when signal == 0 */
+    int32_t signal;                    /* terminating signal or 0 */
+    uint8_t oom;                       /* 1: killed by the OOM killer */
+    int64_t finished_ms;
+    char *reason;
+} skv_proto_kernel_exit;
+
+typedef struct skv_proto_kernel_stats {
+    char *session_id;
+    char *kernel_id;
+    uint64_t cpu_usec;
+    uint64_t mem_bytes;
+    uint64_t mem_peak_bytes;
+    uint64_t io_read_bytes;
+    uint64_t io_write_bytes;
+    uint32_t pids;
+} skv_proto_kernel_stats;
+
+typedef struct skv_proto_agent_stats {           /* "agent.stats" event */
+    char *agent_id;
+    skv_proto_kernel_stats *kernels;
+    size_t n_kernels;
+} skv_proto_agent_stats;
+
+/* ---- manager -> agent ------------------------------------------------------ */
+
+typedef struct skv_proto_cluster_host {
+    char *hostname;                    /* e.g. "main1", "sub2" */
+    char *role;
+    uint32_t idx;
+    char *address;
+} skv_proto_cluster_host;
+
+typedef struct skv_proto_kernel_create {         /* "kernel.create" */
+    char *session_id;
+    char *kernel_id;
+    char *owner;
+    char *session_type;                /* "interactive", "batch", ... */
+    char *image;
+    char **argv;
+    size_t n_argv;
+    skv_proto_kv *env;
+    size_t n_env;
+    char *workdir;
+    skv_slots *slots;                  /* total of the allocation */
+    skv_proto_device_alloc *alloc;     /* per device, per slot */
+    size_t n_alloc;
+    uint32_t *cpuset;                  /* CPU ids */
+    size_t n_cpuset;
+    uint32_t *mems;                    /* NUMA node ids */
+    size_t n_mems;
+    char *cluster_mode;                /* "single-node", "multi-node" */
+    char *cluster_role;                /* "main", "sub" */
+    uint32_t cluster_idx;
+    uint32_t cluster_size;
+    skv_proto_cluster_host *cluster_hosts;
+    size_t n_cluster_hosts;
+} skv_proto_kernel_create;
+
+typedef struct skv_proto_kernel_create_reply {   /* "kernel.create.reply" */
+    char *kernel_id;
+    char *container_id;
+} skv_proto_kernel_create_reply;
+
+typedef struct skv_proto_kernel_destroy {        /* "kernel.destroy" -> ack */
+    char *session_id;
+    char *kernel_id;
+    char *reason;
+    uint32_t grace_ms;                 /* SIGTERM .. SIGKILL delay */
+} skv_proto_kernel_destroy;
+
+/* "kernel.logs" (manager -> agent) and "session.logs" (user -> manager);
+ * both answered with "logs.reply". */
+typedef struct skv_proto_logs_request {
+    char *session_id;
+    char *kernel_id;                   /* optional for session.logs */
+    uint64_t offset;                   /* byte offset to start at */
+    uint32_t max_bytes;                /* 0: server default */
+} skv_proto_logs_request;
+
+typedef struct skv_proto_logs_reply {            /* "logs.reply" */
+    char *session_id;
+    char *kernel_id;
+    uint8_t *data;                     /* raw bytes (not NUL-terminated) */
+    size_t data_len;
+    uint64_t next_offset;
+    uint8_t eof;                       /* 1: the kernel ended, no more */
+} skv_proto_logs_reply;
+
+/* ---- user -> manager ---------------------------------------------------------- */
+
+typedef struct skv_proto_kernel_spec {
+    char *role;                        /* "main", "sub" */
+    char *image;                       /* optional override */
+    skv_slots *slots;                  /* request of this kernel */
+} skv_proto_kernel_spec;
+
+typedef struct skv_proto_session_submit {        /* "session.submit" */
+    char *name;
+    char *owner;                       /* admins may submit for others */
+    char *project;
+    char *resource_group;
+    char *session_type;                /* "interactive", "batch", "inference" */
+    int32_t priority;
+    char *cluster_mode;                /* "single-node", "multi-node" */
+    uint32_t cluster_size;
+    char *image;
+    char **command;
+    size_t n_command;
+    skv_proto_kv *env;
+    size_t n_env;
+    skv_proto_kernel_spec *kernels;
+    size_t n_kernels;
+    skv_proto_kv *constraints;         /* agent label requirements */
+    size_t n_constraints;
+    char **dependencies;               /* session ids that must finish first */
+    size_t n_dependencies;
+    uint64_t estimated_duration_ms;
+    uint8_t preemptible;
+    char *client_token;                /* idempotency: same token, same session */
+} skv_proto_session_submit;
+
+typedef struct skv_proto_session_ref { /* "session.submit.reply",
+                                        * "session.terminate.reply" */
+    char *session_id;
+    char *status;
+} skv_proto_session_ref;
+
+typedef struct skv_proto_session_list {          /* "session.list" */
+    char *owner;                       /* NULL: the caller's own */
+    char *resource_group;
+    char **statuses;
+    size_t n_statuses;
+    uint32_t limit;
+    uint32_t offset;
+} skv_proto_session_list;
+
+typedef struct skv_proto_status_change {
+    char *status;
+    int64_t timestamp_ms;
+    char *reason;
+} skv_proto_status_change;
+
+typedef struct skv_proto_pending_reason {        /* why a session waits */
+    char *resource_group;
+    char *predicate;                   /* the failing check */
+    char *slot;                        /* the short slot, if any */
+    int64_t shortfall;                 /* skv_qty of that slot */
+    char *message;
+} skv_proto_pending_reason;
+
+typedef struct skv_proto_kernel_info {
+    char *kernel_id;
+    char *role;
+    uint32_t idx;
+    char *agent_id;
+    char *container_id;
+    char *status;
+    int32_t exit_code;
+    skv_slots *slots;
+} skv_proto_kernel_info;
+
+typedef struct skv_proto_session_info {
+    char *session_id;
+    char *name;
+    char *owner;
+    char *project;
+    char *resource_group;
+    char *session_type;
+    char *status;
+    char *status_reason;
+    int32_t priority;
+    char *cluster_mode;
+    uint32_t cluster_size;
+    char *image;
+    int64_t created_ms;
+    int64_t started_ms;
+    int64_t finished_ms;
+    int32_t exit_code;
+    skv_slots *slots;                  /* requested, summed over kernels */
+    skv_proto_status_change *history;  /* show only */
+    size_t n_history;
+    skv_proto_pending_reason *pending; /* show only, pending sessions */
+    size_t n_pending;
+    skv_proto_kernel_info *kernels;    /* show only */
+    size_t n_kernels;
+} skv_proto_session_info;
+
+typedef struct skv_proto_session_list_reply {    /* "session.list.reply" */
+    skv_proto_session_info *sessions;
+    size_t n_sessions;
+    uint64_t total;                    /* matches before limit/offset */
+} skv_proto_session_list_reply;
+
+typedef struct skv_proto_session_id {            /* "session.show" */
+    char *session_id;
+} skv_proto_session_id;
+
+typedef struct skv_proto_session_show_reply {    /* "session.show.reply" */
+    skv_proto_session_info session;
+} skv_proto_session_show_reply;
+
+typedef struct skv_proto_session_terminate {     /* "session.terminate" */
+    char *session_id;
+    char *reason;
+    uint8_t force;
+} skv_proto_session_terminate;
+
+typedef struct skv_proto_agent_list {            /* "agent.list" */
+    char *resource_group;
+    uint8_t include_lost;
+} skv_proto_agent_list;
+
+typedef struct skv_proto_agent_info {
+    char *agent_id;
+    char *resource_group;
+    char *architecture;
+    char *address;
+    char *status;                      /* "alive", "lost", ... */
+    skv_proto_kv *labels;
+    size_t n_labels;
+    skv_proto_device *devices;
+    size_t n_devices;
+    skv_slots *capacity;
+    skv_slots *occupied;
+    int64_t last_heartbeat_ms;
+    uint32_t n_running;
+} skv_proto_agent_info;
+
+typedef struct skv_proto_agent_list_reply {      /* "agent.list.reply" */
+    skv_proto_agent_info *agents;
+    size_t n_agents;
+} skv_proto_agent_list_reply;
+
+typedef struct skv_proto_image_list {            /* "image.list" */
+    char *architecture;
+} skv_proto_image_list;
+
+typedef struct skv_proto_image_info {
+    char *name;
+    char *architecture;
+    char *digest;
+    uint64_t size_bytes;
+    char **agents;
+    size_t n_agents;
+} skv_proto_image_info;
+
+typedef struct skv_proto_image_list_reply {      /* "image.list.reply" */
+    skv_proto_image_info *images;
+    size_t n_images;
+} skv_proto_image_list_reply;
+
+/* ---- admin ------------------------------------------------------------------- */
+
+typedef enum skv_proto_admin_op {
+    SKV_PROTO_ADMIN_CREATE = 1,
+    SKV_PROTO_ADMIN_UPDATE = 2,
+    SKV_PROTO_ADMIN_DELETE = 3,        /* the object's name identifies it */
+    SKV_PROTO_ADMIN_LIST = 4           /* a set name filters; NULL: all */
+} skv_proto_admin_op;
+
+typedef struct skv_proto_user {
+    char *name;
+    char *email;
+    char *role;                        /* "user", "admin" */
+    char *domain;
+    char **projects;
+    size_t n_projects;
+    char *resource_policy;
+    char *description;
+    uint8_t active;
+} skv_proto_user;
+
+typedef struct skv_proto_keypair {
+    char *access_key;
+    char *secret_key;                  /* only in the reply to CREATE */
+    char *user;
+    char *resource_policy;
+    uint8_t active;
+    int64_t created_ms;
+} skv_proto_keypair;
+
+typedef struct skv_proto_project {
+    char *name;
+    char *domain;
+    char *description;
+    char *resource_policy;
+    uint8_t active;
+} skv_proto_project;
+
+typedef struct skv_proto_domain {
+    char *name;
+    char *description;
+    char **resource_groups;            /* groups its users may use */
+    size_t n_resource_groups;
+    uint8_t active;
+} skv_proto_domain;
+
+typedef struct skv_proto_resource_policy {
+    char *name;
+    skv_slots *max_slots;              /* per owner, over running sessions */
+    uint32_t max_concurrent_sessions;  /* 0: unlimited */
+    uint32_t max_pending_sessions;     /* 0: unlimited */
+    uint32_t max_cluster_size;         /* 0: unlimited */
+    uint64_t max_session_lifetime_ms;  /* 0: unlimited */
+} skv_proto_resource_policy;
+
+typedef struct skv_proto_resource_group {
+    char *name;
+    char *description;
+    char *scheduler;                   /* scheduler policy name */
+    char *lost_batch_policy;           /* "requeue" or "fail" */
+    uint64_t pending_timeout_ms;       /* 0: wait forever */
+    char **session_types;              /* allowed; none: all */
+    size_t n_session_types;
+    uint8_t active;
+} skv_proto_resource_group;
+
+/* Requests ("admin.user", ...) carry op and one object; replies
+ * ("admin.user.reply", ...) the resulting objects (none for DELETE). */
+typedef struct skv_proto_admin_user {
+    uint32_t op;                       /* skv_proto_admin_op */
+    skv_proto_user user;
+} skv_proto_admin_user;
+typedef struct skv_proto_admin_user_reply {
+    skv_proto_user *users;
+    size_t n_users;
+} skv_proto_admin_user_reply;
+
+typedef struct skv_proto_admin_keypair {
+    uint32_t op;
+    skv_proto_keypair keypair;
+} skv_proto_admin_keypair;
+typedef struct skv_proto_admin_keypair_reply {
+    skv_proto_keypair *keypairs;
+    size_t n_keypairs;
+} skv_proto_admin_keypair_reply;
+
+typedef struct skv_proto_admin_project {
+    uint32_t op;
+    skv_proto_project project;
+} skv_proto_admin_project;
+typedef struct skv_proto_admin_project_reply {
+    skv_proto_project *projects;
+    size_t n_projects;
+} skv_proto_admin_project_reply;
+
+typedef struct skv_proto_admin_domain {
+    uint32_t op;
+    skv_proto_domain domain;
+} skv_proto_admin_domain;
+typedef struct skv_proto_admin_domain_reply {
+    skv_proto_domain *domains;
+    size_t n_domains;
+} skv_proto_admin_domain_reply;
+
+typedef struct skv_proto_admin_resource_policy {
+    uint32_t op;
+    skv_proto_resource_policy policy;
+} skv_proto_admin_resource_policy;
+typedef struct skv_proto_admin_resource_policy_reply {
+    skv_proto_resource_policy *policies;
+    size_t n_policies;
+} skv_proto_admin_resource_policy_reply;
+
+typedef struct skv_proto_admin_resource_group {
+    uint32_t op;
+    skv_proto_resource_group group;
+} skv_proto_admin_resource_group;
+typedef struct skv_proto_admin_resource_group_reply {
+    skv_proto_resource_group *groups;
+    size_t n_groups;
+} skv_proto_admin_resource_group_reply;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SOKOVAN_PROTO_MSG_H */

@@ -1,0 +1,582 @@
+/* Field tables of every message body (see docs/protocol.md). Bounds:
+ * identifiers and names 256 bytes, free text 4 KiB, command-line
+ * arguments and environment values 128 KiB (Linux's MAX_ARG_STRLEN), log
+ * chunks 8 MiB; every list has its own maximum.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <stddef.h>
+
+#include "schema.h"
+
+#define ID 256u
+#define TEXT 4096u
+#define ARG 131072u
+#define LOGDATA (8u * 1024 * 1024)
+#define MANY 10000u
+
+#define F_(st, k, t, req, m, cnt, mx, mx2, sub) \
+    {k, t, req, offsetof(st, m), cnt, mx, mx2, sub}
+#define STR(st, k, m, mx) F_(st, k, SKV__F_STR, false, m, 0, mx, 0, NULL)
+#define STRQ(st, k, m, mx) F_(st, k, SKV__F_STR, true, m, 0, mx, 0, NULL)
+#define NUM(st, k, m, t) F_(st, k, t, false, m, 0, 0, 0, NULL)
+#define I64(st, k, m) NUM(st, k, m, SKV__F_I64)
+#define I32(st, k, m) NUM(st, k, m, SKV__F_I32)
+#define U64(st, k, m) NUM(st, k, m, SKV__F_U64)
+#define U32(st, k, m) NUM(st, k, m, SKV__F_U32)
+#define BOOL(st, k, m) NUM(st, k, m, SKV__F_BOOL)
+#define SLOTS(st, k, m) NUM(st, k, m, SKV__F_SLOTS)
+#define ARR(st, k, t, m, n, mx, mx2, sub) \
+    F_(st, k, t, false, m, offsetof(st, n), mx, mx2, sub)
+#define STRS(st, k, m, mx, mx2) ARR(st, k, SKV__F_STRLIST, m, n_##m, mx, mx2, NULL)
+#define U32S(st, k, m, mx) ARR(st, k, SKV__F_U32LIST, m, n_##m, mx, 0, NULL)
+#define KVS(st, k, m, mx, mx2) ARR(st, k, SKV__F_KVLIST, m, n_##m, mx, mx2, NULL)
+#define LIST(st, k, m, mx, sub) ARR(st, k, SKV__F_LIST, m, n_##m, mx, 0, &sub)
+#define BIN(st, k, m, n, mx) ARR(st, k, SKV__F_BIN, m, n, mx, 0, NULL)
+#define STRUCT(st, k, m, sub) F_(st, k, SKV__F_STRUCT, false, m, 0, 0, 0, &sub)
+#define DESC(var, nm, st, flds) \
+    static const skv__pdesc var = {nm, sizeof(st), flds, SKV__ARRAY_LEN(flds), NULL}
+
+/* ---- shared pieces -------------------------------------------------------- */
+
+static const skv__pfield device_f[] = {
+    STRQ(skv_proto_device, "id", id, ID),
+    STR(skv_proto_device, "kind", kind, ID),
+    I32(skv_proto_device, "numa_node", numa_node),
+    SLOTS(skv_proto_device, "slots", slots),
+    STR(skv_proto_device, "model", model, ID),
+    STR(skv_proto_device, "bus_id", bus_id, ID),
+};
+DESC(device_d, "device", skv_proto_device, device_f);
+
+static const skv__pfield alloc_f[] = {
+    STRQ(skv_proto_device_alloc, "device_id", device_id, ID),
+    SLOTS(skv_proto_device_alloc, "slots", slots),
+};
+DESC(alloc_d, "device allocation", skv_proto_device_alloc, alloc_f);
+
+static const skv__pfield kreport_f[] = {
+    STR(skv_proto_kernel_report, "session_id", session_id, ID),
+    STRQ(skv_proto_kernel_report, "kernel_id", kernel_id, ID),
+    STR(skv_proto_kernel_report, "status", status, ID),
+    LIST(skv_proto_kernel_report, "alloc", alloc, 1024, alloc_d),
+};
+DESC(kreport_d, "kernel report", skv_proto_kernel_report, kreport_f);
+
+/* ---- generic replies ---------------------------------------------------------- */
+
+static const skv__pfield error_f[] = {
+    I32(skv_proto_error, "code", code),
+    STR(skv_proto_error, "message", message, TEXT),
+    STR(skv_proto_error, "request_type", request_type, ID),
+};
+DESC(error_d, "error", skv_proto_error, error_f);
+
+static const skv__pfield ack_f[] = {
+    STR(skv_proto_ack, "message", message, TEXT),
+};
+DESC(ack_d, "ack", skv_proto_ack, ack_f);
+
+/* ---- agent -> manager ------------------------------------------------------------ */
+
+#define S skv_proto_agent_register
+static const skv__pfield areg_f[] = {
+    STRQ(S, "agent_id", agent_id, ID),
+    STR(S, "resource_group", resource_group, ID),
+    STR(S, "architecture", architecture, ID),
+    STR(S, "address", address, TEXT),
+    STR(S, "version", version, ID),
+    KVS(S, "labels", labels, 256, TEXT),
+    LIST(S, "devices", devices, 1024, device_d),
+    STRS(S, "images", images, 4096, TEXT),
+    LIST(S, "kernels", kernels, 4096, kreport_d),
+};
+DESC(areg_d, "agent.register", S, areg_f);
+#undef S
+
+static const skv__pfield aregr_f[] = {
+    U32(skv_proto_agent_register_reply, "heartbeat_interval_ms", heartbeat_interval_ms),
+    U32(skv_proto_agent_register_reply, "heartbeat_timeout_ms", heartbeat_timeout_ms),
+    I64(skv_proto_agent_register_reply, "server_time_ms", server_time_ms),
+};
+DESC(aregr_d, "agent.register.reply", skv_proto_agent_register_reply, aregr_f);
+
+static const skv__pfield hb_f[] = {
+    STRQ(skv_proto_agent_heartbeat, "agent_id", agent_id, ID),
+    U64(skv_proto_agent_heartbeat, "seq", seq),
+    SLOTS(skv_proto_agent_heartbeat, "occupied", occupied),
+    LIST(skv_proto_agent_heartbeat, "kernels", kernels, 4096, kreport_d),
+};
+DESC(hb_d, "agent.heartbeat", skv_proto_agent_heartbeat, hb_f);
+
+#define S skv_proto_kernel_status
+static const skv__pfield kstat_f[] = {
+    STR(S, "agent_id", agent_id, ID),
+    STR(S, "session_id", session_id, ID),
+    STRQ(S, "kernel_id", kernel_id, ID),
+    STRQ(S, "status", status, ID),
+    STR(S, "reason", reason, TEXT),
+    STR(S, "container_id", container_id, ID),
+};
+DESC(kstat_d, "kernel.status", S, kstat_f);
+#undef S
+
+#define S skv_proto_kernel_exit
+static const skv__pfield kexit_f[] = {
+    STR(S, "agent_id", agent_id, ID),
+    STR(S, "session_id", session_id, ID),
+    STRQ(S, "kernel_id", kernel_id, ID),
+    I32(S, "exit_code", exit_code),
+    I32(S, "signal", signal),
+    BOOL(S, "oom", oom),
+    I64(S, "finished_ms", finished_ms),
+    STR(S, "reason", reason, TEXT),
+};
+DESC(kexit_d, "kernel.exit", S, kexit_f);
+#undef S
+
+#define S skv_proto_kernel_stats
+static const skv__pfield kstats_f[] = {
+    STR(S, "session_id", session_id, ID),
+    STRQ(S, "kernel_id", kernel_id, ID),
+    U64(S, "cpu_usec", cpu_usec),
+    U64(S, "mem_bytes", mem_bytes),
+    U64(S, "mem_peak_bytes", mem_peak_bytes),
+    U64(S, "io_read_bytes", io_read_bytes),
+    U64(S, "io_write_bytes", io_write_bytes),
+    U32(S, "pids", pids),
+};
+DESC(kstats_d, "kernel stats", S, kstats_f);
+#undef S
+
+static const skv__pfield astats_f[] = {
+    STRQ(skv_proto_agent_stats, "agent_id", agent_id, ID),
+    LIST(skv_proto_agent_stats, "kernels", kernels, 4096, kstats_d),
+};
+DESC(astats_d, "agent.stats", skv_proto_agent_stats, astats_f);
+
+/* ---- manager -> agent ------------------------------------------------------------- */
+
+static const skv__pfield host_f[] = {
+    STRQ(skv_proto_cluster_host, "hostname", hostname, ID),
+    STR(skv_proto_cluster_host, "role", role, ID),
+    U32(skv_proto_cluster_host, "idx", idx),
+    STR(skv_proto_cluster_host, "address", address, TEXT),
+};
+DESC(host_d, "cluster host", skv_proto_cluster_host, host_f);
+
+#define S skv_proto_kernel_create
+static const skv__pfield kcreate_f[] = {
+    STRQ(S, "session_id", session_id, ID),
+    STRQ(S, "kernel_id", kernel_id, ID),
+    STR(S, "owner", owner, ID),
+    STR(S, "session_type", session_type, ID),
+    STRQ(S, "image", image, TEXT),
+    STRS(S, "argv", argv, 4096, ARG),
+    KVS(S, "env", env, 4096, ARG),
+    STR(S, "workdir", workdir, TEXT),
+    SLOTS(S, "slots", slots),
+    LIST(S, "alloc", alloc, 1024, alloc_d),
+    U32S(S, "cpuset", cpuset, 65536),
+    U32S(S, "mems", mems, 1024),
+    STR(S, "cluster_mode", cluster_mode, ID),
+    STR(S, "cluster_role", cluster_role, ID),
+    U32(S, "cluster_idx", cluster_idx),
+    U32(S, "cluster_size", cluster_size),
+    LIST(S, "cluster_hosts", cluster_hosts, 1024, host_d),
+};
+DESC(kcreate_d, "kernel.create", S, kcreate_f);
+#undef S
+
+static const skv__pfield kcreater_f[] = {
+    STR(skv_proto_kernel_create_reply, "kernel_id", kernel_id, ID),
+    STR(skv_proto_kernel_create_reply, "container_id", container_id, ID),
+};
+DESC(kcreater_d, "kernel.create.reply", skv_proto_kernel_create_reply, kcreater_f);
+
+static const skv__pfield kdestroy_f[] = {
+    STR(skv_proto_kernel_destroy, "session_id", session_id, ID),
+    STRQ(skv_proto_kernel_destroy, "kernel_id", kernel_id, ID),
+    STR(skv_proto_kernel_destroy, "reason", reason, TEXT),
+    U32(skv_proto_kernel_destroy, "grace_ms", grace_ms),
+};
+DESC(kdestroy_d, "kernel.destroy", skv_proto_kernel_destroy, kdestroy_f);
+
+static const skv__pfield logsreq_f[] = {
+    STRQ(skv_proto_logs_request, "session_id", session_id, ID),
+    STR(skv_proto_logs_request, "kernel_id", kernel_id, ID),
+    U64(skv_proto_logs_request, "offset", offset),
+    U32(skv_proto_logs_request, "max_bytes", max_bytes),
+};
+DESC(logsreq_d, "logs request", skv_proto_logs_request, logsreq_f);
+
+static const skv__pfield logsrep_f[] = {
+    STR(skv_proto_logs_reply, "session_id", session_id, ID),
+    STR(skv_proto_logs_reply, "kernel_id", kernel_id, ID),
+    BIN(skv_proto_logs_reply, "data", data, data_len, LOGDATA),
+    U64(skv_proto_logs_reply, "next_offset", next_offset),
+    BOOL(skv_proto_logs_reply, "eof", eof),
+};
+DESC(logsrep_d, "logs.reply", skv_proto_logs_reply, logsrep_f);
+
+/* ---- user -> manager ------------------------------------------------------------------ */
+
+static const skv__pfield kspec_f[] = {
+    STR(skv_proto_kernel_spec, "role", role, ID),
+    STR(skv_proto_kernel_spec, "image", image, TEXT),
+    SLOTS(skv_proto_kernel_spec, "slots", slots),
+};
+DESC(kspec_d, "kernel spec", skv_proto_kernel_spec, kspec_f);
+
+#define S skv_proto_session_submit
+static const skv__pfield submit_f[] = {
+    STR(S, "name", name, ID),
+    STR(S, "owner", owner, ID),
+    STR(S, "project", project, ID),
+    STR(S, "resource_group", resource_group, ID),
+    STR(S, "session_type", session_type, ID),
+    I32(S, "priority", priority),
+    STR(S, "cluster_mode", cluster_mode, ID),
+    U32(S, "cluster_size", cluster_size),
+    STRQ(S, "image", image, TEXT),
+    STRS(S, "command", command, 4096, ARG),
+    KVS(S, "env", env, 4096, ARG),
+    LIST(S, "kernels", kernels, 1024, kspec_d),
+    KVS(S, "constraints", constraints, 256, TEXT),
+    STRS(S, "dependencies", dependencies, 1024, ID),
+    U64(S, "estimated_duration_ms", estimated_duration_ms),
+    BOOL(S, "preemptible", preemptible),
+    STR(S, "client_token", client_token, ID),
+};
+DESC(submit_d, "session.submit", S, submit_f);
+#undef S
+
+static const skv__pfield sref_f[] = {
+    STRQ(skv_proto_session_ref, "session_id", session_id, ID),
+    STR(skv_proto_session_ref, "status", status, ID),
+};
+DESC(sref_d, "session reference", skv_proto_session_ref, sref_f);
+
+static const skv__pfield slist_f[] = {
+    STR(skv_proto_session_list, "owner", owner, ID),
+    STR(skv_proto_session_list, "resource_group", resource_group, ID),
+    STRS(skv_proto_session_list, "statuses", statuses, 32, ID),
+    U32(skv_proto_session_list, "limit", limit),
+    U32(skv_proto_session_list, "offset", offset),
+};
+DESC(slist_d, "session.list", skv_proto_session_list, slist_f);
+
+static const skv__pfield schange_f[] = {
+    STRQ(skv_proto_status_change, "status", status, ID),
+    I64(skv_proto_status_change, "timestamp_ms", timestamp_ms),
+    STR(skv_proto_status_change, "reason", reason, TEXT),
+};
+DESC(schange_d, "status change", skv_proto_status_change, schange_f);
+
+static const skv__pfield pending_f[] = {
+    STR(skv_proto_pending_reason, "resource_group", resource_group, ID),
+    STR(skv_proto_pending_reason, "predicate", predicate, ID),
+    STR(skv_proto_pending_reason, "slot", slot, ID),
+    I64(skv_proto_pending_reason, "shortfall", shortfall),
+    STR(skv_proto_pending_reason, "message", message, TEXT),
+};
+DESC(pending_d, "pending reason", skv_proto_pending_reason, pending_f);
+
+#define S skv_proto_kernel_info
+static const skv__pfield kinfo_f[] = {
+    STRQ(S, "kernel_id", kernel_id, ID),
+    STR(S, "role", role, ID),
+    U32(S, "idx", idx),
+    STR(S, "agent_id", agent_id, ID),
+    STR(S, "container_id", container_id, ID),
+    STR(S, "status", status, ID),
+    I32(S, "exit_code", exit_code),
+    SLOTS(S, "slots", slots),
+};
+DESC(kinfo_d, "kernel info", S, kinfo_f);
+#undef S
+
+#define S skv_proto_session_info
+static const skv__pfield sinfo_f[] = {
+    STRQ(S, "session_id", session_id, ID),
+    STR(S, "name", name, ID),
+    STR(S, "owner", owner, ID),
+    STR(S, "project", project, ID),
+    STR(S, "resource_group", resource_group, ID),
+    STR(S, "session_type", session_type, ID),
+    STR(S, "status", status, ID),
+    STR(S, "status_reason", status_reason, TEXT),
+    I32(S, "priority", priority),
+    STR(S, "cluster_mode", cluster_mode, ID),
+    U32(S, "cluster_size", cluster_size),
+    STR(S, "image", image, TEXT),
+    I64(S, "created_ms", created_ms),
+    I64(S, "started_ms", started_ms),
+    I64(S, "finished_ms", finished_ms),
+    I32(S, "exit_code", exit_code),
+    SLOTS(S, "slots", slots),
+    LIST(S, "history", history, 4096, schange_d),
+    LIST(S, "pending", pending, 1024, pending_d),
+    LIST(S, "kernels", kernels, 1024, kinfo_d),
+};
+DESC(sinfo_d, "session", S, sinfo_f);
+#undef S
+
+static const skv__pfield slistr_f[] = {
+    LIST(skv_proto_session_list_reply, "sessions", sessions, MANY, sinfo_d),
+    U64(skv_proto_session_list_reply, "total", total),
+};
+DESC(slistr_d, "session.list.reply", skv_proto_session_list_reply, slistr_f);
+
+static const skv__pfield sid_f[] = {
+    STRQ(skv_proto_session_id, "session_id", session_id, ID),
+};
+DESC(sid_d, "session.show", skv_proto_session_id, sid_f);
+
+static const skv__pfield sshowr_f[] = {
+    STRUCT(skv_proto_session_show_reply, "session", session, sinfo_d),
+};
+DESC(sshowr_d, "session.show.reply", skv_proto_session_show_reply, sshowr_f);
+
+static const skv__pfield sterm_f[] = {
+    STRQ(skv_proto_session_terminate, "session_id", session_id, ID),
+    STR(skv_proto_session_terminate, "reason", reason, TEXT),
+    BOOL(skv_proto_session_terminate, "force", force),
+};
+DESC(sterm_d, "session.terminate", skv_proto_session_terminate, sterm_f);
+
+static const skv__pfield alist_f[] = {
+    STR(skv_proto_agent_list, "resource_group", resource_group, ID),
+    BOOL(skv_proto_agent_list, "include_lost", include_lost),
+};
+DESC(alist_d, "agent.list", skv_proto_agent_list, alist_f);
+
+#define S skv_proto_agent_info
+static const skv__pfield ainfo_f[] = {
+    STRQ(S, "agent_id", agent_id, ID),
+    STR(S, "resource_group", resource_group, ID),
+    STR(S, "architecture", architecture, ID),
+    STR(S, "address", address, TEXT),
+    STR(S, "status", status, ID),
+    KVS(S, "labels", labels, 256, TEXT),
+    LIST(S, "devices", devices, 1024, device_d),
+    SLOTS(S, "capacity", capacity),
+    SLOTS(S, "occupied", occupied),
+    I64(S, "last_heartbeat_ms", last_heartbeat_ms),
+    U32(S, "n_running", n_running),
+};
+DESC(ainfo_d, "agent", S, ainfo_f);
+#undef S
+
+static const skv__pfield alistr_f[] = {
+    LIST(skv_proto_agent_list_reply, "agents", agents, MANY, ainfo_d),
+};
+DESC(alistr_d, "agent.list.reply", skv_proto_agent_list_reply, alistr_f);
+
+static const skv__pfield ilist_f[] = {
+    STR(skv_proto_image_list, "architecture", architecture, ID),
+};
+DESC(ilist_d, "image.list", skv_proto_image_list, ilist_f);
+
+static const skv__pfield iinfo_f[] = {
+    STRQ(skv_proto_image_info, "name", name, TEXT),
+    STR(skv_proto_image_info, "architecture", architecture, ID),
+    STR(skv_proto_image_info, "digest", digest, ID),
+    U64(skv_proto_image_info, "size_bytes", size_bytes),
+    STRS(skv_proto_image_info, "agents", agents, MANY, ID),
+};
+DESC(iinfo_d, "image", skv_proto_image_info, iinfo_f);
+
+static const skv__pfield ilistr_f[] = {
+    LIST(skv_proto_image_list_reply, "images", images, MANY, iinfo_d),
+};
+DESC(ilistr_d, "image.list.reply", skv_proto_image_list_reply, ilistr_f);
+
+/* ---- admin ---------------------------------------------------------------------------- */
+
+#define S skv_proto_user
+static const skv__pfield user_f[] = {
+    STRQ(S, "name", name, ID),
+    STR(S, "email", email, ID),
+    STR(S, "role", role, ID),
+    STR(S, "domain", domain, ID),
+    STRS(S, "projects", projects, 1024, ID),
+    STR(S, "resource_policy", resource_policy, ID),
+    STR(S, "description", description, TEXT),
+    BOOL(S, "active", active),
+};
+DESC(user_d, "user", S, user_f);
+#undef S
+
+#define S skv_proto_keypair
+static const skv__pfield keypair_f[] = {
+    STR(S, "access_key", access_key, ID),
+    STR(S, "secret_key", secret_key, ID),
+    STR(S, "user", user, ID),
+    STR(S, "resource_policy", resource_policy, ID),
+    BOOL(S, "active", active),
+    I64(S, "created_ms", created_ms),
+};
+DESC(keypair_d, "keypair", S, keypair_f);
+#undef S
+
+#define S skv_proto_project
+static const skv__pfield project_f[] = {
+    STRQ(S, "name", name, ID),
+    STR(S, "domain", domain, ID),
+    STR(S, "description", description, TEXT),
+    STR(S, "resource_policy", resource_policy, ID),
+    BOOL(S, "active", active),
+};
+DESC(project_d, "project", S, project_f);
+#undef S
+
+#define S skv_proto_domain
+static const skv__pfield domain_f[] = {
+    STRQ(S, "name", name, ID),
+    STR(S, "description", description, TEXT),
+    STRS(S, "resource_groups", resource_groups, 1024, ID),
+    BOOL(S, "active", active),
+};
+DESC(domain_d, "domain", S, domain_f);
+#undef S
+
+#define S skv_proto_resource_policy
+static const skv__pfield policy_f[] = {
+    STRQ(S, "name", name, ID),
+    SLOTS(S, "max_slots", max_slots),
+    U32(S, "max_concurrent_sessions", max_concurrent_sessions),
+    U32(S, "max_pending_sessions", max_pending_sessions),
+    U32(S, "max_cluster_size", max_cluster_size),
+    U64(S, "max_session_lifetime_ms", max_session_lifetime_ms),
+};
+DESC(policy_d, "resource policy", S, policy_f);
+#undef S
+
+#define S skv_proto_resource_group
+static const skv__pfield group_f[] = {
+    STRQ(S, "name", name, ID),
+    STR(S, "description", description, TEXT),
+    STR(S, "scheduler", scheduler, ID),
+    STR(S, "lost_batch_policy", lost_batch_policy, ID),
+    U64(S, "pending_timeout_ms", pending_timeout_ms),
+    STRS(S, "session_types", session_types, 64, ID),
+    BOOL(S, "active", active),
+};
+DESC(group_d, "resource group", S, group_f);
+#undef S
+
+/* The op must name an operation; objects are optional for LIST. */
+static int check_admin_op(const void *base, int code, skv_error *err)
+{
+    uint32_t op = *(const uint32_t *)base; /* op is the first member */
+    if (op < SKV_PROTO_ADMIN_CREATE || op > SKV_PROTO_ADMIN_LIST)
+        return skv__err(err, code, "admin: op %u is not one of "
+                        "create(1), update(2), delete(3), list(4)", op);
+    return 0;
+}
+
+#define ADMIN(var, nm, st, obj, sub)                                          \
+    static const skv__pfield var##_f[] = {                                     \
+        F_(st, "op", SKV__F_U32, true, op, 0, 0, 0, NULL),                     \
+        STRUCT(st, "object", obj, sub),                                        \
+    };                                                                         \
+    static const skv__pdesc var = {nm, sizeof(st), var##_f,                    \
+                                   SKV__ARRAY_LEN(var##_f), check_admin_op}
+#define ADMIN_REPLY(var, nm, st, arr, sub)                                    \
+    static const skv__pfield var##_f[] = {                                     \
+        LIST(st, "objects", arr, MANY, sub),                                   \
+    };                                                                         \
+    DESC(var, nm, st, var##_f)
+
+ADMIN(auser_d, "admin.user", skv_proto_admin_user, user, user_d);
+ADMIN_REPLY(auserr_d, "admin.user.reply", skv_proto_admin_user_reply, users, user_d);
+ADMIN(akey_d, "admin.keypair", skv_proto_admin_keypair, keypair, keypair_d);
+ADMIN_REPLY(akeyr_d, "admin.keypair.reply", skv_proto_admin_keypair_reply,
+            keypairs, keypair_d);
+ADMIN(aproj_d, "admin.project", skv_proto_admin_project, project, project_d);
+ADMIN_REPLY(aprojr_d, "admin.project.reply", skv_proto_admin_project_reply,
+            projects, project_d);
+ADMIN(adom_d, "admin.domain", skv_proto_admin_domain, domain, domain_d);
+ADMIN_REPLY(adomr_d, "admin.domain.reply", skv_proto_admin_domain_reply,
+            domains, domain_d);
+ADMIN(apol_d, "admin.resource_policy", skv_proto_admin_resource_policy, policy,
+      policy_d);
+ADMIN_REPLY(apolr_d, "admin.resource_policy.reply",
+            skv_proto_admin_resource_policy_reply, policies, policy_d);
+ADMIN(agrp_d, "admin.resource_group", skv_proto_admin_resource_group, group,
+      group_d);
+ADMIN_REPLY(agrpr_d, "admin.resource_group.reply",
+            skv_proto_admin_resource_group_reply, groups, group_d);
+
+/* ---- the type table ------------------------------------------------------------------ */
+
+#define REQ SKV_PROTO_REQUEST
+#define RSP SKV_PROTO_RESPONSE
+#define EVT SKV_PROTO_EVENT
+#define T(type, name, kind, reply, op, desc) [type] = {name, kind, reply, op, &desc}
+
+const skv__ptype skv__proto_types[SKV_PROTO_TYPE_COUNT] = {
+    [SKV_PROTO_UNKNOWN] = {"?", REQ, SKV_PROTO_UNKNOWN, 0, NULL},
+    T(SKV_PROTO_ERROR, "error", RSP, 0, 0, error_d),
+    T(SKV_PROTO_ACK, "ack", RSP, 0, 0, ack_d),
+    T(SKV_PROTO_AGENT_REGISTER, "agent.register", REQ,
+      SKV_PROTO_AGENT_REGISTER_REPLY, SKV_AUTH_OP_AGENT_REPORT, areg_d),
+    T(SKV_PROTO_AGENT_REGISTER_REPLY, "agent.register.reply", RSP, 0, 0, aregr_d),
+    T(SKV_PROTO_AGENT_HEARTBEAT, "agent.heartbeat", EVT, 0,
+      SKV_AUTH_OP_AGENT_REPORT, hb_d),
+    T(SKV_PROTO_KERNEL_STATUS, "kernel.status", EVT, 0, SKV_AUTH_OP_AGENT_REPORT,
+      kstat_d),
+    T(SKV_PROTO_KERNEL_EXIT, "kernel.exit", EVT, 0, SKV_AUTH_OP_AGENT_REPORT,
+      kexit_d),
+    T(SKV_PROTO_AGENT_STATS, "agent.stats", EVT, 0, SKV_AUTH_OP_AGENT_REPORT,
+      astats_d),
+    T(SKV_PROTO_KERNEL_CREATE, "kernel.create", REQ,
+      SKV_PROTO_KERNEL_CREATE_REPLY, SKV_AUTH_OP_ADMIN, kcreate_d),
+    T(SKV_PROTO_KERNEL_CREATE_REPLY, "kernel.create.reply", RSP, 0, 0,
+      kcreater_d),
+    T(SKV_PROTO_KERNEL_DESTROY, "kernel.destroy", REQ, SKV_PROTO_ACK,
+      SKV_AUTH_OP_ADMIN, kdestroy_d),
+    T(SKV_PROTO_KERNEL_LOGS, "kernel.logs", REQ, SKV_PROTO_LOGS_REPLY,
+      SKV_AUTH_OP_ADMIN, logsreq_d),
+    T(SKV_PROTO_LOGS_REPLY, "logs.reply", RSP, 0, 0, logsrep_d),
+    T(SKV_PROTO_SESSION_SUBMIT, "session.submit", REQ,
+      SKV_PROTO_SESSION_SUBMIT_REPLY, SKV_AUTH_OP_SESSION_SUBMIT, submit_d),
+    T(SKV_PROTO_SESSION_SUBMIT_REPLY, "session.submit.reply", RSP, 0, 0, sref_d),
+    T(SKV_PROTO_SESSION_LIST, "session.list", REQ, SKV_PROTO_SESSION_LIST_REPLY,
+      SKV_AUTH_OP_SESSION_READ, slist_d),
+    T(SKV_PROTO_SESSION_LIST_REPLY, "session.list.reply", RSP, 0, 0, slistr_d),
+    T(SKV_PROTO_SESSION_SHOW, "session.show", REQ, SKV_PROTO_SESSION_SHOW_REPLY,
+      SKV_AUTH_OP_SESSION_READ, sid_d),
+    T(SKV_PROTO_SESSION_SHOW_REPLY, "session.show.reply", RSP, 0, 0, sshowr_d),
+    T(SKV_PROTO_SESSION_TERMINATE, "session.terminate", REQ,
+      SKV_PROTO_SESSION_TERMINATE_REPLY, SKV_AUTH_OP_SESSION_CONTROL, sterm_d),
+    T(SKV_PROTO_SESSION_TERMINATE_REPLY, "session.terminate.reply", RSP, 0, 0,
+      sref_d),
+    T(SKV_PROTO_SESSION_LOGS, "session.logs", REQ, SKV_PROTO_LOGS_REPLY,
+      SKV_AUTH_OP_SESSION_READ, logsreq_d),
+    T(SKV_PROTO_AGENT_LIST, "agent.list", REQ, SKV_PROTO_AGENT_LIST_REPLY,
+      SKV_AUTH_OP_CLUSTER_READ, alist_d),
+    T(SKV_PROTO_AGENT_LIST_REPLY, "agent.list.reply", RSP, 0, 0, alistr_d),
+    T(SKV_PROTO_IMAGE_LIST, "image.list", REQ, SKV_PROTO_IMAGE_LIST_REPLY,
+      SKV_AUTH_OP_CLUSTER_READ, ilist_d),
+    T(SKV_PROTO_IMAGE_LIST_REPLY, "image.list.reply", RSP, 0, 0, ilistr_d),
+    T(SKV_PROTO_ADMIN_USER, "admin.user", REQ, SKV_PROTO_ADMIN_USER_REPLY,
+      SKV_AUTH_OP_ADMIN, auser_d),
+    T(SKV_PROTO_ADMIN_USER_REPLY, "admin.user.reply", RSP, 0, 0, auserr_d),
+    T(SKV_PROTO_ADMIN_KEYPAIR, "admin.keypair", REQ, SKV_PROTO_ADMIN_KEYPAIR_REPLY,
+      SKV_AUTH_OP_ADMIN, akey_d),
+    T(SKV_PROTO_ADMIN_KEYPAIR_REPLY, "admin.keypair.reply", RSP, 0, 0, akeyr_d),
+    T(SKV_PROTO_ADMIN_PROJECT, "admin.project", REQ, SKV_PROTO_ADMIN_PROJECT_REPLY,
+      SKV_AUTH_OP_ADMIN, aproj_d),
+    T(SKV_PROTO_ADMIN_PROJECT_REPLY, "admin.project.reply", RSP, 0, 0, aprojr_d),
+    T(SKV_PROTO_ADMIN_DOMAIN, "admin.domain", REQ, SKV_PROTO_ADMIN_DOMAIN_REPLY,
+      SKV_AUTH_OP_ADMIN, adom_d),
+    T(SKV_PROTO_ADMIN_DOMAIN_REPLY, "admin.domain.reply", RSP, 0, 0, adomr_d),
+    T(SKV_PROTO_ADMIN_RESOURCE_POLICY, "admin.resource_policy", REQ,
+      SKV_PROTO_ADMIN_RESOURCE_POLICY_REPLY, SKV_AUTH_OP_ADMIN, apol_d),
+    T(SKV_PROTO_ADMIN_RESOURCE_POLICY_REPLY, "admin.resource_policy.reply", RSP,
+      0, 0, apolr_d),
+    T(SKV_PROTO_ADMIN_RESOURCE_GROUP, "admin.resource_group", REQ,
+      SKV_PROTO_ADMIN_RESOURCE_GROUP_REPLY, SKV_AUTH_OP_ADMIN, agrp_d),
+    T(SKV_PROTO_ADMIN_RESOURCE_GROUP_REPLY, "admin.resource_group.reply", RSP,
+      0, 0, agrpr_d),
+};

@@ -1,0 +1,53 @@
+/* Native backend internals: the plan prepared before fork.
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef SKV_RT_NATIVE_H
+#define SKV_RT_NATIVE_H
+
+#include "rt_internal.h"
+#include "skv_caps.h"
+#include "skv_cgroup.h"
+#include "skv_seccomp.h"
+
+typedef struct native_plan {
+    const skv_container_spec *spec;
+    bool isolate;               /* false: process backend, no isolation */
+    char *merged;               /* <dir>/scratch/merged */
+    char *overlay_opts;         /* lowerdir=...,upperdir=...,workdir=... */
+    bool *mount_is_dir;         /* per spec mount: host source is a dir */
+    char *fifo_path;
+    char **envp;                /* spec env + defaults, NULL-terminated */
+    size_t n_envp;
+    const char *path_env;       /* PATH used to find argv[0] */
+    skv_caps_plan caps;
+    skv_seccomp_prog *prog;
+    bool prog_owned;            /* false: the runtime's cached default */
+} native_plan;
+
+/* Validate the spec and prepare every string (native_plan.c). Free the
+ * plan with skv__rt_native_plan_free() whatever the result. */
+int skv__rt_native_plan_build(native_plan *p, skv_runtime *rt,
+                              const skv_container_spec *spec, const char *dir,
+                              bool isolate, skv_error *err);
+void skv__rt_native_plan_free(native_plan *p);
+
+/* Shared with the OCI backend (native.c). */
+void skv__rt_cgroup_name(char *buf, size_t n, const skv_runtime *rt,
+                         const char *id);
+/* exec.fifo, and with isolate the overlay dirs and /etc/hosts, hostname. */
+int skv__rt_scratch_prepare(const skv_container_spec *spec, const char *dir,
+                            bool isolate, skv_error *err);
+int skv__rt_write_state(const char *dir, const char *backend, pid_t pid,
+                        pid_t shim, const char *cg, skv_error *err);
+int skv__rt_native_stats(skv_runtime *rt, const char *dir,
+                         skv_container_stats *out, skv_error *err);
+
+/* v1 devices controller allow-list (native_devices.c); a no-op without
+ * that controller, which skv__rt_devices_supported() tells. */
+int skv__rt_devices_apply(skv_cgroup *cg, const skv_container_spec *spec,
+                          skv_error *err);
+bool skv__rt_devices_supported(const skv_cgroup *cg);
+
+/* The first process (native_child.c). */
+void skv__rt_native_child(const skv__rt_launch *l, void *payload);
+
+#endif /* SKV_RT_NATIVE_H */

@@ -1,0 +1,404 @@
+/* The shim: a detached supervisor per container.
+ *
+ * The library forks (no exec); the child calls setsid() and forks again, so
+ * the shim is re-parented away from the caller and survives the caller's
+ * death. The shim clones the container's first process with the requested
+ * namespaces, copies its stdout/stderr into size-capped logs, reaps it and
+ * writes the exit status to <dir>/exit atomically (exit.tmp + rename).
+ *
+ * Everything after fork() uses only async-signal-safe system calls on data
+ * prepared by the caller before forking: the caller may be multi-threaded,
+ * and a lock (malloc's, the logger's) held by another thread at fork time
+ * would never be released in the child.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rt_internal.h"
+
+static void copy_str(char *dst, size_t n, const char *a, const char *b)
+{
+    size_t i = 0;
+    for (; a && *a && i + 1 < n; a++)
+        dst[i++] = *a;
+    if (b && *b && i + 3 < n) {
+        dst[i++] = ':';
+        dst[i++] = ' ';
+        for (; *b && i + 1 < n; b++)
+            dst[i++] = *b;
+    }
+    dst[i] = '\0';
+}
+
+void skv__rt_msg_send(int fd, char tag, int64_t value, const char *what,
+                      const char *detail)
+{
+    skv__rt_msg m;
+    memset(&m, 0, sizeof(m));
+    m.tag = tag;
+    m.value = value;
+    copy_str(m.text, sizeof(m.text), what, detail);
+    ssize_t n;
+    do {
+        n = write(fd, &m, sizeof(m));
+    } while (n < 0 && errno == EINTR);
+}
+
+int skv__rt_msg_read(int fd, skv__rt_msg *m, skv_error *err)
+{
+    size_t got = 0;
+    while (got < sizeof(*m)) {
+        ssize_t n = read(fd, (char *)m + got, sizeof(*m) - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return skv__err_sys(err, errno, "reading from the shim");
+        if (n == 0)
+            return skv__err(err, SKV_EIO, "the container's setup ended without "
+                            "a report");
+        got += (size_t)n;
+    }
+    m->text[sizeof(m->text) - 1] = '\0';
+    return 0;
+}
+
+/* Decimal text of v into buf (>= 24 bytes); returns the length. */
+static size_t fmt_i64(char *buf, int64_t v)
+{
+    char tmp[24];
+    size_t n = 0, len = 0;
+    uint64_t u = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        buf[len++] = '-';
+    while (n)
+        buf[len++] = tmp[--n];
+    buf[len] = '\0';
+    return len;
+}
+
+static void write_all(int fd, const char *p, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+static void write_exit_file(const skv__rt_launch *l, int status)
+{
+    char buf[96], num[24];
+    size_t len = 0;
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    memcpy(buf, "code=", 5);
+    len = 5;
+    size_t k = fmt_i64(num, code);
+    memcpy(buf + len, num, k);
+    len += k;
+    memcpy(buf + len, "\nsignal=", 8);
+    len += 8;
+    k = fmt_i64(num, sig);
+    memcpy(buf + len, num, k);
+    len += k;
+    buf[len++] = '\n';
+    int fd = open(l->exit_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    write_all(fd, buf, len);
+    close(fd);
+    rename(l->exit_tmp, l->exit_path);
+}
+
+typedef struct shim_log {
+    int in;             /* pipe read end, -1 at EOF */
+    int out;            /* log file */
+    uint64_t written;
+} shim_log;
+
+/* Copy what is available; returns false at EOF or error. */
+static bool log_pump(shim_log *lg, uint64_t cap)
+{
+    char buf[8192];
+    ssize_t n = read(lg->in, buf, sizeof(buf));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return true;
+    if (n <= 0)
+        return false;
+    /* Over the cap the data is still read (the writer must not block) but
+     * dropped. */
+    uint64_t room = lg->written < cap ? cap - lg->written : 0;
+    size_t keep = (uint64_t)n < room ? (size_t)n : (size_t)room;
+    if (keep && lg->out >= 0)
+        write_all(lg->out, buf, keep);
+    lg->written += keep;
+    return true;
+}
+
+static void log_drain(shim_log *lg, uint64_t cap)
+{
+    if (lg->in < 0)
+        return;
+    fcntl(lg->in, F_SETFL, O_NONBLOCK);
+    for (int i = 0; i < 4096; i++) {
+        errno = 0;
+        if (!log_pump(lg, cap) || errno == EAGAIN)
+            break;
+    }
+}
+
+/* Reads the pid the OCI runtime wrote; 0 on failure. */
+static pid_t read_pid_file(const char *path)
+{
+    char buf[32];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    int64_t v = 0;
+    for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+        v = v * 10 + (buf[i] - '0');
+    return v > 0 && v < (1 << 30) ? (pid_t)v : 0;
+}
+
+typedef struct shim_state {
+    pid_t watch;        /* the process whose exit ends the container */
+    bool creating;      /* oci: watch is still `runc create` */
+    int report;         /* oci: report pipe, until 'R'/'E' was sent */
+} shim_state;
+
+/* Returns true when the watched process has ended (status in *status). */
+static bool shim_reap(const skv__rt_launch *l, shim_state *s, int *status)
+{
+    for (;;) {
+        int st;
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p <= 0)
+            return false;
+        if (p != s->watch)
+            continue;
+        if (!s->creating) {
+            *status = st;
+            return true;
+        }
+        pid_t c = WIFEXITED(st) && WEXITSTATUS(st) == 0
+                      ? read_pid_file(l->pid_file) : 0;
+        s->creating = false;
+        if (c <= 0) {
+            skv__rt_msg_send(s->report, 'E', 0, "the OCI runtime's create "
+                             "failed; see its log", NULL);
+            close(s->report);
+            *status = st;
+            return true;
+        }
+        s->watch = c;
+        skv__rt_msg_send(s->report, 'R', c, NULL, NULL);
+        close(s->report);
+        s->report = -1;
+    }
+}
+
+static void shim_loop(const skv__rt_launch *l, shim_state *s, shim_log lg[2],
+                      int sfd)
+{
+    int status = 0;
+    for (;;) {
+        struct pollfd pf[3] = {{lg[0].in, POLLIN, 0}, {lg[1].in, POLLIN, 0},
+                               {sfd, POLLIN, 0}};
+        if (poll(pf, 3, -1) < 0 && errno != EINTR)
+            break;
+        for (int i = 0; i < 2; i++)
+            if (pf[i].revents && !log_pump(&lg[i], l->log_max)) {
+                close(lg[i].in);
+                lg[i].in = -1;
+            }
+        if (pf[2].revents) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof(si)) < 0 && errno == EINTR)
+                ;
+            if (shim_reap(l, s, &status))
+                break;
+        }
+    }
+    log_drain(&lg[0], l->log_max);
+    log_drain(&lg[1], l->log_max);
+    write_exit_file(l, status);
+}
+
+/* Keep only the two pipes (as fds 3 and 4) and /dev/null as stdio: the
+ * caller's other descriptors (listening sockets, databases) must not stay
+ * open for the container's lifetime. */
+static void shim_fds(int *report_w, int *go_r)
+{
+    int a = fcntl(*report_w, F_DUPFD_CLOEXEC, 10);
+    int b = fcntl(*go_r, F_DUPFD_CLOEXEC, 10);
+    dup3(a, 3, O_CLOEXEC);
+    dup3(b, 4, O_CLOEXEC);
+    if (syscall(SYS_close_range, 5U, ~0U, 0U) < 0)
+        for (int fd = 5; fd < 4096; fd++)
+            close(fd);
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+        if (null > 4)
+            close(null);
+    }
+    *report_w = 3;
+    *go_r = 4;
+}
+
+/* The container's first process: plain stdio, default signals. */
+static void first_process_stdio(int out_w, int err_w)
+{
+    dup2(out_w, 1);
+    dup2(err_w, 2);
+    close(out_w);
+    close(err_w);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++)
+        sigaction(sig, &sa, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static void shim_signals(int *sfd)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_IGN;
+    /* Only SIGKILL ends a shim: terminal hang-ups or a stray SIGTERM to the
+     * agent's process group must not orphan the exit status. */
+    int ignored[] = {SIGHUP, SIGINT, SIGTERM, SIGQUIT, SIGPIPE, SIGUSR1,
+                     SIGUSR2};
+    for (size_t i = 0; i < SKV__ARRAY_LEN(ignored); i++)
+        sigaction(ignored[i], &sa, NULL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    *sfd = signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+static void shim_main(const skv__rt_launch *l0, int report_w, int go_r)
+{
+    skv__rt_launch l = *l0;
+    int sfd, po[2], pe[2];
+    shim_fds(&report_w, &go_r);
+    shim_signals(&sfd);
+    if (l.pid_file)
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    if (sfd < 0 || pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
+        skv__rt_msg_send(report_w, 'E', errno, "shim setup", NULL);
+        _exit(1);
+    }
+    shim_log lg[2] = {
+        {po[0], open(l.stdout_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                     0640), 0},
+        {pe[0], open(l.stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                     0640), 0}};
+    pid_t c = (pid_t)syscall(SYS_clone, l.clone_flags | SIGCHLD, NULL, NULL,
+                             NULL, NULL);
+    if (c < 0) {
+        skv__rt_msg_send(report_w, 'E', errno, "clone of the container's "
+                         "first process", NULL);
+        _exit(1);
+    }
+    if (c == 0) {
+        first_process_stdio(po[1], pe[1]);
+        l.report_fd = report_w;
+        l.go_fd = go_r;
+        l.child(&l, l.payload);
+        _exit(127);
+    }
+    close(po[1]);
+    close(pe[1]);
+    close(go_r);
+    skv__rt_msg m;
+    memset(&m, 0, sizeof(m));
+    m.tag = 'P';
+    m.value = c;
+    m.value2 = getpid();
+    write_all(report_w, (const char *)&m, sizeof(m));
+    shim_state s = {c, l.pid_file != NULL, report_w};
+    if (!l.pid_file) {
+        close(report_w);
+        s.report = -1;
+    }
+    shim_loop(&l, &s, lg, sfd);
+    _exit(0);
+}
+
+int skv__rt_shim_spawn(const skv__rt_launch *l, pid_t *pid_out,
+                       pid_t *shim_out, int *report_fd, int *go_fd,
+                       skv_error *err)
+{
+    int rep[2], go[2];
+    if (pipe2(rep, O_CLOEXEC) < 0)
+        return skv__err_sys(err, errno, "pipe for the shim");
+    if (pipe2(go, O_CLOEXEC) < 0) {
+        int e = errno;
+        close(rep[0]);
+        close(rep[1]);
+        return skv__err_sys(err, e, "pipe for the shim");
+    }
+    pid_t a = fork();
+    if (a == 0) {
+        close(rep[0]);
+        close(go[1]);
+        setsid();
+        pid_t b = fork();
+        if (b == 0)
+            shim_main(l, rep[1], go[0]);
+        _exit(b < 0 ? 1 : 0);
+    }
+    int e = errno;
+    close(rep[1]);
+    close(go[0]);
+    skv__rt_msg m;
+    int rc = 0;
+    if (a < 0) {
+        rc = skv__err_sys(err, e, "fork of the shim");
+    } else {
+        while (waitpid(a, NULL, 0) < 0 && errno == EINTR)
+            ;
+        rc = skv__rt_msg_read(rep[0], &m, err);
+        if (rc == 0 && m.tag != 'P')
+            rc = m.tag == 'E'
+                     ? skv__err_sys(err, (int)m.value, "%s", m.text)
+                     : skv__err(err, SKV_EPROTO, "unexpected shim message");
+    }
+    if (rc < 0) {
+        close(rep[0]);
+        close(go[1]);
+        return rc;
+    }
+    *pid_out = (pid_t)m.value;
+    *shim_out = (pid_t)m.value2;
+    *report_fd = rep[0];
+    *go_fd = go[1];
+    return 0;
+}

@@ -1,0 +1,251 @@
+/* Gang placement: every kernel of a session on agents chosen by the
+ * group's selector through the agents' allocation maps, or nothing.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "pass_int.h"
+
+static bool in_list(char *const *v, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i], s) == 0)
+            return true;
+    return false;
+}
+
+bool skv__pass_agent_ok(const skv__session *x, const skv__agent *a)
+{
+    if (!a->schedulable)
+        return false;
+    if (x->arch && strcmp(x->arch, a->arch) != 0)
+        return false;
+    if (x->nmodels && !in_list(x->models, x->nmodels, a->gpu_model))
+        return false;
+    if (x->ndesignated && !in_list(x->designated, x->ndesignated, a->id))
+        return false;
+    return true;
+}
+
+static void kview(skv_sched_kernel_view *kv, const skv_sched *s,
+                  const skv__session *x, uint32_t k)
+{
+    kv->session_id = x->id;
+    kv->kernel = k;
+    kv->n_kernels = x->nk;
+    kv->role = x->k[k].role;
+    kv->priority = x->priority;
+    kv->type = x->type;
+    kv->n_slots = s->nslots;
+    kv->request = x->k[k].req;
+}
+
+/* Single-node gangs: do all kernels fit on this agent together? */
+static bool all_fit(skv__agent *a, const skv__session *x)
+{
+    skv_sched_device_share sh[SKV_SCHED_DEVICES_MAX];
+    /* apply one by one on a private copy of the map */
+    skv__dstate d = a->d;
+    skv_sched_device_view dev[SKV_SCHED_DEVICES_MAX];
+    if (a->d.ndev)
+        memcpy(dev, a->d.dev, sizeof(*dev) * a->d.ndev);
+    d.dev = dev;
+    for (uint32_t k = 0; k < x->nk; k++) {
+        size_t n;
+        if (skv__dmap_trial(&d, x->k[k].req, sh, &n))
+            return false;
+        skv__dmap_apply(&d, x->k[k].req, sh, n);
+    }
+    return true;
+}
+
+static bool resv_blocks(const skv__pass *P, const skv__agent *a,
+                        const skv__session *x, uint32_t si)
+{
+    if (P->ignore_resv || a->resv_epoch != P->epoch || a->resv_sess == si)
+        return false;
+    /* backfill: allowed when estimated to end before the reservation */
+    return !(x->est_dur > 0 && a->resv_start != INT64_MAX &&
+             P->now + x->est_dur <= a->resv_start);
+}
+
+typedef struct pick {
+    uint32_t agent;
+    int64_t score;
+    uint32_t gpos;
+} pick;
+
+/* Score of agent ai for kernel k, or REJECT when it may not take it. */
+static int64_t candidate(skv__pass *P, uint32_t si, uint32_t k,
+                         const skv_sched_kernel_view *kv, uint32_t ai,
+                         skv__miss *miss)
+{
+    skv_sched *s = P->s;
+    skv__session *x = s->sess[si];
+    skv__agent *a = s->agents[ai];
+    skv_sched_device_share sh[SKV_SCHED_DEVICES_MAX];
+    if ((x->one_per_agent && a->mark_epoch == s->stamp) ||
+        !skv__pass_agent_ok(x, a))
+        return SKV_SCHED_SCORE_REJECT;
+    bool fits = (x->mode == SKV_SCHED_SINGLE_NODE && x->nk > 1)
+                    ? all_fit(a, x)
+                    : skv__dmap_trial(&a->d, x->k[k].req, sh, NULL) == 0;
+    if (!fits)
+        return SKV_SCHED_SCORE_REJECT;
+    if (resv_blocks(P, a, x, si)) {
+        miss->resv_blocked++;
+        miss->resv_holder = a->resv_sess;
+        return SKV_SCHED_SCORE_REJECT;
+    }
+    if (P->o->filter && !P->o->filter(x->id, k, a->id, P->o->filter_payload))
+        return SKV_SCHED_SCORE_REJECT;
+    skv_sched_agent_view av;
+    skv__sched_agent_view(&av, s, a);
+    return P->g->sel->score(P->g->sel_state, &av, kv);
+}
+
+/* Whole devices the kernel needs at least (prunes lower buckets). */
+static uint32_t min_free(const skv_sched *s, const skv__session *x, uint32_t k)
+{
+    const skv_qty *req = (x->mode == SKV_SCHED_SINGLE_NODE && x->nk > 1)
+                             ? x->total : x->k[k].req;
+    uint64_t n = 0;
+    /* whole-device slots are never pooled on any agent (agent.c enforces
+     * it), so k whole units need k free devices */
+    for (int j = 0; j < NSL; j++)
+        if (s->whole_mask & (1u << j))
+            n += (uint64_t)req[j] / SKV_QTY_SCALE;
+    return n > SKV_SCHED_DEVICES_MAX ? SKV_SCHED_DEVICES_MAX + 1 : (uint32_t)n;
+}
+
+static uint32_t choose_hinted(skv__pass *P, uint32_t si, uint32_t k,
+                              const skv_sched_kernel_view *kv, skv__miss *miss)
+{
+    bool pack = P->g->sel->hints & SKV_SCHED_SEL_HINT_PACK;
+    const skv__session *x = P->s->sess[si];
+    uint32_t lo = min_free(P->s, x, k);
+    const skv_qty *req = (x->mode == SKV_SCHED_SINGLE_NODE && x->nk > 1)
+                             ? x->total : x->k[k].req;
+    bool devices = false;
+    for (int j = 0; j < NSL; j++)
+        devices |= req[j] && ((P->s->whole_mask | P->s->share_mask) & (1u << j));
+    /* levels: agents without device room last (only device-free kernels
+     * can use them), then by free devices in the hint's order */
+    for (uint32_t step = 0; step < SKV__NBUCKETS; step++) {
+        uint32_t b = step == SKV__NBUCKETS - 1 ? SKV__BUCKET_FULL
+                     : pack ? step : SKV__BUCKET_FULL - 1 - step;
+        if (b < lo || (b == SKV__BUCKET_FULL && devices))
+            continue;
+        const skv__bucket *bk = &P->g->bucket[b];
+        for (uint32_t i = 0; i < bk->n; i++)
+            if (candidate(P, si, k, kv, bk->ag[i], miss) != SKV_SCHED_SCORE_REJECT)
+                return bk->ag[i];
+    }
+    return SKV__NONE;
+}
+
+static uint32_t choose(skv__pass *P, uint32_t si, uint32_t k, skv__miss *miss)
+{
+    skv_sched *s = P->s;
+    skv__session *x = s->sess[si];
+    skv__group *g = P->g;
+    skv_sched_kernel_view kv;
+    kview(&kv, s, x, k);
+    if (g->sel->hints & (SKV_SCHED_SEL_HINT_PACK | SKV_SCHED_SEL_HINT_SPREAD))
+        return choose_hinted(P, si, k, &kv, miss);
+    pick best = {SKV__NONE, 0, 0};
+    for (uint32_t i = 0; i < g->nagents; i++) {
+        uint32_t ai = g->agents[i];
+        int64_t sc = candidate(P, si, k, &kv, ai, miss);
+        if (sc == SKV_SCHED_SCORE_REJECT)
+            continue;
+        const skv__agent *a = s->agents[ai];
+        if (best.agent == SKV__NONE || sc > best.score ||
+            (sc == best.score && a->gpos < best.gpos))
+            best = (pick){ai, sc, a->gpos};
+    }
+    return best.agent;
+}
+
+static int apply_kernel(skv__pass *P, skv__session *x, uint32_t k, uint32_t ai)
+{
+    skv__agent *a = P->s->agents[ai];
+    skv_sched_device_share sh[SKV_SCHED_DEVICES_MAX];
+    size_t n = 0;
+    skv__kalloc *ka = &x->k[k].a;
+    ka->dev = NULL;
+    ka->res = NULL;
+    ka->nres = 0;
+    int rc = P->trial_only ? skv__dmap_trial(&a->d, x->k[k].req, sh, &n)
+                           : skv__sched_map_alloc(a, ka, x->k[k].req, sh, &n);
+    if (rc)
+        return rc; /* the map refused what the mirror predicted: no fit */
+    if (n) {
+        ka->dev = skv__malloc(n * sizeof(*sh));
+        if (!ka->dev) {
+            skv__sched_map_release(a, ka);
+            return SKV_ENOMEM;
+        }
+        memcpy(ka->dev, sh, n * sizeof(*sh));
+    }
+    ka->ndev = (uint16_t)n;
+    ka->agent = ai;
+    skv__sched_agent_apply(P->s, a, x->k[k].req, sh, n);
+    a->mark_epoch = P->s->stamp;
+    return 0;
+}
+
+void skv__pass_unplace(skv__pass *P, uint32_t si)
+{
+    skv__session *x = P->s->sess[si];
+    for (uint32_t k = x->nk; k-- > 0;) {
+        skv__kalloc *ka = &x->k[k].a;
+        if (ka->agent == SKV__NONE)
+            continue;
+        skv__agent *a = P->s->agents[ka->agent];
+        skv__sched_map_release(a, ka);
+        skv__sched_agent_release(P->s, a, x->k[k].req, ka->dev, ka->ndev);
+        skv__free(ka->dev);
+        ka->dev = NULL;
+        ka->ndev = 0;
+        ka->agent = SKV__NONE;
+    }
+}
+
+int skv__pass_place(skv__pass *P, uint32_t si, skv__miss *miss)
+{
+    skv__session *x = P->s->sess[si];
+    memset(miss, 0, sizeof(*miss));
+    miss->resv_holder = SKV__NONE;
+    P->s->stamp++;
+    uint32_t first = SKV__NONE;
+    for (uint32_t k = 0; k < x->nk; k++) {
+        uint32_t ai;
+        if (x->mode == SKV_SCHED_SINGLE_NODE && k > 0)
+            ai = first; /* all_fit checked the whole gang there */
+        else
+            ai = choose(P, si, k, miss);
+        int rc = ai == SKV__NONE ? SKV_ENOSPC : apply_kernel(P, x, k, ai);
+        if (rc) {
+            miss->kernel = k;
+            skv__pass_unplace(P, si);
+            return rc;
+        }
+        if (k == 0)
+            first = ai;
+    }
+    return 0;
+}
+
+void skv__pass_notify(skv__pass *P, uint32_t si)
+{
+    skv__session *x = P->s->sess[si];
+    if (!P->g->sel->placed)
+        return;
+    for (uint32_t k = 0; k < x->nk; k++) {
+        skv_sched_kernel_view kv;
+        skv_sched_agent_view av;
+        kview(&kv, P->s, x, k);
+        skv__sched_agent_view(&av, P->s, P->s->agents[x->k[k].a.agent]);
+        P->g->sel->placed(P->g->sel_state, &av, &kv);
+    }
+}
