@@ -42,9 +42,9 @@ endif
 # Debian packages: the build's dependencies (see `make deps`).
 DEB_PACKAGES := build-essential pkg-config libuv1-dev libsqlite3-dev \
 	libmsgpack-dev libnuma-dev libhwloc-dev libcap-dev libseccomp-dev \
-	libsodium-dev check hwloc runc iproute2 procps python3 busybox-static
+	libsodium-dev libarchive-dev check hwloc runc iproute2 procps python3 busybox-static tar
 
-LIB_PKGS := msgpack hwloc libcap libseccomp sqlite3 libsodium
+LIB_PKGS := msgpack hwloc libcap libseccomp sqlite3 libsodium libarchive
 LIB_LIBS := -lnuma -ldl -lpthread -lm
 PROG_PKGS := libuv
 TEST_PKGS := check
@@ -86,7 +86,7 @@ TEST_SOS := $(patsubst tests/so/%.c,$(BUILD)/tests/so/%.so,$(wildcard tests/so/*
 PUBLIC_HEADERS := $(wildcard include/sokovan/*.h)
 
 .PHONY: all lib progs benches check check-unit check-bindings headertest tests/headertest \
-	abicheck check-example install uninstall deps demo clean bench-run
+	abicheck check-example install uninstall deps demo clean bench-run fuzz
 .DELETE_ON_ERROR:
 
 all: lib progs benches
@@ -141,7 +141,7 @@ $(BUILD)/tests/obj/%.o: tests/%.c $(BUILD)/tests/suites.inc
 $(TEST_BIN): $(TEST_OBJS) $(STLIB)
 	$(CC) -o $@ $(TEST_OBJS) $(STLIB) $(LDFLAGS) $(LIB_LDLIBS) $(TEST_LDLIBS)
 
-$(BUILD)/tests/so/%.so: tests/so/%.c
+$(BUILD)/tests/so/%.so: tests/so/%.c $(PUBLIC_HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -shared $(LDFLAGS) -o $@ $<
 
@@ -244,9 +244,23 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
-demo: lib check-example
-	@echo "demo: the installed-library example ran; see $(BUILD)/examples/*.log"
+# The main job, until the daemons land: the installed-library example, the
+# node mapper on a real DGX-2 topology, and one FGD-experiment replay.
+SHARED := $(CURDIR)/../shared/data
+demo: all check-example
+	@echo "== 1. slots example (installed library via pkg-config)"
 	@cat $(BUILD)/examples/*.log
+	@echo "== 2. node mapper: 2 GPUs + cores + memory on an NVIDIA DGX-2 topology"
+	$(BUILD)/bin/sokovan-topo --xml $(SHARED)/topologies/nvidia-dgx2.xml --topo-gpus \
+		--alloc "cuda.device=2,cpu=2,mem=32g" --policy prefer-single-node
+	@echo "== 3. scheduler replay of the Alibaba openb trace (FGD experiment, one seed)"
+	$(BUILD)/bin/sokovan-sim openb --nodes $(SHARED)/traces/openb/openb_node_list_gpu_node.csv \
+		--pods $(SHARED)/traces/openb/openb_pod_list_default.csv --policy frag --seeds 42-42
+
+# Coverage-guided fuzzing of the wire-protocol decoders (clang + libFuzzer).
+FUZZ_SECONDS ?= 60
+fuzz:
+	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf build build-san

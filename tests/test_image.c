@@ -1,6 +1,11 @@
-/* Image store: names, import from a rootfs tarball, list, path, remove;
- * bad tarballs leave nothing behind and cannot write outside the store.
+/* Image store: names, import from a rootfs tarball, a docker-save archive
+ * (whiteouts, opaque dirs) and an OCI layout (gzip layer), list, path,
+ * remove; unsafe archives and corrupt manifests are refused and leave
+ * nothing behind. Archives are built here with libarchive's writer.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <archive.h>
+#include <archive_entry.h>
+
 #include "skv_test.h"
 #include "rt_fixture.h"
 
@@ -93,8 +98,9 @@ START_TEST(test_image_bad_tarballs)
     ck_assert_int_eq(skv_image_import_tar(st, "x", "/no/such.tar", &e),
                      SKV_ENOENT);
     ck_assert_int_eq(skv_image_import_tar(st, "x", "rel.tar", &e), SKV_EINVAL);
+    /* A directory is only a docker-save or OCI layout. */
     ck_assert_int_eq(skv_image_import_tar(st, "x", skv_rtfx_root, &e),
-                     SKV_ENOENT);
+                     SKV_EINVAL);
     snprintf(garbage, sizeof(garbage), "%s/garbage.tar", skv_rtfx_root);
     write_file(garbage, "this is not a tar archive at all\n");
     ck_assert_int_eq(skv_image_import_tar(st, "x", garbage, &e), SKV_EIO);
@@ -106,9 +112,314 @@ START_TEST(test_image_bad_tarballs)
              "--transform 's,^,../../,' escape 2>/dev/null && rm escape",
              skv_rtfx_root, evil);
     ck_assert_int_eq(system(cmd), 0);
-    ck_assert_int_eq(skv_image_import_tar(st, "evil", evil, &e), SKV_EIO);
+    ck_assert_int_eq(skv_image_import_tar(st, "evil", evil, &e), SKV_EPROTO);
     ck_assert_int_ne(access(outside, F_OK), 0);
     ck_assert_uint_eq(store_entries(), 0);
+    skv_image_store_free(st);
+}
+END_TEST
+
+/* One archive member: 'f' file with text, 'F' copy of a host file,
+ * 'd' directory, 'l' symlink, 'h' hard link (to = target). */
+typedef struct {
+    char type;
+    const char *name, *to;
+    unsigned mode, uid;
+} member;
+
+static void put_data(struct archive *a, struct archive_entry *en,
+                     const char *data, size_t len)
+{
+    archive_entry_set_size(en, (la_int64_t)len);
+    ck_assert_int_eq(archive_write_header(a, en), ARCHIVE_OK);
+    if (len)
+        ck_assert_int_eq(archive_write_data(a, data, len), (la_ssize_t)len);
+}
+
+static void put_host_file(struct archive *a, struct archive_entry *en,
+                          const char *host)
+{
+    FILE *f = fopen(host, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *buf = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    put_data(a, en, buf, (size_t)n);
+    free(buf);
+}
+
+static void write_archive(const char *path, bool gz, const member *m,
+                          size_t n)
+{
+    struct archive *a = archive_write_new();
+    archive_write_set_format_pax_restricted(a);
+    if (gz)
+        archive_write_add_filter_gzip(a);
+    ck_assert_int_eq(archive_write_open_filename(a, path), ARCHIVE_OK);
+    for (size_t i = 0; i < n; i++) {
+        struct archive_entry *en = archive_entry_new();
+        archive_entry_set_pathname(en, m[i].name);
+        archive_entry_set_perm(en, m[i].mode ? m[i].mode : 0644);
+        archive_entry_set_uid(en, m[i].uid);
+        archive_entry_set_gid(en, m[i].uid);
+        archive_entry_set_filetype(en, m[i].type == 'd'   ? AE_IFDIR
+                                       : m[i].type == 'l' ? AE_IFLNK
+                                                          : AE_IFREG);
+        if (m[i].type == 'l')
+            archive_entry_set_symlink(en, m[i].to);
+        if (m[i].type == 'h')
+            archive_entry_set_hardlink(en, m[i].to);
+        if (m[i].type == 'F')
+            put_host_file(a, en, m[i].to);
+        else
+            put_data(a, en, m[i].type == 'f' ? m[i].to : "",
+                     m[i].type == 'f' ? strlen(m[i].to) : 0);
+        archive_entry_free(en);
+    }
+    ck_assert_int_eq(archive_write_close(a), ARCHIVE_OK);
+    archive_write_free(a);
+}
+
+static char fx_path[6][PATH_MAX];
+
+/* fx_path[i] = <scratch>/<name> */
+static const char *scratch(int i, const char *name)
+{
+    snprintf(fx_path[i], sizeof(fx_path[i]), "%s/%s", skv_rtfx_root, name);
+    return fx_path[i];
+}
+
+static bool in_image(skv_image_store *st, const char *name, const char *rel,
+                     struct stat *out)
+{
+    char *root = NULL, p[PATH_MAX];
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_image_path(st, name, &root, &e), &e);
+    snprintf(p, sizeof(p), "%s/%s", root, rel);
+    skv_free(root);
+    struct stat tmp;
+    return lstat(p, out ? out : &tmp) == 0;
+}
+
+/* Layer 1: busybox, /etc/gone, /opq/old. Layer 2 (members deliberately
+ * before the whiteouts): deletes /etc/gone, makes /opq opaque. */
+static void build_docker_save(const char *out, const char *manifest)
+{
+    const member l1[] = {
+        {'d', "bin", NULL, 0755, 0}, {'F', "bin/busybox", "/bin/busybox", 0755, 0},
+        {'l', "bin/sh", "busybox", 0777, 0}, {'l', "bin/true", "busybox", 0777, 0},
+        {'d', "etc", NULL, 0755, 0},
+        {'f', "etc/gone", "bye\n", 0644, 0}, {'d', "opq", NULL, 0755, 0},
+        {'f', "opq/old", "old\n", 0644, 0}, {'f', "etc/kept", "k\n", 0640, 1234}};
+    const member l2[] = {
+        {'d', "opq", NULL, 0750, 0}, {'f', "opq/new", "new\n", 0644, 0},
+        {'f', "opq/.wh..wh..opq", "", 0644, 0},
+        {'f', "etc/.wh.gone", "", 0644, 0}, {'f', "etc/added", "a\n", 0600, 0},
+        {'f', "bin/true", "#!/bin/sh\n", 0755, 0}};
+    write_archive(scratch(1, "l1.tar"), false, l1, 9);
+    write_archive(scratch(2, "l2.tar"), false, l2, 6);
+    const member outer[] = {
+        {'f', "manifest.json", manifest, 0644, 0},
+        {'d', "aaa", NULL, 0755, 0}, {'F', "aaa/layer.tar", fx_path[1], 0644, 0},
+        {'d', "bbb", NULL, 0755, 0}, {'F', "bbb/layer.tar", fx_path[2], 0644, 0}};
+    write_archive(out, false, outer, 5);
+}
+
+START_TEST(test_image_docker_save)
+{
+    SKV_RTFX_REQUIRE();
+    skv_error e = SKV_ERROR_INIT;
+    skv_image_store *st = NULL;
+    SKV_CK_OK(skv_image_store_open(&st, skv_rtfx_images, &e), &e);
+    build_docker_save(scratch(0, "save.tar"),
+                      "[{\"Config\": \"c.json\", \"RepoTags\": [\"bb:1\"],\n"
+                      " \"Layers\": [\"aaa/layer.tar\", \"bbb/layer.tar\"]},"
+                      " {\"Layers\": [\"x\"]}]\n");
+    SKV_CK_OK(skv_image_import_tar(st, "saved", fx_path[0], &e), &e);
+    struct stat sb;
+    ck_assert(in_image(st, "saved", "bin/busybox", &sb));
+    ck_assert(S_ISREG(sb.st_mode) && (sb.st_mode & 0777) == 0755);
+    ck_assert(in_image(st, "saved", "bin/sh", &sb) && S_ISLNK(sb.st_mode));
+    /* A later layer replaces a symlink with a file. */
+    ck_assert(in_image(st, "saved", "bin/true", &sb) && S_ISREG(sb.st_mode));
+    ck_assert(!in_image(st, "saved", "etc/gone", NULL));
+    ck_assert(in_image(st, "saved", "etc/added", &sb));
+    ck_assert_uint_eq(sb.st_mode & 0777, 0600);
+    ck_assert(in_image(st, "saved", "etc/kept", &sb));
+    ck_assert_uint_eq(sb.st_uid, 1234);
+    ck_assert_uint_eq(sb.st_mode & 0777, 0640);
+    ck_assert(!in_image(st, "saved", "opq/old", NULL));
+    ck_assert(in_image(st, "saved", "opq/new", NULL));
+    ck_assert(!in_image(st, "saved", "opq/.wh..wh..opq", NULL));
+    ck_assert(!in_image(st, "saved", "etc/.wh.gone", NULL));
+    ck_assert(!in_image(st, "saved", "manifest.json", NULL));
+    ck_assert_int_eq(skv_image_import(st, "x", fx_path[0],
+                                      (skv_image_format)9, &e), SKV_EINVAL);
+    SKV_CK_OK(skv_image_remove(st, "saved", &e), &e);
+    ck_assert_uint_eq(store_entries(), 0);
+    skv_image_store_free(st);
+}
+END_TEST
+
+static void sha256_of(const char *path, char hex[65])
+{
+    char cmd[PATH_MAX + 32];
+    snprintf(cmd, sizeof(cmd), "sha256sum %s", path);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(fscanf(p, "%64s", hex), 1);
+    pclose(p);
+}
+
+/* Move `path` to <layout>/blobs/sha256/<hex>; hex returned. */
+static void to_blob(const char *layout, const char *path, char hex[65])
+{
+    char dst[PATH_MAX * 2];
+    sha256_of(path, hex);
+    snprintf(dst, sizeof(dst), "%s/blobs/sha256/%s", layout, hex);
+    ck_assert_int_eq(rename(path, dst), 0);
+}
+
+START_TEST(test_image_oci_layout)
+{
+    SKV_RTFX_REQUIRE();
+    skv_error e = SKV_ERROR_INIT;
+    skv_image_store *st = NULL;
+    SKV_CK_OK(skv_image_store_open(&st, skv_rtfx_images, &e), &e);
+    const char *lay = scratch(0, "oci");
+    char cmd[PATH_MAX * 3], hex[65], doc[1024], lhex[65];
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s/blobs/sha256", lay);
+    ck_assert_int_eq(system(cmd), 0);
+    const member l1[] = {
+        {'d', "./bin", NULL, 0755, 0}, {'F', "./bin/busybox", "/bin/busybox", 0755, 0},
+        {'h', "./bin/ls", "./bin/busybox", 0755, 0},
+        {'l', "./bin/abs", "/bin/busybox", 0777, 0}};
+    write_archive(scratch(1, "layer.tar.gz"), true, l1, 4);
+    to_blob(lay, fx_path[1], lhex);
+    snprintf(doc, sizeof(doc), "{\"schemaVersion\": 2, \"config\": {\"digest\": "
+             "\"sha256:%s\"}, \"layers\": [{\"mediaType\": \"application/vnd."
+             "oci.image.layer.v1.tar+gzip\", \"digest\": \"sha256:%s\", "
+             "\"size\": 1}]}", lhex, lhex);
+    write_file(scratch(2, "manifest"), doc);
+    to_blob(lay, fx_path[2], hex);
+    snprintf(doc, sizeof(doc), "{\"schemaVersion\":2,\"manifests\":[{"
+             "\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\","
+             "\"digest\":\"sha256:%s\",\"size\":-1.5e2,\"annotations\":{\"a\":"
+             "[true,null,\"\\u0041\\n\"]}}]}", hex);
+    write_file(scratch(3, "oci/index.json"), doc);
+    write_file(scratch(3, "oci/oci-layout"), "{\"imageLayoutVersion\":\"1.0.0\"}");
+    snprintf(cmd, sizeof(cmd), "tar -C %s -cf %s/oci.tar .", lay, skv_rtfx_root);
+    ck_assert_int_eq(system(cmd), 0);
+    SKV_CK_OK(skv_image_import(st, "oci", scratch(4, "oci.tar"),
+                               SKV_IMAGE_FORMAT_OCI_LAYOUT, &e), &e);
+    SKV_CK_OK(skv_image_import_tar(st, "oci-auto", fx_path[4], &e), &e);
+    SKV_CK_OK(skv_image_import(st, "oci-dir", lay, SKV_IMAGE_FORMAT_AUTO, &e),
+              &e);
+    struct stat a, b;
+    ck_assert(in_image(st, "oci-dir", "bin/busybox", &a));
+    ck_assert(in_image(st, "oci-dir", "bin/ls", &b));
+    ck_assert(a.st_ino == b.st_ino && (a.st_mode & 0111));
+    ck_assert(in_image(st, "oci", "bin/abs", &a) && S_ISLNK(a.st_mode));
+    ck_assert(in_image(st, "oci-auto", "bin/busybox", NULL));
+    /* A rootfs import of a directory, and a layout without oci-layout. */
+    ck_assert_int_eq(skv_image_import(st, "x", lay, SKV_IMAGE_FORMAT_ROOTFS,
+                                      &e), SKV_EINVAL);
+    ck_assert_int_eq(skv_image_import(st, "x", skv_rtfx_tarball,
+                                      SKV_IMAGE_FORMAT_OCI_LAYOUT, &e),
+                     SKV_EPROTO);
+    ck_assert_uint_eq(store_entries(), 3);
+    SKV_CK_OK(skv_image_remove(st, "oci", &e), &e);
+    SKV_CK_OK(skv_image_remove(st, "oci-auto", &e), &e);
+    SKV_CK_OK(skv_image_remove(st, "oci-dir", &e), &e);
+    skv_image_store_free(st);
+}
+END_TEST
+
+/* Each archive must be refused with `code`, leaving nothing anywhere. */
+static void refuse(skv_image_store *st, const member *m, size_t n, int code,
+                   const char *why)
+{
+    skv_error e = SKV_ERROR_INIT;
+    write_archive(scratch(0, "bad.tar"), false, m, n);
+    int rc = skv_image_import_tar(st, "bad", fx_path[0], &e);
+    ck_assert_msg(rc == code && strstr(e.message, why), "%s: %d %s",
+                  m[n - 1].name, rc, e.message);
+    ck_assert_uint_eq(store_entries(), 0);
+    ck_assert_int_ne(access(scratch(5, "outside/pwned"), F_OK), 0);
+}
+
+START_TEST(test_image_unsafe_archives)
+{
+    SKV_RTFX_REQUIRE();
+    skv_error e = SKV_ERROR_INIT;
+    skv_image_store *st = NULL;
+    SKV_CK_OK(skv_image_store_open(&st, skv_rtfx_images, &e), &e);
+    char out_dir[PATH_MAX], out_file[PATH_MAX];
+    snprintf(out_dir, sizeof(out_dir), "%s", scratch(5, "outside"));
+    snprintf(out_file, sizeof(out_file), "%s/pwned", out_dir);
+    ck_assert_int_eq(mkdir(out_dir, 0755), 0);
+    const member abs_[] = {{'f', "ok", "x", 0644, 0},
+                           {'f', out_file, "x", 0644, 0}};
+    refuse(st, abs_, 2, SKV_EPROTO, "unsafe member");
+    const member dotdot[] = {{'f', "ok", "x", 0644, 0},
+                             {'f', "a/../../outside/pwned", "x", 0644, 0}};
+    refuse(st, dotdot, 2, SKV_EPROTO, "unsafe member");
+    /* Absolute target, then a member through it: not followed. */
+    const member through[] = {{'l', "esc", out_dir, 0777, 0},
+                              {'f', "esc/pwned", "x", 0644, 0}};
+    refuse(st, through, 2, SKV_EPROTO, "through symlink");
+    const member up[] = {{'d', "d", NULL, 0755, 0},
+                         {'l', "d/up", "../../outside", 0777, 0}};
+    refuse(st, up, 2, SKV_EPROTO, "escapes the root");
+    const member hard[] = {{'h', "h", "../outside/x", 0644, 0}};
+    refuse(st, hard, 1, SKV_EPROTO, "hard link");
+    /* A whiteout below a lower layer's symlink must not delete outside. */
+    char keep[PATH_MAX + 8];
+    snprintf(keep, sizeof(keep), "%s/keep", out_dir);
+    write_file(keep, "k");
+    const member l1[] = {{'l', "lnk", out_dir, 0777, 0}};
+    const member l2[] = {{'f', "lnk/.wh.keep", "", 0644, 0}};
+    write_archive(scratch(1, "l1.tar"), false, l1, 1);
+    write_archive(scratch(2, "l2.tar"), false, l2, 1);
+    const member outer[] = {
+        {'f', "manifest.json", "[{\"Layers\":[\"l1.tar\",\"l2.tar\"]}]", 0644, 0},
+        {'F', "l1.tar", fx_path[1], 0644, 0}, {'F', "l2.tar", fx_path[2], 0644, 0}};
+    refuse(st, outer, 3, SKV_EPROTO, "out of the image root");
+    ck_assert_int_eq(access(keep, F_OK), 0);
+    skv_image_store_free(st);
+}
+END_TEST
+
+START_TEST(test_image_corrupt_manifests)
+{
+    SKV_RTFX_REQUIRE();
+    skv_error e = SKV_ERROR_INIT;
+    skv_image_store *st = NULL;
+    SKV_CK_OK(skv_image_store_open(&st, skv_rtfx_images, &e), &e);
+    const char *bad[] = {
+        "[{\"Layers\": [\"aaa/layer.tar\"",               /* truncated */
+        "[{\"Layers\": \"aaa/layer.tar\"}]",              /* not an array */
+        "[{\"Layers\": [\"aaa/layer.tar\", 7]}]",         /* not a string */
+        "[{\"Layers\": [\"aaa/layer.tar\"]}] trailing",   /* junk after */
+        "[{\"Layers\": [\"aaa/layer.tar\",]}]",           /* trailing comma */
+        "[{\"Layers\": [\"../l1.tar\"]}]",                /* escapes */
+        "[{\"Layers\": [\"/etc/passwd\"]}]",              /* absolute */
+        "[{\"Layers\": [\"ccc/layer.tar\"]}]",            /* missing */
+        "[{\"Layers\": []}]",                             /* no layers */
+        "[]", "{}", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+        "[{\"Layers\": [\"a\\u00e9\"]}]"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        build_docker_save(scratch(0, "save.tar"), bad[i]);
+        int rc = skv_image_import_tar(st, "bad", fx_path[0], &e);
+        ck_assert_msg(rc == SKV_EPROTO, "manifest %zu: %d %s", i, rc,
+                      e.message);
+        ck_assert_uint_eq(store_entries(), 0);
+    }
+    ck_assert_ptr_nonnull(strstr(e.message, "manifest.json"));
     skv_image_store_free(st);
 }
 END_TEST
@@ -124,6 +435,10 @@ Suite *skv_test_suite_image(void)
     tcase_add_unchecked_fixture(tc, setup_plain, skv_rtfx_teardown);
     tcase_add_test(tc, test_image_import_list_remove);
     tcase_add_test(tc, test_image_bad_tarballs);
+    tcase_add_test(tc, test_image_docker_save);
+    tcase_add_test(tc, test_image_oci_layout);
+    tcase_add_test(tc, test_image_unsafe_archives);
+    tcase_add_test(tc, test_image_corrupt_manifests);
     suite_add_tcase(s, tc);
     return s;
 }

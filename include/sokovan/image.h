@@ -1,8 +1,8 @@
 /*
  * sokovan/image.h - the agent's image store: a name maps to a root file
  * system directory <store>/<name>/rootfs. Images are imported from rootfs
- * tarballs (`docker export` style) by the system tar, unpacked into a
- * temporary directory and renamed into place, so a half-imported image is
+ * tarballs (`docker export`), `docker save` archives or OCI image layouts
+ * with libarchive, unpacked into a temporary directory and renamed into place, so a half-imported image is
  * never visible.
  *
  * Thread-safety: a skv_image_store may be read concurrently (list, path);
@@ -33,8 +33,9 @@ SKV_EXTERN void skv_image_store_free(skv_image_store *store);
  * [A-Za-z0-9._:-], starting with a letter or digit, never "..". */
 SKV_EXTERN int skv_image_name_check(const char *name, skv_error *err);
 
-/* Import a rootfs tarball (plain or compressed as tar detects). SKV_EEXIST
- * when the name is taken. Nothing is left behind on failure. */
+/* Import an image archive, its format detected by content as
+ * skv_image_import with SKV_IMAGE_FORMAT_AUTO does. SKV_EEXIST when the name
+ * is taken. Nothing is left behind on failure. */
 SKV_EXTERN int skv_image_import_tar(skv_image_store *store, const char *name,
                                     const char *tarball, skv_error *err);
 /* Root filesystem directory of an image; free with skv_free. */
@@ -45,6 +46,26 @@ SKV_EXTERN int skv_image_list(const skv_image_store *store, char ***names,
                               size_t *n, skv_error *err);
 SKV_EXTERN void skv_image_list_free(char **names, size_t n);
 SKV_EXTERN int skv_image_remove(skv_image_store *store, const char *name,
+                                skv_error *err);
+
+/* Image source formats. AUTO detects by content: an archive (or directory)
+ * with manifest.json is a docker-save archive, one with oci-layout an OCI
+ * image layout, any other archive a rootfs tarball. */
+typedef enum skv_image_format {
+    SKV_IMAGE_FORMAT_AUTO = 0,
+    SKV_IMAGE_FORMAT_ROOTFS = 1,      /* `docker export` tar, any compression */
+    SKV_IMAGE_FORMAT_DOCKER_SAVE = 2, /* manifest.json + layer tarballs */
+    SKV_IMAGE_FORMAT_OCI_LAYOUT = 3   /* oci-layout, index.json, blobs/ */
+} skv_image_format;
+
+/* Import `source` (an absolute path: an archive, or for docker-save / OCI
+ * also an unpacked directory) as image `name`. Layers are applied in order
+ * with whiteouts (.wh.NAME, .wh..wh..opq); owners and modes are kept.
+ * Absolute or ".." member names, links leaving the root and extraction
+ * through symlinks are refused (SKV_EPROTO), as are malformed manifests;
+ * unreadable archives give SKV_EIO. Nothing is left behind on failure. */
+SKV_EXTERN int skv_image_import(skv_image_store *store, const char *name,
+                                const char *source, skv_image_format format,
                                 skv_error *err);
 
 #ifdef __cplusplus

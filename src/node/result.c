@@ -1,6 +1,8 @@
 /* The node mapper: what an allocation hands out (amounts, cpuset, memory
  * nodeset, container configuration) and its getters.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
 #include "node_internal.h"
 
 static int fill_amounts(skv_node_placement *a, const skv_node *n,
@@ -90,9 +92,14 @@ static int make_config(skv_node_placement *a, const skv_node *n, skv_error *err)
         skv__free(a->cpuset);
         a->cpuset = copy;
     }
-    if (*a->cpuset)
+    /* Both lists come from skv_topo_cpulist_format, so they are canonical:
+     * when the plugins already set the same text, setting it again (a parse
+     * and a format) would change nothing. */
+    cpus = skv_container_config_cpus(a->cfg);
+    if (*a->cpuset && !(cpus && strcmp(cpus, a->cpuset) == 0))
         rc = skv_container_config_set_cpus(a->cfg, a->cpuset, err);
-    if (rc == 0 && *a->mems)
+    const char *mems = skv_container_config_mems(a->cfg);
+    if (rc == 0 && *a->mems && !(mems && strcmp(mems, a->mems) == 0))
         rc = skv_container_config_set_mems(a->cfg, a->mems, err);
     return rc;
 }

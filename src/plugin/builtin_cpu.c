@@ -93,8 +93,10 @@ static int cpu_config(void *state, skv_container_config *cfg,
     char *list = NULL;
     int rc = skv_topo_cpulist_format(&list, pus, np, err);
     skv__free(pus);
-    if (!rc && np)
-        rc = skv_container_config_set_cpus(cfg, list, err);
+    if (!rc && np) {
+        skv__ccfg_take_cpus(cfg, list); /* canonical already: no re-parse */
+        list = NULL;
+    }
     skv__free(list);
     if (!rc && ncores) {
         char num[24];

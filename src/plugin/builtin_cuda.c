@@ -31,6 +31,8 @@ typedef struct cuda_state {
     size_t n;
     bool antifrag;
     char *mps_dir;
+    skv__gpu *gpus;             /* devs[i].gpu, prepared for cuda_config */
+    unsigned nodes;             /* skv__gpu_probe_nodes() at init */
 } cuda_state;
 
 static const char *const cuda_keys[] = {"library", "shares", "antifrag",
@@ -43,6 +45,7 @@ static void cuda_fini(void *state)
         return;
     skv__nvml_close(&s->nvml);
     skv__free(s->devs);
+    skv__free(s->gpus);
     skv__free(s->mps_dir);
     skv__free(s);
 }
@@ -138,6 +141,14 @@ static int configure(cuda_state *s, const skv__kvlist *kv,
         rc = enumerate(s, topo, err);
     if (!rc)
         rc = apply_shares(s, skv__kv_get(kv, "shares"), err);
+    if (!rc && !(s->gpus = skv__calloc(s->n + 1, sizeof(*s->gpus))))
+        rc = skv__err(err, SKV_ENOMEM, "cuda plugin: out of memory");
+    for (size_t i = 0; !rc && i < s->n; i++)
+        s->gpus[i] = s->devs[i].gpu;
+    if (!rc) {
+        skv__gpu_prepare(s->gpus, s->n);
+        s->nodes = skv__gpu_probe_nodes();
+    }
     return rc;
 }
 
@@ -197,15 +208,8 @@ static int cuda_config(void *state, skv_container_config *cfg,
 {
     SKV__UNUSED(host);
     const cuda_state *s = state;
-    skv__gpu *gpus = skv__calloc(s->n + 1, sizeof(*gpus));
-    if (!gpus)
-        return skv__err(err, SKV_ENOMEM, "cuda plugin: out of memory");
-    for (size_t i = 0; i < s->n; i++)
-        gpus[i] = s->devs[i].gpu;
-    skv__gpu_slots sl = {"cuda.device", "cuda.shares", s->mps_dir};
-    int rc = skv__gpu_container_config(cfg, gpus, s->n, &sl, a, n, err);
-    skv__free(gpus);
-    return rc;
+    skv__gpu_slots sl = {"cuda.device", "cuda.shares", s->mps_dir, s->nodes};
+    return skv__gpu_container_config(cfg, s->gpus, s->n, &sl, a, n, err);
 }
 
 /* Memory in use per GPU, as NVML reports it now. */

@@ -76,8 +76,10 @@ static int mem_config(void *state, skv_container_config *cfg,
     char *list = NULL;
     int rc = skv_topo_cpulist_format(&list, nodes, k, err);
     skv__free(nodes);
-    if (!rc && k)
-        rc = skv_container_config_set_mems(cfg, list, err);
+    if (!rc && k) {
+        skv__ccfg_take_mems(cfg, list); /* canonical already: no re-parse */
+        list = NULL;
+    }
     skv__free(list);
     return rc;
 }

@@ -41,6 +41,9 @@ typedef struct mock_state {
     char *mps_dir;
     mock_dev *devs;
     size_t n;
+    skv__gpu *gpus;             /* devs[i].gpu with the shares capacity,
+                                   prepared for mock_config */
+    unsigned nodes;             /* skv__gpu_probe_nodes() at init */
 } mock_state;
 
 static const char *const mock_keys[] = {
@@ -53,6 +56,7 @@ static void mock_fini(void *state)
     if (!s)
         return;
     skv__free(s->devs);
+    skv__free(s->gpus);
     skv__free(s->mps_dir);
     skv__free(s);
 }
@@ -178,6 +182,21 @@ static int parse_flags(mock_state *s, const skv__kvlist *kv, bool *devnodes,
     return rc;
 }
 
+/* What mock_config hands to the shared GPU code, computed once. */
+static int prepare_gpus(mock_state *s, skv_error *err)
+{
+    s->gpus = skv__calloc(s->n + 1, sizeof(*s->gpus));
+    if (!s->gpus)
+        return skv__err(err, SKV_ENOMEM, "mock plugin: out of memory");
+    for (size_t i = 0; i < s->n; i++) {
+        s->gpus[i] = s->devs[i].gpu;
+        s->gpus[i].shares_capacity = s->devs[i].shares;
+    }
+    skv__gpu_prepare(s->gpus, s->n);
+    s->nodes = skv__gpu_probe_nodes();
+    return 0;
+}
+
 static int configure(mock_state *s, const skv__kvlist *kv,
                      const skv_topo *topo, skv_error *err)
 {
@@ -206,7 +225,7 @@ static int configure(mock_state *s, const skv__kvlist *kv,
         if (v || !d->model[0])
             snprintf(d->model, sizeof(d->model), "%s", v ? v : "Mock GPU");
     }
-    return rc;
+    return rc ? rc : prepare_gpus(s, err);
 }
 
 static int mock_init(void **state, const skv_plugin_context *ctx,
@@ -265,17 +284,8 @@ static int mock_config(void *state, skv_container_config *cfg,
 {
     SKV__UNUSED(host);
     const mock_state *s = state;
-    skv__gpu *gpus = skv__calloc(s->n + 1, sizeof(*gpus));
-    if (!gpus)
-        return skv__err(err, SKV_ENOMEM, "mock plugin: out of memory");
-    for (size_t i = 0; i < s->n; i++) {
-        gpus[i] = s->devs[i].gpu;
-        gpus[i].shares_capacity = s->devs[i].shares;
-    }
-    skv__gpu_slots sl = {s->device_slot, s->shares_slot, s->mps_dir};
-    int rc = skv__gpu_container_config(cfg, gpus, s->n, &sl, a, n, err);
-    skv__free(gpus);
-    return rc;
+    skv__gpu_slots sl = {s->device_slot, s->shares_slot, s->mps_dir, s->nodes};
+    return skv__gpu_container_config(cfg, s->gpus, s->n, &sl, a, n, err);
 }
 
 static int mock_stats(void *state, skv_stats *out, const skv_plugin_host *host,

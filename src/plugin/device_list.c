@@ -1,6 +1,7 @@
 /* Device lists: what a plugin offers, copied so plugins may describe their
  * devices from stack buffers.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <stdlib.h>
 #include <string.h>
 
 #include "plugin_internal.h"
@@ -145,7 +146,16 @@ const skv_device *skv_device_list_at(const skv_device_list *list, size_t i)
 const skv_device *skv_device_list_find(const skv_device_list *list,
                                        const char *id)
 {
-    for (size_t i = 0; list && id && i < list->n; i++)
+    if (!list || !id)
+        return NULL;
+    /* Most plugins number their devices by position ("0", "1", ...); ids
+     * are unique, so a hit there is the answer the scan would give. */
+    char *end;
+    unsigned long guess = strtoul(id, &end, 10);
+    if (end != id && !*end && guess < list->n &&
+        strcmp(list->items[guess].id, id) == 0)
+        return &list->items[guess];
+    for (size_t i = 0; i < list->n; i++)
         if (strcmp(list->items[i].id, id) == 0)
             return &list->items[i];
     return NULL;

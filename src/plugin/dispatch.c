@@ -141,7 +141,7 @@ int skv_plugin_container_config(skv_plugin *p, skv_container_config *cfg,
     const skv_compute_plugin_ops *ops = skv__plugin_ops(p, &state);
     if (rc || !ops->container_config || n == 0)
         return rc;
-    /* Build aside, then merge: cfg is untouched when anything fails. */
+    /* Build aside, then move in: cfg is untouched when anything fails. */
     skv_container_config *tmp;
     if ((rc = skv_container_config_new(&tmp, err)))
         return rc;
@@ -150,7 +150,7 @@ int skv_plugin_container_config(skv_plugin *p, skv_container_config *cfg,
                                &le);
     rc = skv__plugin_call_rc(p, rc, &le, err, "container_config");
     if (!rc)
-        rc = skv_container_config_merge(cfg, tmp, err);
+        rc = skv__ccfg_absorb(cfg, tmp, err);
     skv_container_config_free(tmp);
     return rc;
 }
@@ -168,7 +168,9 @@ int skv_plugin_container_config_result(skv_plugin *p,
         return skv__err(err, SKV_ESTATE, "plugin '%s': the allocation was "
                         "already released", skv_plugin_name(p));
     size_t n = skv_alloc_result_count(r);
-    skv_device_amount *a = skv__calloc(n ? n : 1, sizeof(*a));
+    skv_device_amount stack[32]; /* most allocations use a few devices */
+    skv_device_amount *a = n <= SKV__ARRAY_LEN(stack)
+                               ? stack : skv__calloc(n, sizeof(*a));
     if (!a)
         return skv__err(err, SKV_ENOMEM, "plugin: out of memory");
     for (size_t i = 0; i < n; i++) {
@@ -179,7 +181,8 @@ int skv_plugin_container_config_result(skv_plugin *p,
         a[i].qty = e.qty;
     }
     int rc = skv_plugin_container_config(p, cfg, a, n, err);
-    skv__free(a);
+    if (a != stack)
+        skv__free(a);
     return rc;
 }
 

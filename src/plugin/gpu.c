@@ -1,5 +1,9 @@
 /* Container configuration for NVIDIA-style GPUs, shared by the cuda plugin
  * and the mock plugin (so CI runs this exact code without a GPU).
+ * The control device nodes are probed once when the plugin opens (a node
+ * appearing or vanishing later, e.g. the driver being loaded, is seen by
+ * plugins opened after it); the MPS daemon, which does come and go, is
+ * still looked for on every call.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
 #include <stdio.h>
@@ -60,23 +64,35 @@ typedef struct gpu_use {
     skv_qty share;              /* amount of the shares slot */
 } gpu_use;
 
-static int add_nodes(skv_container_config *cfg, const skv__gpu *g,
-                     skv_error *err)
+static const char *const common_nodes[] = {"/dev/nvidiactl",
+                                           "/dev/nvidia-uvm",
+                                           "/dev/nvidia-uvm-tools"};
+
+unsigned skv__gpu_probe_nodes(void)
 {
-    char path[64];
-    if (g->minor < 0)
-        return 0;
-    snprintf(path, sizeof(path), "/dev/nvidia%d", g->minor);
-    return skv_container_config_add_device(cfg, path, err);
+    unsigned mask = 0;
+    for (size_t i = 0; i < SKV__ARRAY_LEN(common_nodes); i++)
+        if (skv__sys_exists(common_nodes[i]))
+            mask |= 1u << i;
+    return mask;
 }
 
-static int add_common_nodes(skv_container_config *cfg, skv_error *err)
+void skv__gpu_prepare(skv__gpu *gpus, size_t n)
 {
-    static const char *const nodes[] = {"/dev/nvidiactl", "/dev/nvidia-uvm",
-                                        "/dev/nvidia-uvm-tools"};
-    for (size_t i = 0; i < SKV__ARRAY_LEN(nodes); i++)
-        if (skv__sys_exists(nodes[i])) {
-            int rc = skv_container_config_add_device(cfg, nodes[i], err);
+    for (size_t i = 0; i < n; i++) {
+        gpus[i].devnode[0] = '\0';
+        if (gpus[i].minor >= 0)
+            snprintf(gpus[i].devnode, sizeof(gpus[i].devnode),
+                     "/dev/nvidia%d", gpus[i].minor);
+    }
+}
+
+static int add_common_nodes(skv_container_config *cfg, unsigned mask,
+                            skv_error *err)
+{
+    for (size_t i = 0; i < SKV__ARRAY_LEN(common_nodes); i++)
+        if (mask & (1u << i)) {
+            int rc = skv_container_config_add_device(cfg, common_nodes[i], err);
             if (rc)
                 return rc;
         }
@@ -127,28 +143,43 @@ static int mps_env(skv_container_config *cfg, const skv__gpu *gpus,
     return rc;
 }
 
+/* Index of the GPU whose id is id. The plugins' ids are mostly their
+ * position, so that is tried before the scan. */
+static size_t gpu_index(const skv__gpu *gpus, size_t ngpus, const char *id)
+{
+    char *end;
+    unsigned long guess = strtoul(id, &end, 10);
+    if (end != id && !*end && guess < ngpus && strcmp(gpus[guess].id, id) == 0)
+        return guess;
+    for (size_t i = 0; i < ngpus; i++)
+        if (strcmp(gpus[i].id, id) == 0)
+            return i;
+    return ngpus;
+}
+
 static void collect_use(gpu_use *use, const skv__gpu *gpus, size_t ngpus,
                         const skv__gpu_slots *sl, const skv_device_amount *a,
                         size_t n)
 {
-    for (size_t k = 0; k < n; k++)
-        for (size_t i = 0; i < ngpus; i++) {
-            if (strcmp(gpus[i].id, a[k].device_id) != 0)
-                continue;
-            if (strcmp(a[k].slot, sl->device_slot) == 0)
-                use[i].whole += a[k].qty;
-            else if (strcmp(a[k].slot, sl->shares_slot) == 0)
-                use[i].share += a[k].qty;
-        }
+    for (size_t k = 0; k < n; k++) {
+        size_t i = gpu_index(gpus, ngpus, a[k].device_id);
+        if (i == ngpus)
+            continue;
+        if (strcmp(a[k].slot, sl->device_slot) == 0)
+            use[i].whole += a[k].qty;
+        else if (strcmp(a[k].slot, sl->shares_slot) == 0)
+            use[i].share += a[k].qty;
+    }
 }
 
 /* Visible devices (UUIDs when known) and device nodes. */
 static int visible(skv_container_config *cfg, const skv__gpu *gpus,
-                   const gpu_use *use, size_t ngpus, bool *any_share,
-                   skv_error *err)
+                   const gpu_use *use, size_t ngpus, const skv__gpu_slots *sl,
+                   bool *any_share, skv_error *err)
 {
+    char stack[4096];
     size_t cap = ngpus * sizeof(gpus[0].uuid) + 1, len = 0;
-    char *list = skv__calloc(cap, 1);
+    char *list = cap <= sizeof(stack) ? stack : skv__malloc(cap);
     if (!list)
         return skv__err(err, SKV_ENOMEM, "gpu config: out of memory");
     int rc = 0;
@@ -156,32 +187,45 @@ static int visible(skv_container_config *cfg, const skv__gpu *gpus,
         if (!use[i].whole && !use[i].share)
             continue;
         *any_share = *any_share || use[i].share;
-        len += (size_t)snprintf(list + len, cap - len, "%s%s", len ? "," : "",
-                                gpus[i].uuid[0] ? gpus[i].uuid : gpus[i].id);
-        rc = add_nodes(cfg, &gpus[i], err);
+        const char *name = gpus[i].uuid[0] ? gpus[i].uuid : gpus[i].id;
+        size_t nlen = strlen(name);
+        if (len)
+            list[len++] = ',';
+        memcpy(list + len, name, nlen);
+        len += nlen;
+        if (gpus[i].devnode[0])
+            rc = skv_container_config_add_device(cfg, gpus[i].devnode, err);
     }
+    list[len] = '\0';
     if (!rc && len)
-        rc = add_common_nodes(cfg, err);
+        rc = add_common_nodes(cfg, sl->common_nodes, err);
     if (!rc && len)
         rc = skv_container_config_set_env(cfg, "CUDA_VISIBLE_DEVICES", list, err);
     if (!rc && len)
         rc = skv_container_config_set_env(cfg, "NVIDIA_VISIBLE_DEVICES", list,
                                           err);
-    skv__free(list);
+    if (list != stack)
+        skv__free(list);
     return rc;
 }
+
+/* Per-call scratch for this many GPUs lives on the stack. */
+#define GPU_STACK_USE 64
 
 int skv__gpu_container_config(skv_container_config *cfg, const skv__gpu *gpus,
                               size_t ngpus, const skv__gpu_slots *sl,
                               const skv_device_amount *a, size_t n,
                               skv_error *err)
 {
-    gpu_use *use = skv__calloc(ngpus ? ngpus : 1, sizeof(*use));
+    gpu_use stack[GPU_STACK_USE];
+    gpu_use *use = ngpus <= GPU_STACK_USE ? stack
+                                          : skv__malloc(ngpus * sizeof(*use));
     if (!use)
         return skv__err(err, SKV_ENOMEM, "gpu config: out of memory");
+    memset(use, 0, (ngpus ? ngpus : 1) * sizeof(*use));
     collect_use(use, gpus, ngpus, sl, a, n);
     bool any_share = false;
-    int rc = visible(cfg, gpus, use, ngpus, &any_share, err);
+    int rc = visible(cfg, gpus, use, ngpus, sl, &any_share, err);
     if (!rc && any_share) {
         const char *dir;
         if (skv__gpu_mps_running(sl->mps_pipe_dir, &dir))
@@ -189,6 +233,7 @@ int skv__gpu_container_config(skv_container_config *cfg, const skv__gpu *gpus,
         else
             skv_container_config_add_flags(cfg, SKV_CCFG_SHARES_NOT_ENFORCED);
     }
-    skv__free(use);
+    if (use != stack)
+        skv__free(use);
     return rc;
 }

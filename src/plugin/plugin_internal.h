@@ -39,6 +39,16 @@ extern const skv_compute_plugin_ops skv__plugin_mem_ops;
 extern const skv_compute_plugin_ops skv__plugin_cuda_ops;
 extern const skv_compute_plugin_ops skv__plugin_mock_ops;
 
+/* Merge src into dst with skv_container_config_merge's result and errors,
+ * taking src's strings instead of copying them (src must then only be
+ * freed). dst is unchanged on failure. */
+int skv__ccfg_absorb(skv_container_config *dst, skv_container_config *src,
+                     skv_error *err);
+/* Set cpuset.cpus / cpuset.mems to list, a string from
+ * skv_topo_cpulist_format (already canonical), taking ownership of it. */
+void skv__ccfg_take_cpus(skv_container_config *cfg, char *list);
+void skv__ccfg_take_mems(skv_container_config *cfg, char *list);
+
 /* Drop entries past the first n (undo a failed append). */
 void skv__stats_truncate(skv_stats *st, size_t n);
 
@@ -95,17 +105,31 @@ typedef struct skv__gpu {
     int minor;                  /* N of /dev/nvidiaN; -1 unknown */
     uint64_t memory_bytes;
     skv_qty shares_capacity;    /* capacity of the shares slot (> 0) */
+    char devnode[32];           /* "/dev/nvidiaN", "" when minor < 0; set by
+                                   skv__gpu_prepare */
 } skv__gpu;
+
+/* Bit i set: the i-th NVIDIA control node (/dev/nvidiactl, /dev/nvidia-uvm,
+ * /dev/nvidia-uvm-tools) exists. Probed once, when a plugin opens: the
+ * device nodes a machine has do not change while the plugin is open (a
+ * driver load or unload means reopening the plugin), and probing them on
+ * every container configuration cost three stat() calls each time. */
+unsigned skv__gpu_probe_nodes(void);
+/* Precompute what skv__gpu_container_config formats per device (the device
+ * node path), so that each call only copies strings. */
+void skv__gpu_prepare(skv__gpu *gpus, size_t n);
 
 typedef struct skv__gpu_slots {
     const char *device_slot;    /* "cuda.device" */
     const char *shares_slot;    /* "cuda.shares" */
     const char *mps_pipe_dir;   /* NULL: CUDA_MPS_PIPE_DIRECTORY or
                                    /tmp/nvidia-mps */
+    unsigned common_nodes;      /* skv__gpu_probe_nodes() at open */
 } skv__gpu_slots;
 
 /* Device nodes, CUDA/NVIDIA_VISIBLE_DEVICES and, for shares, MPS limits or
- * the not-enforced flag. Amounts were validated against the devices. */
+ * the not-enforced flag. Amounts were validated against the devices; gpus
+ * went through skv__gpu_prepare. */
 int skv__gpu_container_config(skv_container_config *cfg, const skv__gpu *gpus,
                               size_t ngpus, const skv__gpu_slots *slots,
                               const skv_device_amount *amounts, size_t n,

@@ -1,8 +1,6 @@
-/* Image store: <dir>/<name>/rootfs. Imports unpack with the system tar
- * into <dir>/.tmp-<name>-<pid> and rename into place, so readers never see a
- * partial image. GNU tar already refuses member names with ".." and strips
- * leading '/'; the import also passes --no-overwrite-dir and never follows
- * the archive's symlinks out of the target (tar extracts symlinks as links).
+/* Image store: <dir>/<name>/rootfs. Imports unpack (libarchive, see
+ * image_layer.c) into <dir>/.tmp-<name>-<pid> and rename into place, so
+ * readers never see a partial image and a failure leaves nothing.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <dirent.h>
 #include <errno.h>
@@ -11,12 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
-
-#define TAR_PATH "/usr/bin/tar"
+#include "image_int.h"
 
 struct skv_image_store {
     char *dir;
@@ -74,61 +69,107 @@ void skv_image_store_free(skv_image_store *s)
     skv__free(s);
 }
 
-static int untar(const char *tarball, const char *dest, const char *log,
-                 skv_error *err)
+/* Which format `src` holds; for archives the outer one is unpacked into
+ * tmp/src first (docker save, OCI), and *dir points at the layout. */
+static int pick_format(const char *src, bool is_dir, skv_image_format *fmt,
+                       skv_error *err)
 {
-    /* Fixed argv, no shell; the tarball path is one argument. */
-    const char *argv[] = {TAR_PATH, "--extract", "--no-overwrite-dir",
-                          "--numeric-owner", "--file", tarball,
-                          "--directory", dest, NULL};
-    int st = 0;
-    int rc = skv__rt_run(argv, log, &st, err);
-    if (rc < 0)
+    if (*fmt != SKV_IMAGE_FORMAT_AUTO)
+        return 0;
+    if (!is_dir) {
+        int kind = 0, rc = skv__img_detect(src, &kind, err);
+        *fmt = kind == 1   ? SKV_IMAGE_FORMAT_DOCKER_SAVE
+               : kind == 2 ? SKV_IMAGE_FORMAT_OCI_LAYOUT
+                           : SKV_IMAGE_FORMAT_ROOTFS;
         return rc;
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        char *out = NULL;
-        skv__rt_read_file(log, &out, NULL);
-        if (out) {
-            char *nl = strchr(out, '\n');
-            if (nl)
-                *nl = '\0';
-        }
-        rc = skv__err(err, SKV_EIO, "tar could not unpack '%s': %s", tarball,
-                      out && *out ? out : "failed");
-        skv__free(out);
     }
+    char p[PATH_MAX];
+    snprintf(p, sizeof(p), "%s/manifest.json", src);
+    if (access(p, F_OK) == 0) {
+        *fmt = SKV_IMAGE_FORMAT_DOCKER_SAVE;
+        return 0;
+    }
+    snprintf(p, sizeof(p), "%s/oci-layout", src);
+    if (access(p, F_OK) == 0) {
+        *fmt = SKV_IMAGE_FORMAT_OCI_LAYOUT;
+        return 0;
+    }
+    return skv__err(err, SKV_EINVAL, "directory '%s' has neither "
+                    "manifest.json nor oci-layout", src);
+}
+
+/* Unpack into tmp (an absolute, symlink-free path). */
+static int unpack(const char *src, bool is_dir, skv_image_format fmt,
+                  const char *tmp, skv_error *err)
+{
+    char root[PATH_MAX], outer[PATH_MAX];
+    snprintf(root, sizeof(root), "%s/rootfs", tmp);
+    snprintf(outer, sizeof(outer), "%s/src", tmp);
+    if (mkdir(root, 0755) < 0)
+        return skv__err_sys(err, errno, "mkdir %s", root);
+    if (fmt == SKV_IMAGE_FORMAT_ROOTFS)
+        return is_dir ? skv__err(err, SKV_EINVAL, "a rootfs import needs an "
+                                 "archive, '%s' is a directory", src)
+                      : skv__img_apply(src, root, true, err);
+    const char *layout = src;
+    int rc = 0;
+    if (!is_dir) {
+        layout = outer;
+        if (mkdir(outer, 0700) < 0)
+            return skv__err_sys(err, errno, "mkdir %s", outer);
+        rc = skv__img_apply(src, outer, false, err);
+    }
+    if (rc == 0)
+        rc = fmt == SKV_IMAGE_FORMAT_DOCKER_SAVE
+                 ? skv__img_docker(layout, root, err)
+                 : skv__img_oci(layout, root, err);
+    if (!is_dir && rc == 0)
+        rc = skv__rt_rm_rf(outer, err);
     return rc;
 }
 
-int skv_image_import_tar(skv_image_store *s, const char *name,
-                         const char *tarball, skv_error *err)
+static int check_import(skv_image_store *s, const char *name, const char *src,
+                        skv_image_format fmt, bool *is_dir, skv_error *err)
 {
     if (!s)
         return skv__err(err, SKV_EINVAL, "image store is NULL");
     int rc = skv_image_name_check(name, err);
     if (rc == 0)
-        rc = skv__rt_check_abs_path(tarball, "tarball", err);
+        rc = skv__rt_check_abs_path(src, "image source", err);
     if (rc < 0)
         return rc;
+    if ((unsigned)fmt > SKV_IMAGE_FORMAT_OCI_LAYOUT)
+        return skv__err(err, SKV_EINVAL, "unknown image format %d", (int)fmt);
     struct stat st;
-    if (stat(tarball, &st) < 0 || !S_ISREG(st.st_mode))
-        return skv__err(err, SKV_ENOENT, "tarball '%s' is not a regular file",
-                        tarball);
-    char final[PATH_MAX], tmp[PATH_MAX], root[PATH_MAX], log[PATH_MAX];
+    if (stat(src, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+        return skv__err(err, SKV_ENOENT, "image source '%s' is not a regular "
+                        "file or directory", src);
+    *is_dir = S_ISDIR(st.st_mode);
+    return 0;
+}
+
+int skv_image_import(skv_image_store *s, const char *name, const char *src,
+                     skv_image_format fmt, skv_error *err)
+{
+    bool is_dir = false;
+    int rc = check_import(s, name, src, fmt, &is_dir, err);
+    if (rc < 0)
+        return rc;
+    char final[PATH_MAX], tmp[PATH_MAX], real[PATH_MAX];
     snprintf(final, sizeof(final), "%s/%s", s->dir, name);
     snprintf(tmp, sizeof(tmp), "%s/.tmp-%s-%ld", s->dir, name, (long)getpid());
-    snprintf(root, sizeof(root), "%s/rootfs", tmp);
-    snprintf(log, sizeof(log), "%s/.tmp-%s-%ld.log", s->dir, name,
-             (long)getpid());
     if (access(final, F_OK) == 0)
         return skv__err(err, SKV_EEXIST, "image '%s' already exists", name);
+    if ((rc = pick_format(src, is_dir, &fmt, err)) < 0)
+        return rc;
     if (mkdir(tmp, 0755) < 0)
         return skv__err_sys(err, errno, "mkdir %s", tmp);
-    if (mkdir(root, 0755) < 0)
-        rc = skv__err_sys(err, errno, "mkdir %s", root);
+    /* libarchive's SECURE_SYMLINKS check walks the whole destination path,
+     * so hand it the resolved one. */
+    if (!realpath(tmp, real))
+        rc = skv__err_sys(err, errno, "resolve %s", tmp);
     if (rc == 0)
-        rc = untar(tarball, root, log, err);
-    unlink(log);
+        rc = unpack(src, is_dir, fmt, real, err);
     if (rc == 0 && rename(tmp, final) < 0)
         rc = errno == EEXIST || errno == ENOTEMPTY
                  ? skv__err(err, SKV_EEXIST, "image '%s' already exists", name)
@@ -136,6 +177,12 @@ int skv_image_import_tar(skv_image_store *s, const char *name,
     if (rc < 0)
         skv__rt_rm_rf(tmp, NULL);
     return rc;
+}
+
+int skv_image_import_tar(skv_image_store *s, const char *name,
+                         const char *tarball, skv_error *err)
+{
+    return skv_image_import(s, name, tarball, SKV_IMAGE_FORMAT_AUTO, err);
 }
 
 int skv_image_path(const skv_image_store *s, const char *name, char **out,

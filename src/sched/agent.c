@@ -93,6 +93,7 @@ static int agent_devices(skv_sched *s, skv__agent *a,
                         "another role (whole / shared / pooled) by other agents",
                         a->id);
     a->d.dev_slot_mask = wm | sm;
+    a->d.whole_slot_mask = wm;
     a->whole_mask = wm;
     return 0;
 }
@@ -195,14 +196,11 @@ static int table_slot(skv_sched *s, uint32_t *out, skv_error *err)
         *out = s->agent_free[--s->nagent_free];
         return 0;
     }
-    skv__agent **n = skv__reallocarray(s->agents, s->nagents_tab + 1, sizeof(*n));
-    uint32_t *f = n ? skv__reallocarray(s->agent_free, s->nagents_tab + 1,
-                                        sizeof(*f)) : NULL;
-    if (n)
-        s->agents = n;
-    if (!f)
-        return skv__err(err, SKV_ENOMEM, "out of memory");
-    s->agent_free = f;
+    int rc = skv__sched_table_room((void **)&s->agents, &s->agent_free,
+                                   s->nagents_tab, &s->agents_cap,
+                                   sizeof(*s->agents), err);
+    if (rc)
+        return rc;
     s->agents[s->nagents_tab] = NULL;
     *out = s->nagents_tab++;
     return 0;

@@ -27,13 +27,17 @@ static bool pooled_fits(const skv__dstate *d, const skv_qty *req, int slot)
     return req[slot] <= d->cap[slot] - d->used[slot];
 }
 
-/* Better FILL candidate: more used, then less free, then lower index. */
-static bool fill_better(const skv_sched_device_view *a,
-                        const skv_sched_device_view *b)
+/* FILL order over shareable devices: more used first, then less free,
+ * then lower index (ties keep the earlier device). */
+typedef struct fill_pick {
+    int dev;
+    skv_qty used, room;
+} fill_pick;
+
+static void fill_consider(fill_pick *b, uint32_t i, skv_qty used, skv_qty room)
 {
-    if (a->share_used != b->share_used)
-        return a->share_used > b->share_used;
-    return a->share_capacity - a->share_used < b->share_capacity - b->share_used;
+    if (b->dev < 0 || used > b->used || (used == b->used && room < b->room))
+        *b = (fill_pick){(int)i, used, room};
 }
 
 static int take_whole(const skv__dstate *d, uint8_t slot, skv_qty q,
@@ -59,22 +63,30 @@ static bool share_eligible(const skv_sched_device_view *v, uint8_t slot,
            !(chosen & (1ull << i)) && v->share_used < v->share_capacity;
 }
 
+/* The FILL-best eligible device, among those with at least `min` room. */
+static fill_pick fill_best(const skv__dstate *d, uint8_t slot,
+                           uint64_t chosen, skv_qty min)
+{
+    fill_pick b = {-1, 0, 0};
+    for (uint32_t i = 0; i < d->ndev; i++) {
+        const skv_sched_device_view *v = &d->dev[i];
+        if (!share_eligible(v, slot, chosen, i))
+            continue;
+        skv_qty room = v->share_capacity - v->share_used;
+        if (room >= min)
+            fill_consider(&b, i, v->share_used, room);
+    }
+    return b;
+}
+
 static int take_share(const skv__dstate *d, uint8_t slot, skv_qty q,
                       uint64_t *chosen, skv_sched_device_share *out,
                       size_t *n)
 {
-    int best = -1;
-    for (uint32_t i = 0; i < d->ndev; i++) {
-        const skv_sched_device_view *v = &d->dev[i];
-        if (!share_eligible(v, slot, *chosen, i) ||
-            v->share_capacity - v->share_used < q)
-            continue;
-        if (best < 0 || fill_better(v, &d->dev[best]))
-            best = (int)i;
-    }
-    if (best >= 0) {
-        *chosen |= 1ull << best;
-        out[(*n)++] = (skv_sched_device_share){(uint32_t)best, slot, false, q};
+    fill_pick b = fill_best(d, slot, *chosen, q);
+    if (b.dev >= 0) {
+        *chosen |= 1ull << b.dev;
+        out[(*n)++] = (skv_sched_device_share){(uint32_t)b.dev, slot, false, q};
         return 0;
     }
     /* no single device: drain devices in FILL order */
@@ -82,24 +94,16 @@ static int take_share(const skv__dstate *d, uint8_t slot, skv_qty q,
     size_t n0 = *n;
     uint64_t c0 = *chosen;
     while (left > 0) {
-        best = -1;
-        for (uint32_t i = 0; i < d->ndev; i++) {
-            const skv_sched_device_view *v = &d->dev[i];
-            if (share_eligible(v, slot, *chosen, i) &&
-                (best < 0 || fill_better(v, &d->dev[best])))
-                best = (int)i;
-        }
-        if (best < 0) {
+        /* eligible devices have room > 0, so any room qualifies */
+        b = fill_best(d, slot, *chosen, 0);
+        if (b.dev < 0) {
             *n = n0;
             *chosen = c0;
             return SKV_ENOSPC;
         }
-        const skv_sched_device_view *v = &d->dev[best];
-        skv_qty take = v->share_capacity - v->share_used;
-        if (take > left)
-            take = left;
-        *chosen |= 1ull << best;
-        out[(*n)++] = (skv_sched_device_share){(uint32_t)best, slot, false, take};
+        skv_qty take = b.room < left ? b.room : left;
+        *chosen |= 1ull << b.dev;
+        out[(*n)++] = (skv_sched_device_share){(uint32_t)b.dev, slot, false, take};
         left -= take;
     }
     return 0;
@@ -107,10 +111,7 @@ static int take_share(const skv__dstate *d, uint8_t slot, skv_qty q,
 
 static bool is_whole_slot(const skv__dstate *d, uint8_t slot)
 {
-    for (uint32_t i = 0; i < d->ndev; i++)
-        if (d->dev[i].whole_slot == slot)
-            return true;
-    return false;
+    return (d->whole_slot_mask >> slot) & 1u;
 }
 
 int skv__dmap_trial(const skv__dstate *d, const skv_qty *req,
@@ -118,23 +119,24 @@ int skv__dmap_trial(const skv__dstate *d, const skv_qty *req,
 {
     size_t n = 0;
     uint64_t chosen = 0;
+    uint32_t want = 0; /* device slots the request uses */
     for (int s = 0; s < NSL; s++) {
         if (req[s] == 0)
             continue;
-        if (!(d->dev_slot_mask & (1u << s))) {
-            if (!pooled_fits(d, req, s))
-                return SKV_ENOSPC;
-        }
+        if (d->dev_slot_mask & (1u << s))
+            want |= 1u << s;
+        else if (!pooled_fits(d, req, s))
+            return SKV_ENOSPC;
     }
     /* whole devices first so shares do not land on devices a whole request
-     * of the same kernel needs */
-    for (int s = 0; s < NSL; s++)
-        if (req[s] && (d->dev_slot_mask & (1u << s)) && is_whole_slot(d, (uint8_t)s) &&
-            take_whole(d, (uint8_t)s, req[s], &chosen, out, &n))
+     * of the same kernel needs; each phase in slot order */
+    uint32_t whole = want & d->whole_slot_mask;
+    for (uint8_t s = 0; whole >> s; s++)
+        if (((whole >> s) & 1u) && take_whole(d, s, req[s], &chosen, out, &n))
             return SKV_ENOSPC;
-    for (int s = 0; s < NSL; s++)
-        if (req[s] && (d->dev_slot_mask & (1u << s)) && !is_whole_slot(d, (uint8_t)s) &&
-            take_share(d, (uint8_t)s, req[s], &chosen, out, &n))
+    uint32_t shared = want & ~d->whole_slot_mask;
+    for (uint8_t s = 0; shared >> s; s++)
+        if (((shared >> s) & 1u) && take_share(d, s, req[s], &chosen, out, &n))
             return SKV_ENOSPC;
     if (n_out)
         *n_out = n;
@@ -235,6 +237,8 @@ SKV_EXTERN int skv_sched_agent_view_trial(skv_sched_device_share *out,
     d.dev = (skv_sched_device_view *)agent->devices; /* trial only reads */
     for (uint32_t i = 0; i < d.ndev; i++) {
         d.dev_slot_mask |= 1u << d.dev[i].whole_slot;
+        if (d.dev[i].whole_slot < NSL)
+            d.whole_slot_mask |= 1u << d.dev[i].whole_slot;
         if (d.dev[i].share_slot != SKV_SCHED_NO_SLOT)
             d.dev_slot_mask |= 1u << d.dev[i].share_slot;
     }

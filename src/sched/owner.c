@@ -31,10 +31,10 @@ int skv__sched_owner(skv_sched *s, uint32_t *out, skv_sched_scope scope,
         *out = i;
         return 0;
     }
-    skv__owner **na = skv__reallocarray(s->owners, s->nowners + 1, sizeof(*na));
-    if (!na)
-        return skv__err(err, SKV_ENOMEM, "out of memory");
-    s->owners = na;
+    int rc = skv__sched_room((void **)&s->owners, s->nowners, &s->owners_cap,
+                             sizeof(*s->owners), err);
+    if (rc)
+        return rc;
     skv__owner *o = skv__calloc(1, sizeof(*o));
     if (!o || !(o->name = skv__strdup(name))) {
         skv__free(o);
@@ -42,7 +42,7 @@ int skv__sched_owner(skv_sched *s, uint32_t *out, skv_sched_scope scope,
     }
     o->scope = scope;
     owner_defaults(o);
-    int rc = skv__hmap_put(&s->owner_ix[scope], o->name, s->nowners, err);
+    rc = skv__hmap_put(&s->owner_ix[scope], o->name, s->nowners, err);
     if (rc) {
         skv__free(o->name);
         skv__free(o);

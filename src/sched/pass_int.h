@@ -74,7 +74,18 @@ typedef struct skv__pass {
     uint32_t memo_cap;
 } skv__pass;
 
-bool skv__pass_agent_ok(const skv__session *x, const skv__agent *a);
+/* May x run on a at all (schedulable, architecture, models, designated)?
+ * Inline: it runs for every candidate agent, and most sessions carry no
+ * placement constraint, leaving only the schedulable flag to read. */
+bool skv__pass_agent_ok_constrained(const skv__session *x, const skv__agent *a);
+static inline bool skv__pass_agent_ok(const skv__session *x, const skv__agent *a)
+{
+    if (!a->schedulable)
+        return false;
+    if (!x->arch && !x->nmodels && !x->ndesignated)
+        return true;
+    return skv__pass_agent_ok_constrained(x, a);
+}
 /* Place every kernel (maps changed, kalloc filled) or nothing. 0, SKV_ENOSPC
  * (miss filled) or SKV_ENOMEM. */
 int skv__pass_place(skv__pass *P, uint32_t si, skv__miss *miss);

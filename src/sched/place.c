@@ -13,10 +13,8 @@ static bool in_list(char *const *v, size_t n, const char *s)
     return false;
 }
 
-bool skv__pass_agent_ok(const skv__session *x, const skv__agent *a)
+bool skv__pass_agent_ok_constrained(const skv__session *x, const skv__agent *a)
 {
-    if (!a->schedulable)
-        return false;
     if (x->arch && strcmp(x->arch, a->arch) != 0)
         return false;
     if (x->nmodels && !in_list(x->models, x->nmodels, a->gpu_model))

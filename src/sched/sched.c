@@ -22,6 +22,44 @@ int skv__sched_push(void **arr, uint32_t *len, uint32_t *cap, size_t elsz,
     return 0;
 }
 
+int skv__sched_room(void **arr, uint32_t len, uint32_t *cap, size_t elsz,
+                    skv_error *err)
+{
+    if (len < *cap)
+        return 0;
+    if (*cap > UINT32_MAX / 2)
+        return skv__err(err, SKV_ENOMEM, "sched: table full");
+    uint32_t ncap = *cap ? *cap * 2 : 8;
+    void *n = skv__reallocarray(*arr, ncap, elsz);
+    if (!n)
+        return skv__err(err, SKV_ENOMEM, "sched: out of memory");
+    *arr = n;
+    *cap = ncap;
+    return 0;
+}
+
+int skv__sched_table_room(void **tab, uint32_t **freel, uint32_t len,
+                          uint32_t *cap, size_t elsz, skv_error *err)
+{
+    if (len < *cap)
+        return 0;
+    if (*cap > UINT32_MAX / 2)
+        return skv__err(err, SKV_ENOMEM, "sched: table full");
+    uint32_t ncap = *cap ? *cap * 2 : 8;
+    /* the table may end up larger than *cap when the free list fails:
+     * harmless, the next call grows it again */
+    void *n = skv__reallocarray(*tab, ncap, elsz);
+    if (!n)
+        return skv__err(err, SKV_ENOMEM, "sched: out of memory");
+    *tab = n;
+    uint32_t *f = skv__reallocarray(*freel, ncap, sizeof(*f));
+    if (!f)
+        return skv__err(err, SKV_ENOMEM, "sched: out of memory");
+    *freel = f;
+    *cap = ncap;
+    return 0;
+}
+
 static int builtins(skv_sched *s, skv_error *err)
 {
     static const skv_sched_selector *const sels[] = {

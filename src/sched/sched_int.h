@@ -48,6 +48,9 @@ typedef struct skv__dstate {
     uint32_t ndev;
     skv_sched_device_view *dev;    /* ndev entries */
     uint32_t dev_slot_mask;        /* slots served by devices */
+    uint32_t whole_slot_mask;      /* slots some device serves whole (a
+                                      subset of dev_slot_mask; kept so the
+                                      trial need not scan the devices) */
 } skv__dstate;
 
 /* Where one kernel went on one agent. */
@@ -218,19 +221,21 @@ struct skv_sched {
 
     skv__agent **agents;
     uint32_t nagents_tab;          /* table size (holes are NULL) */
+    uint32_t agents_cap;           /* allocated entries of agents/agent_free */
     uint32_t *agent_free;
     uint32_t nagent_free;
     skv__hmap agent_ix;
 
     skv__session **sess;
     uint32_t nsess_tab;
+    uint32_t sess_cap;             /* allocated entries of sess/sess_free */
     uint32_t *sess_free;
     uint32_t nsess_free;
     skv__hmap sess_ix;
     uint64_t next_seq;
 
     skv__owner **owners;
-    uint32_t nowners;
+    uint32_t nowners, owners_cap;
     skv__hmap owner_ix[SKV_SCHED_SCOPE_COUNT];
 
     const skv_sched_selector **selectors;
@@ -262,6 +267,13 @@ skv__group *skv__sched_group(const skv_sched *s, const char *name,
                              uint32_t *idx);
 int skv__sched_push(void **arr, uint32_t *len, uint32_t *cap, size_t elsz,
                     const void *el, skv_error *err);
+/* Room for entry `len` of an index table and its free list (both of *cap
+ * entries), growing both geometrically: adding n entries costs O(n). */
+int skv__sched_table_room(void **tab, uint32_t **freel, uint32_t len,
+                          uint32_t *cap, size_t elsz, skv_error *err);
+/* Room for entry `len` of a plain array of *cap entries (geometric). */
+int skv__sched_room(void **arr, uint32_t len, uint32_t *cap, size_t elsz,
+                    skv_error *err);
 skv__session *skv__sched_session(const skv_sched *s, const char *id,
                                  uint32_t *idx, skv_error *err);
 skv__agent *skv__sched_agent(const skv_sched *s, const char *id,

@@ -181,14 +181,11 @@ static int session_link(skv_sched *s, skv__session *x, uint32_t *out,
     if (s->nsess_free) {
         si = s->sess_free[s->nsess_free - 1];
     } else {
-        skv__session **n = skv__reallocarray(s->sess, s->nsess_tab + 1, sizeof(*n));
-        if (n)
-            s->sess = n;
-        uint32_t *f = n ? skv__reallocarray(s->sess_free, s->nsess_tab + 1,
-                                            sizeof(*f)) : NULL;
-        if (!f)
-            return skv__err(err, SKV_ENOMEM, "out of memory");
-        s->sess_free = f;
+        int rc = skv__sched_table_room((void **)&s->sess, &s->sess_free,
+                                       s->nsess_tab, &s->sess_cap,
+                                       sizeof(*s->sess), err);
+        if (rc)
+            return rc;
         s->sess[s->nsess_tab] = NULL;
         s->sess_free[s->nsess_free++] = s->nsess_tab++;
         si = s->sess_free[s->nsess_free - 1];
