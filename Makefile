@@ -42,11 +42,12 @@ endif
 # Debian packages: the build's dependencies (see `make deps`).
 DEB_PACKAGES := build-essential pkg-config libuv1-dev libsqlite3-dev \
 	libmsgpack-dev libnuma-dev libhwloc-dev libcap-dev libseccomp-dev \
-	libsodium-dev libarchive-dev check hwloc runc iproute2 procps python3 busybox-static tar
+	libsodium-dev libarchive-dev libmnl-dev libnftables-dev libinih-dev libmicrohttpd-dev \
+	check hwloc runc iproute2 procps python3 busybox-static tar
 
-LIB_PKGS := msgpack hwloc libcap libseccomp sqlite3 libsodium libarchive
+LIB_PKGS := msgpack hwloc libcap libseccomp sqlite3 libsodium libarchive libmnl libnftables
 LIB_LIBS := -lnuma -ldl -lpthread -lm
-PROG_PKGS := libuv
+PROG_PKGS := libuv inih libmicrohttpd
 TEST_PKGS := check
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS) $(PROG_PKGS) 2>/dev/null)
@@ -71,7 +72,9 @@ SHLIB := $(BUILD)/lib/libsokovan.so.$(VERSION)
 STLIB := $(BUILD)/lib/libsokovan.a
 MAPFILE := src/libsokovan.map
 
-PROGS ?= $(patsubst daemons/%/,%,$(wildcard daemons/*/))
+# daemons/common/ is not a program: its sources are linked into every one.
+PROGS ?= $(filter-out common,$(patsubst daemons/%/,%,$(wildcard daemons/*/)))
+DAEMON_COMMON := $(wildcard daemons/common/*.c)
 PROG_BINS := $(addprefix $(BUILD)/bin/,$(PROGS))
 BENCHES ?= $(patsubst bench/%/,%,$(wildcard bench/*/))
 BENCH_BINS := $(addprefix $(BUILD)/bench/,$(BENCHES))
@@ -86,7 +89,7 @@ TEST_SOS := $(patsubst tests/so/%.c,$(BUILD)/tests/so/%.so,$(wildcard tests/so/*
 PUBLIC_HEADERS := $(wildcard include/sokovan/*.h)
 
 .PHONY: all lib progs benches check check-unit check-bindings headertest tests/headertest \
-	abicheck check-example install uninstall deps demo clean bench-run fuzz
+	abicheck check-example install uninstall deps demo demo-stop demo-library clean bench-run fuzz
 .DELETE_ON_ERROR:
 
 all: lib progs benches
@@ -112,9 +115,11 @@ $(STLIB): $(LIB_OBJS)
 # Programs and benchmarks link the static library: no LD_LIBRARY_PATH needed.
 progs: $(PROG_BINS)
 .SECONDEXPANSION:
-$(BUILD)/bin/%: $$(wildcard daemons/%/*.c) $$(wildcard daemons/%/*.h) $(STLIB)
+$(BUILD)/bin/%: $$(wildcard daemons/%/*.c) $$(wildcard daemons/%/*.h) \
+		$(DAEMON_COMMON) $$(wildcard daemons/common/*.h) $(STLIB)
 	@mkdir -p $(@D)
-	$(CC) $(PROG_CFLAGS) -Idaemons/$* -o $@ $(wildcard daemons/$*/*.c) \
+	$(CC) $(PROG_CFLAGS) -Idaemons/$* -Idaemons/common -o $@ \
+		$(wildcard daemons/$*/*.c) $(DAEMON_COMMON) \
 		$(STLIB) $(LDFLAGS) $(LIB_LDLIBS) $(PROG_LDLIBS)
 
 benches: $(BENCH_BINS)
@@ -244,10 +249,18 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
-# The main job, until the daemons land: the installed-library example, the
-# node mapper on a real DGX-2 topology, and one FGD-experiment replay.
+# The main job: a local cluster (manager + one agent) on the built-in
+# defaults, a busybox image, and a demo session run through the CLI.
 SHARED := $(CURDIR)/../shared/data
-demo: all check-example
+demo: all
+	bash examples/local-cluster.sh $(BUILD)
+
+demo-stop:
+	bash examples/local-cluster.sh stop $(BUILD)
+
+# The library without daemons: the installed-library example, the node mapper
+# on a real DGX-2 topology, and one FGD-experiment replay.
+demo-library: all check-example
 	@echo "== 1. slots example (installed library via pkg-config)"
 	@cat $(BUILD)/examples/*.log
 	@echo "== 2. node mapper: 2 GPUs + cores + memory on an NVIDIA DGX-2 topology"

@@ -18,5 +18,11 @@
 #include "sokovan/proto_msg.h"
 #include "sokovan/proto.h"
 #include "sokovan/auth.h"
+#include "sokovan/client.h"
+#include "sokovan/manager.h"
+#include "sokovan/agent.h"
+#include "sokovan/metrics.h"
+#include "sokovan/sshkey.h"
+#include "sokovan/net.h"
 
 #endif /* SOKOVAN_H */

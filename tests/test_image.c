@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <archive.h>
 #include <archive_entry.h>
+#include <sys/utsname.h>
 
 #include "skv_test.h"
 #include "rt_fixture.h"
@@ -205,9 +206,52 @@ static bool in_image(skv_image_store *st, const char *name, const char *rel,
     return lstat(p, out ? out : &tmp) == 0;
 }
 
+static void sha256_of(const char *path, char hex[65])
+{
+    char cmd[PATH_MAX + 32];
+    snprintf(cmd, sizeof(cmd), "sha256sum %s", path);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(fscanf(p, "%64s", hex), 1);
+    pclose(p);
+}
+
+/* A docker image config naming the layers' digests (rootfs.diff_ids), at
+ * scratch slot 3; name receives its content-addressed name "<hex>.json". */
+static void write_config(const char *const *layers, size_t n, char name[72])
+{
+    char doc[1024], hex[65];
+    size_t len = (size_t)snprintf(doc, sizeof(doc), "{\"architecture\": "
+                                  "\"amd64\", \"rootfs\": {\"type\": \"layers\", "
+                                  "\"diff_ids\": [");
+    for (size_t i = 0; i < n; i++) {
+        sha256_of(layers[i], hex);
+        len += (size_t)snprintf(doc + len, sizeof(doc) - len, "%s\"sha256:%s\"",
+                                i ? ", " : "", hex);
+    }
+    /* Go's encoder escapes < and > in history entries */
+    snprintf(doc + len, sizeof(doc) - len, "]}, \"history\": [{\"created_by\": "
+             "\"\\u003cnone\\u003e\"}]}");
+    write_file(scratch(3, "config.json"), doc);
+    sha256_of(fx_path[3], hex);
+    snprintf(name, 72, "%s.json", hex);
+}
+
+/* text with "@CFG@" replaced by cfg. */
+static void subst(char *out, size_t cap, const char *text, const char *cfg)
+{
+    const char *at = strstr(text, "@CFG@");
+    if (!at)
+        snprintf(out, cap, "%s", text);
+    else
+        snprintf(out, cap, "%.*s%s%s", (int)(at - text), text, cfg, at + 5);
+}
+
 /* Layer 1: busybox, /etc/gone, /opq/old. Layer 2 (members deliberately
  * before the whiteouts): deletes /etc/gone, makes /opq opaque. */
-static void build_docker_save(const char *out, const char *manifest)
+enum { INTACT, BAD_LAYER, BAD_CONFIG };
+
+static void build_docker_save(const char *out, const char *manifest, int corrupt)
 {
     const member l1[] = {
         {'d', "bin", NULL, 0755, 0}, {'F', "bin/busybox", "/bin/busybox", 0755, 0},
@@ -222,11 +266,19 @@ static void build_docker_save(const char *out, const char *manifest)
         {'f', "bin/true", "#!/bin/sh\n", 0755, 0}};
     write_archive(scratch(1, "l1.tar"), false, l1, 9);
     write_archive(scratch(2, "l2.tar"), false, l2, 6);
+    const char *const ls[] = {fx_path[1], fx_path[2]};
+    char cfg[72], man[2048];
+    write_config(ls, 2, cfg);
+    if (corrupt == BAD_LAYER) /* different bytes, same digest claimed */
+        write_archive(fx_path[2], false, l2, 5);
+    if (corrupt == BAD_CONFIG)
+        write_file(fx_path[3], "{\"rootfs\": {\"diff_ids\": []}}");
+    subst(man, sizeof(man), manifest, cfg);
     const member outer[] = {
-        {'f', "manifest.json", manifest, 0644, 0},
+        {'f', "manifest.json", man, 0644, 0}, {'F', cfg, fx_path[3], 0644, 0},
         {'d', "aaa", NULL, 0755, 0}, {'F', "aaa/layer.tar", fx_path[1], 0644, 0},
         {'d', "bbb", NULL, 0755, 0}, {'F', "bbb/layer.tar", fx_path[2], 0644, 0}};
-    write_archive(out, false, outer, 5);
+    write_archive(out, false, outer, 6);
 }
 
 START_TEST(test_image_docker_save)
@@ -236,44 +288,42 @@ START_TEST(test_image_docker_save)
     skv_image_store *st = NULL;
     SKV_CK_OK(skv_image_store_open(&st, skv_rtfx_images, &e), &e);
     build_docker_save(scratch(0, "save.tar"),
-                      "[{\"Config\": \"c.json\", \"RepoTags\": [\"bb:1\"],\n"
+                      "[{\"Config\": \"@CFG@\", \"RepoTags\": [\"reg:5000/x/bb:1\"],\n"
                       " \"Layers\": [\"aaa/layer.tar\", \"bbb/layer.tar\"]},"
-                      " {\"Layers\": [\"x\"]}]\n");
-    SKV_CK_OK(skv_image_import_tar(st, "saved", fx_path[0], &e), &e);
+                      " {\"RepoTags\": null, \"Layers\": [\"x\"]}]\n", INTACT);
+    /* two images: the name must choose one, else they are listed */
+    ck_assert_int_eq(skv_image_import_tar(st, "saved", fx_path[0], &e), SKV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.message, "reg:5000/x/bb:1"));
+    ck_assert_ptr_nonnull(strstr(e.message, "<untagged>"));
+    ck_assert_ptr_nonnull(strstr(e.message, "'saved'"));
+    ck_assert_uint_eq(store_entries(), 0);
+    SKV_CK_OK(skv_image_import_tar(st, "bb:1", fx_path[0], &e), &e);
+    SKV_CK_OK(skv_image_remove(st, "bb:1", &e), &e);
+    SKV_CK_OK(skv_image_import_tar(st, "bb", fx_path[0], &e), &e);
     struct stat sb;
-    ck_assert(in_image(st, "saved", "bin/busybox", &sb));
+    ck_assert(in_image(st, "bb", "bin/busybox", &sb));
     ck_assert(S_ISREG(sb.st_mode) && (sb.st_mode & 0777) == 0755);
-    ck_assert(in_image(st, "saved", "bin/sh", &sb) && S_ISLNK(sb.st_mode));
+    ck_assert(in_image(st, "bb", "bin/sh", &sb) && S_ISLNK(sb.st_mode));
     /* A later layer replaces a symlink with a file. */
-    ck_assert(in_image(st, "saved", "bin/true", &sb) && S_ISREG(sb.st_mode));
-    ck_assert(!in_image(st, "saved", "etc/gone", NULL));
-    ck_assert(in_image(st, "saved", "etc/added", &sb));
+    ck_assert(in_image(st, "bb", "bin/true", &sb) && S_ISREG(sb.st_mode));
+    ck_assert(!in_image(st, "bb", "etc/gone", NULL));
+    ck_assert(in_image(st, "bb", "etc/added", &sb));
     ck_assert_uint_eq(sb.st_mode & 0777, 0600);
-    ck_assert(in_image(st, "saved", "etc/kept", &sb));
+    ck_assert(in_image(st, "bb", "etc/kept", &sb));
     ck_assert_uint_eq(sb.st_uid, 1234);
     ck_assert_uint_eq(sb.st_mode & 0777, 0640);
-    ck_assert(!in_image(st, "saved", "opq/old", NULL));
-    ck_assert(in_image(st, "saved", "opq/new", NULL));
-    ck_assert(!in_image(st, "saved", "opq/.wh..wh..opq", NULL));
-    ck_assert(!in_image(st, "saved", "etc/.wh.gone", NULL));
-    ck_assert(!in_image(st, "saved", "manifest.json", NULL));
+    ck_assert(!in_image(st, "bb", "opq/old", NULL));
+    ck_assert(in_image(st, "bb", "opq/new", NULL));
+    ck_assert(!in_image(st, "bb", "opq/.wh..wh..opq", NULL));
+    ck_assert(!in_image(st, "bb", "etc/.wh.gone", NULL));
+    ck_assert(!in_image(st, "bb", "manifest.json", NULL));
     ck_assert_int_eq(skv_image_import(st, "x", fx_path[0],
                                       (skv_image_format)9, &e), SKV_EINVAL);
-    SKV_CK_OK(skv_image_remove(st, "saved", &e), &e);
+    SKV_CK_OK(skv_image_remove(st, "bb", &e), &e);
     ck_assert_uint_eq(store_entries(), 0);
     skv_image_store_free(st);
 }
 END_TEST
-
-static void sha256_of(const char *path, char hex[65])
-{
-    char cmd[PATH_MAX + 32];
-    snprintf(cmd, sizeof(cmd), "sha256sum %s", path);
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    ck_assert_int_eq(fscanf(p, "%64s", hex), 1);
-    pclose(p);
-}
 
 /* Move `path` to <layout>/blobs/sha256/<hex>; hex returned. */
 static void to_blob(const char *layout, const char *path, char hex[65])
@@ -385,10 +435,14 @@ START_TEST(test_image_unsafe_archives)
     const member l2[] = {{'f', "lnk/.wh.keep", "", 0644, 0}};
     write_archive(scratch(1, "l1.tar"), false, l1, 1);
     write_archive(scratch(2, "l2.tar"), false, l2, 1);
+    const char *const ls[] = {fx_path[1], fx_path[2]};
+    char cfg[72], man[256];
+    write_config(ls, 2, cfg);
+    subst(man, sizeof(man), "[{\"Config\":\"@CFG@\",\"Layers\":[\"l1.tar\",\"l2.tar\"]}]", cfg);
     const member outer[] = {
-        {'f', "manifest.json", "[{\"Layers\":[\"l1.tar\",\"l2.tar\"]}]", 0644, 0},
+        {'f', "manifest.json", man, 0644, 0}, {'F', cfg, fx_path[3], 0644, 0},
         {'F', "l1.tar", fx_path[1], 0644, 0}, {'F', "l2.tar", fx_path[2], 0644, 0}};
-    refuse(st, outer, 3, SKV_EPROTO, "out of the image root");
+    refuse(st, outer, 4, SKV_EPROTO, "out of the image root");
     ck_assert_int_eq(access(keep, F_OK), 0);
     skv_image_store_free(st);
 }
@@ -411,15 +465,179 @@ START_TEST(test_image_corrupt_manifests)
         "[{\"Layers\": [\"ccc/layer.tar\"]}]",            /* missing */
         "[{\"Layers\": []}]",                             /* no layers */
         "[]", "{}", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+        "[{\"Config\": \"@CFG@\", \"Layers\": [\"bbb/layer.tar\", "
+        "\"aaa/layer.tar\"]}]",                          /* layers swapped */
+        "[{\"Config\": \"@CFG@\", \"Layers\": [\"aaa/layer.tar\"]}]", /* count */
+        "[{\"Config\": \"aaa/layer.tar\", \"Layers\": [\"aaa/layer.tar\"]}]",
+        "[{\"Config\": \"@CFG@\", \"Layers\": [\"aaa/layer.tar\", "
+        "\"bbb/layer.tar\"], \"RepoTags\": 7}]",
         "[{\"Layers\": [\"a\\u00e9\"]}]"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        build_docker_save(scratch(0, "save.tar"), bad[i]);
+        build_docker_save(scratch(0, "save.tar"), bad[i], INTACT);
         int rc = skv_image_import_tar(st, "bad", fx_path[0], &e);
         ck_assert_msg(rc == SKV_EPROTO, "manifest %zu: %d %s", i, rc,
                       e.message);
         ck_assert_uint_eq(store_entries(), 0);
     }
     ck_assert_ptr_nonnull(strstr(e.message, "manifest.json"));
+    skv_image_store_free(st);
+}
+END_TEST
+
+/* An image in the OCI layout `lay`: one gzip layer holding /etc/which =
+ * `which`, a config and a manifest, all as blobs; mhex / lhex receive the
+ * manifest's and the layer's digests. */
+static void oci_blobs(const char *lay, const char *which, char mhex[65],
+                      char lhex[65])
+{
+    char doc[512], chex[65];
+    const member l[] = {{'d', "./etc", NULL, 0755, 0},
+                        {'f', "./etc/which", which, 0644, 0}};
+    write_archive(scratch(1, "layer.tar.gz"), true, l, 2);
+    to_blob(lay, fx_path[1], lhex);
+    write_file(scratch(2, "config"), "{\"rootfs\": {\"type\": \"layers\"}}");
+    to_blob(lay, fx_path[2], chex);
+    snprintf(doc, sizeof(doc), "{\"schemaVersion\": 2, \"config\": {\"digest\": "
+             "\"sha256:%s\"}, \"layers\": [{\"digest\": \"sha256:%s\"}]}", chex,
+             lhex);
+    write_file(scratch(2, "manifest"), doc);
+    to_blob(lay, fx_path[2], mhex);
+}
+
+static void which_is(skv_image_store *st, const char *name, const char *want)
+{
+    char *root = NULL, p[PATH_MAX], got[32] = "";
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_image_path(st, name, &root, &e), &e);
+    snprintf(p, sizeof(p), "%s/etc/which", root);
+    skv_free(root);
+    FILE *f = fopen(p, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(got, sizeof(got), f));
+    fclose(f);
+    ck_assert_str_eq(got, want);
+}
+
+static void append_byte(const char *lay, const char *hex)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof(p), "%s/blobs/sha256/%s", lay, hex);
+    FILE *f = fopen(p, "a");
+    ck_assert_ptr_nonnull(f);
+    fputc('x', f);
+    fclose(f);
+}
+
+static const char *host_goarch(void)
+{
+    struct utsname u;
+    ck_assert_int_eq(uname(&u), 0);
+    return !strcmp(u.machine, "x86_64")    ? "amd64"
+           : !strcmp(u.machine, "aarch64") ? "arm64"
+                                           : NULL;
+}
+
+START_TEST(test_image_digests)
+{
+    SKV_RTFX_REQUIRE();
+    skv_error e = SKV_ERROR_INIT;
+    skv_image_store *st = NULL;
+    SKV_CK_OK(skv_image_store_open(&st, skv_rtfx_images, &e), &e);
+    const char *man = "[{\"Config\": \"@CFG@\", \"Layers\": [\"aaa/layer.tar\", "
+                      "\"bbb/layer.tar\"]}]";
+    build_docker_save(scratch(0, "save.tar"), man, BAD_LAYER);
+    ck_assert_int_eq(skv_image_import_tar(st, "bad", fx_path[0], &e), SKV_EPROTO);
+    ck_assert_ptr_nonnull(strstr(e.message, "'bbb/layer.tar' is corrupt"));
+    ck_assert_uint_eq(store_entries(), 0);
+    build_docker_save(scratch(0, "save.tar"), man, BAD_CONFIG);
+    ck_assert_int_eq(skv_image_import_tar(st, "bad", fx_path[0], &e), SKV_EPROTO);
+    ck_assert_ptr_nonnull(strstr(e.message, ".json' is corrupt"));
+    ck_assert_uint_eq(store_entries(), 0);
+
+    /* OCI layout directory: the layer, then the manifest blob tampered */
+    char lay[PATH_MAX], cmd[PATH_MAX + 32], doc[1024], a[65], la[65], b[65], lb[65];
+    snprintf(lay, sizeof(lay), "%s/lay", skv_rtfx_root);
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s/blobs/sha256", lay);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "%s/oci-layout", lay);
+    write_file(cmd, "{\"imageLayoutVersion\":\"1.0.0\"}");
+    oci_blobs(lay, "a", a, la);
+    oci_blobs(lay, "b", b, lb);
+    snprintf(cmd, sizeof(cmd), "%s/index.json", lay);
+    snprintf(doc, sizeof(doc), "{\"manifests\": [{\"digest\": \"sha256:%s\"}]}", a);
+    write_file(cmd, doc);
+    SKV_CK_OK(skv_image_import(st, "good", lay, SKV_IMAGE_FORMAT_AUTO, &e), &e);
+    which_is(st, "good", "a");
+    append_byte(lay, la);
+    ck_assert_int_eq(skv_image_import(st, "bad", lay, SKV_IMAGE_FORMAT_AUTO, &e),
+                     SKV_EPROTO);
+    ck_assert_ptr_nonnull(strstr(e.message, la));
+    ck_assert_ptr_nonnull(strstr(e.message, "corrupt"));
+    snprintf(doc, sizeof(doc), "{\"manifests\": [{\"digest\": \"sha256:%s\"}]}", b);
+    write_file(cmd, doc);
+    append_byte(lay, b);
+    ck_assert_int_eq(skv_image_import(st, "bad", lay, SKV_IMAGE_FORMAT_AUTO, &e),
+                     SKV_EPROTO);
+    ck_assert_ptr_nonnull(strstr(e.message, b));
+    ck_assert_uint_eq(store_entries(), 1);
+    SKV_CK_OK(skv_image_remove(st, "good", &e), &e);
+    skv_image_store_free(st);
+}
+END_TEST
+
+START_TEST(test_image_choice)
+{
+    SKV_RTFX_REQUIRE();
+    skv_error e = SKV_ERROR_INIT;
+    skv_image_store *st = NULL;
+    SKV_CK_OK(skv_image_store_open(&st, skv_rtfx_images, &e), &e);
+    char lay[PATH_MAX], idx[PATH_MAX + 16], doc[1024], a[65], b[65], h[65], o[65], l[65];
+    snprintf(lay, sizeof(lay), "%s/multi", skv_rtfx_root);
+    snprintf(idx, sizeof(idx), "mkdir -p %s/blobs/sha256", lay);
+    ck_assert_int_eq(system(idx), 0);
+    snprintf(idx, sizeof(idx), "%s/oci-layout", lay);
+    write_file(idx, "{\"imageLayoutVersion\":\"1.0.0\"}");
+    snprintf(idx, sizeof(idx), "%s/index.json", lay);
+    oci_blobs(lay, "a", a, l);
+    oci_blobs(lay, "b", b, l);
+    snprintf(doc, sizeof(doc), "{\"manifests\": [{\"digest\": \"sha256:%s\", "
+             "\"annotations\": {\"io.containerd.image.name\": \"docker.io/"
+             "library/alpha:1\", \"org.opencontainers.image.ref.name\": \"1\"}}, "
+             "{\"digest\": \"sha256:%s\", \"annotations\": {\"org.opencontainers."
+             "image.ref.name\": \"beta:2\"}}]}", a, b);
+    write_file(idx, doc);
+    SKV_CK_OK(skv_image_import(st, "beta", lay, SKV_IMAGE_FORMAT_AUTO, &e), &e);
+    which_is(st, "beta", "b");
+    SKV_CK_OK(skv_image_import(st, "alpha:1", lay, SKV_IMAGE_FORMAT_AUTO, &e), &e);
+    which_is(st, "alpha:1", "a");
+    ck_assert_int_eq(skv_image_import(st, "gamma", lay, SKV_IMAGE_FORMAT_AUTO, &e),
+                     SKV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.message, "docker.io/library/alpha:1, beta:2"));
+    ck_assert_uint_eq(store_entries(), 2);
+    /* a multi-platform index: this host's platform is taken */
+    const char *ga = host_goarch();
+    if (ga) {
+        oci_blobs(lay, "host", h, l);
+        oci_blobs(lay, "other", o, l);
+        snprintf(doc, sizeof(doc), "{\"manifests\": [{\"digest\": \"sha256:%s\", "
+                 "\"platform\": {\"architecture\": \"fakearch\", \"os\": "
+                 "\"linux\"}}, {\"digest\": \"sha256:%s\", \"platform\": "
+                 "{\"architecture\": \"%s\", \"os\": \"linux\"}}]}", o, h, ga);
+        write_file(idx, doc);
+        SKV_CK_OK(skv_image_import(st, "plat", lay, SKV_IMAGE_FORMAT_AUTO, &e), &e);
+        which_is(st, "plat", "host");
+        SKV_CK_OK(skv_image_remove(st, "plat", &e), &e);
+        /* two images for no platform in particular: refused, listed */
+        snprintf(doc, sizeof(doc), "{\"manifests\": [{\"digest\": \"sha256:%s\"},"
+                 " {\"digest\": \"sha256:%s\"}]}", o, h);
+        write_file(idx, doc);
+        ck_assert_int_eq(skv_image_import(st, "plat", lay, SKV_IMAGE_FORMAT_AUTO,
+                                          &e), SKV_EINVAL);
+        ck_assert_ptr_nonnull(strstr(e.message, "<untagged>, <untagged>"));
+    }
+    SKV_CK_OK(skv_image_remove(st, "beta", &e), &e);
+    SKV_CK_OK(skv_image_remove(st, "alpha:1", &e), &e);
+    ck_assert_uint_eq(store_entries(), 0);
     skv_image_store_free(st);
 }
 END_TEST
@@ -439,6 +657,8 @@ Suite *skv_test_suite_image(void)
     tcase_add_test(tc, test_image_oci_layout);
     tcase_add_test(tc, test_image_unsafe_archives);
     tcase_add_test(tc, test_image_corrupt_manifests);
+    tcase_add_test(tc, test_image_digests);
+    tcase_add_test(tc, test_image_choice);
     suite_add_tcase(s, tc);
     return s;
 }

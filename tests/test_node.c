@@ -3,6 +3,7 @@
  * policies, atomic rollback, and the sokovan-topo program.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -536,6 +537,82 @@ START_TEST(test_tool_json)
 }
 END_TEST
 
+/* ---- fixed amounts (a manager's accelerator decision, restore) ---------- */
+
+static int place_fixed(skv_node_placement **out, fixture *f, const char *text,
+                       const skv_device_amount *fx, size_t n, unsigned version)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_slots *req = NULL;
+    SKV_CK_OK(skv_slots_parse(&req, text, skv_node_registry(f->node), &e), &e);
+    skv_node_alloc_options o = SKV_NODE_ALLOC_OPTIONS_INIT;
+    o.version = version;
+    o.fixed = fx;
+    o.nfixed = n;
+    int rc = skv_node_alloc(out, f->node, req, &o, &e);
+    skv_slots_free(req);
+    return rc;
+}
+
+START_TEST(test_fixed_accelerators)
+{
+    fixture f;
+    setup(&f, NUMA4, "count=4,numa=0:1:2:3,prefix=cuda");
+    /* Left alone the mapper would take GPU 0; the caller decided GPU 2. */
+    skv_device_amount gpu2 = {"2", "cuda.device", SKV_QTY_SCALE};
+    skv_node_placement *p = NULL;
+    ck_assert_int_eq(place_fixed(&p, &f, "cuda.device=1,cpu=4,mem=8g", &gpu2,
+                                 1, SKV_NODE_ALLOC_OPTIONS_VERSION), 0);
+    skv_node_amount am;
+    ck_assert_int_eq(skv_node_placement_at(p, 0, &am), 0);
+    ck_assert_str_eq(am.device, "2");
+    ck_assert_uint_eq(cores_on(p, 2), 4);
+    ck_assert_str_eq(skv_node_placement_mems(p), "2");
+    ck_assert_str_eq(skv_container_config_get_env(
+                         skv_node_placement_config(p), "CUDA_VISIBLE_DEVICES"),
+                     "2");
+    /* Taken: a second claim of it fails and changes nothing. */
+    skv_node_placement *q = NULL;
+    ck_assert_int_lt(place_fixed(&q, &f, "cpu=1", &gpu2, 1, 2), 0);
+    /* Request and fixed amounts disagree; unknown device or slot; v1 options
+     * ignore the fixed fields; unknown version. */
+    skv_device_amount bad[] = {{"1", "cuda.device", SKV_QTY_SCALE},
+                               {"9", "cuda.device", SKV_QTY_SCALE},
+                               {"1", "nope.device", SKV_QTY_SCALE},
+                               {"1", "cuda.device", 0}};
+    ck_assert_int_eq(place_fixed(&q, &f, "cuda.device=2", bad, 1, 2),
+                     SKV_EINVAL);
+    for (size_t i = 1; i < 4; i++)
+        ck_assert_int_eq(place_fixed(&q, &f, "cpu=1", &bad[i], 1, 2),
+                         SKV_EINVAL);
+    ck_assert_int_eq(place_fixed(&q, &f, "cuda.device=1", &gpu2, 1, 1), 0);
+    ck_assert_int_eq(skv_node_placement_at(q, 0, &am), 0);
+    ck_assert_str_ne(am.device, "2");
+    unplace(&f, q);
+    ck_assert_int_eq(place_fixed(&q, &f, "cpu=1", &gpu2, 1, 3), SKV_EVERSION);
+    /* Restore: the whole placement, given back as fixed amounts on a fresh
+     * node, comes back identical. */
+    size_t n = skv_node_placement_count(p);
+    skv_device_amount *all = calloc(n, sizeof(*all));
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(skv_node_placement_at(p, i, &am), 0);
+        all[i] = (skv_device_amount){am.device, am.slot, am.qty};
+    }
+    fixture g;
+    setup(&g, NUMA4, "count=4,numa=0:1:2:3,prefix=cuda");
+    skv_node_placement *r = NULL;
+    ck_assert_int_eq(place_fixed(&r, &g, "", all, n, 2), 0);
+    ck_assert_str_eq(skv_node_placement_cpuset(r), skv_node_placement_cpuset(p));
+    ck_assert_str_eq(skv_node_placement_mems(r), skv_node_placement_mems(p));
+    ck_assert_uint_eq(skv_node_placement_count(r), n);
+    unplace(&g, r);
+    teardown(&g);
+    free(all);
+    unplace(&f, p);
+    teardown(&f);
+}
+END_TEST
+
 Suite *skv_test_suite_node(void);
 Suite *skv_test_suite_node(void)
 {
@@ -553,6 +630,7 @@ Suite *skv_test_suite_node(void)
     tcase_add_test(tc, test_numa4_cpu_only);
     tcase_add_test(tc, test_numa8_disallowed);
     tcase_add_test(tc, test_tool_json);
+    tcase_add_test(tc, test_fixed_accelerators);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "skv_test.h"
@@ -700,6 +701,67 @@ START_TEST(test_pids_limit_and_sigterm)
 }
 END_TEST
 
+/* User namespace: root inside is host_base outside; its capabilities do
+ * not reach host-owned files; bad ranges and other backends refuse. */
+START_TEST(test_userns)
+{
+    SKV_RTFX_REQUIRE();
+    enum { BASE = 200000, COUNT = 65536 };
+    skv_error e = SKV_ERROR_INIT;
+    skv_container_spec *s = new_spec("u1", "id -u; cat /proc/self/uid_map; "
+        "echo x > /data/f && echo data-ok; echo y > /etc/hosts && "
+        "echo etc-ok; touch /newfile && echo root-ok; "
+        "touch /bin/x 2>/dev/null || echo bin-ro; "
+        "touch /hostdir/x 2>/dev/null || echo host-denied; "
+        "stat -c %u /bin/busybox");
+    ck_assert_int_eq(skv_container_spec_set_userns(s, 0, 10, &e), SKV_EINVAL);
+    ck_assert_int_eq(skv_container_spec_set_userns(s, UINT32_MAX - 5, 10, &e),
+                     SKV_EINVAL);
+    /* The default uid 65534 does not fit into 1000 ids. */
+    SKV_CK_OK(skv_container_spec_set_userns(s, BASE, 1000, &e), &e);
+    skv_runtime *rt = open_rt("userns", NULL);
+    ck_assert_int_eq(skv_runtime_create(rt, s, &e), SKV_EINVAL);
+    ck_assert_msg(strstr(e.message, "user namespace"), "%s", e.message);
+    SKV_CK_OK(skv_container_spec_set_userns(s, BASE, COUNT, &e), &e);
+    SKV_CK_OK(skv_container_spec_set_user(s, 0, 0, &e), &e);
+    char data[PATH_MAX], host[PATH_MAX], path[PATH_MAX], out[1024];
+    snprintf(data, sizeof(data), "%s/userns-data", skv_rtfx_root);
+    snprintf(host, sizeof(host), "%s/userns-host", skv_rtfx_root);
+    ck_assert_int_eq(mkdir(data, 0755), 0);
+    ck_assert_int_eq(chown(data, BASE, BASE), 0);
+    ck_assert_int_eq(mkdir(host, 0755), 0); /* host root's */
+    SKV_CK_OK(skv_container_spec_add_mount(s, data, "/data", false, &e), &e);
+    SKV_CK_OK(skv_container_spec_add_mount(s, host, "/hostdir", false, &e),
+              &e);
+    skv_container_status st = run_spec(rt, s, out, sizeof(out));
+    ck_assert_int_eq(st.exit_code, 0);
+    ck_assert_msg(strstr(out, "0\n"), "id: %s", out);
+    ck_assert_msg(strstr(out, "200000") && strstr(out, "65536"), "map: %s",
+                  out);
+    ck_assert_msg(strstr(out, "data-ok\netc-ok\nroot-ok\nbin-ro\n"
+                              "host-denied\n65534\n"), "out: %s", out);
+    snprintf(path, sizeof(path), "%s/f", data);
+    struct stat sb;
+    ck_assert_int_eq(stat(path, &sb), 0);
+    ck_assert_int_eq(sb.st_uid, BASE);
+    ck_assert_int_eq(sb.st_gid, BASE);
+    snprintf(path, sizeof(path), "%s/x", host);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    destroy(rt, "u1");
+    ck_assert(!cgroup_left("u1-"));
+    skv_runtime_free(rt);
+    /* Backends without it refuse, leaving nothing. */
+    rt = open_rt("userns-oci", "oci");
+    ck_assert_int_eq(skv_runtime_create(rt, s, &e), SKV_ENOTSUP);
+    ck_assert(!cgroup_left("u1-"));
+    skv_runtime_free(rt);
+    rt = open_rt("userns-proc", "process");
+    ck_assert_int_eq(skv_runtime_create(rt, s, &e), SKV_ENOTSUP);
+    skv_runtime_free(rt);
+    skv_container_spec_free(s);
+}
+END_TEST
+
 Suite *skv_test_suite_runtime(void);
 Suite *skv_test_suite_runtime(void)
 {
@@ -726,6 +788,7 @@ Suite *skv_test_suite_runtime(void)
     tcase_add_test(tc, test_oci_runc);
     tcase_add_test(tc, test_process_backend);
     tcase_add_test(tc, test_pids_limit_and_sigterm);
+    tcase_add_test(tc, test_userns);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -575,6 +575,232 @@ START_TEST(test_plugin_so)
 }
 END_TEST
 
+/* ---- adoption (manager restart) ---- */
+
+/* A fresh scheduler with the same agents as mk_sched/add_agent build. */
+static skv_sched *adopt_world(void)
+{
+    skv_sched *s = mk_sched(NULL, NULL);
+    add_agent(s, "a1", "cpu=8,mem=32g", 4);
+    add_agent(s, "a2", "cpu=8,mem=32g", 4);
+    return s;
+}
+
+/* Re-adopt every session of `from` (as a manager reading its database
+ * would) into `to`, with the names the placement reports. */
+static void readopt(skv_sched *to, const skv_sched *from, const char *id,
+                    const char *req, const sub_opts *o, skv_sched_state st)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_sched_result *pl = NULL;
+    SKV_CK_OK(skv_sched_session_placement(&pl, from, id, &e), &e);
+    const skv_sched_placement *p = &pl->placements[0];
+    skv_sched_adopt_kernel ak[8];
+    skv_sched_adopt_share sh[8][8];
+    char dev[8][8][8];
+    ck_assert_uint_le(p->n_kernels, 8);
+    for (size_t k = 0; k < p->n_kernels; k++) {
+        const skv_sched_kernel_placement *kp = &p->kernels[k];
+        for (size_t i = 0; i < kp->n_devices; i++) {
+            /* add_agent devices carry no id: they are named by index */
+            snprintf(dev[k][i], sizeof(dev[k][i]), "%u", kp->devices[i].device);
+            sh[k][i] = (skv_sched_adopt_share){dev[k][i],
+                                               pl->slot_names[kp->devices[i].slot],
+                                               kp->devices[i].whole,
+                                               kp->devices[i].amount};
+        }
+        ak[kp->kernel] = (skv_sched_adopt_kernel){kp->agent_id, kp->n_devices, sh[k]};
+    }
+    int nk = o && o->nk ? o->nk : 1;
+    skv_sched_kernel_spec ks[8];
+    skv_slots *r = sl(req);
+    for (int i = 0; i < nk; i++)
+        ks[i] = (skv_sched_kernel_spec){i ? SKV_SCHED_ROLE_SUB : SKV_SCHED_ROLE_MAIN, r};
+    skv_sched_session_spec sp = SKV_SCHED_SESSION_SPEC_INIT;
+    sp.id = id;
+    sp.user = "u";
+    sp.project = "p";
+    sp.domain = "d";
+    sp.resource_group = "default";
+    sp.n_kernels = (size_t)nk;
+    sp.kernels = ks;
+    sp.cluster_mode = o ? o->mode : SKV_SCHED_SINGLE_NODE;
+    sp.one_kernel_per_agent = o ? o->one_per_agent : false;
+    SKV_CK_OK(skv_sched_adopt(to, &sp, ak, (size_t)nk, st, 5, 7, &e), &e);
+    skv_slots_free(r);
+    skv_sched_result_free(pl);
+}
+
+static void same_usage(const skv_sched *a, const skv_sched *b, const char *agent)
+{
+    const char *slots[] = {"cpu", "mem", "cuda.device", "cuda.shares"};
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_int_eq(used_of(a, agent, slots[i]), used_of(b, agent, slots[i]));
+}
+
+START_TEST(test_adopt_same_placement)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_sched *s1 = adopt_world();
+    sub_opts multi = {.nk = 3, .mode = SKV_SCHED_MULTI_NODE};
+    submit(s1, "w", "cpu=2,mem=4g,cuda.device=2", NULL, 1);
+    submit(s1, "f", "cpu=1,mem=1g,cuda.shares=0.5", NULL, 2);
+    submit(s1, "m", "cpu=3,mem=1g,cuda.shares=0.3", &multi, 3);
+    skv_sched_result *r = pass(s1, 10);
+    ck_assert_uint_eq(r->n_placements, 3);
+    skv_sched_result_free(r);
+    SKV_CK_OK(skv_sched_mark_started(s1, "w", 11, &e), &e);
+
+    skv_sched *s2 = adopt_world();
+    readopt(s2, s1, "w", "cpu=2,mem=4g,cuda.device=2", NULL, SKV_SCHED_RUNNING);
+    readopt(s2, s1, "f", "cpu=1,mem=1g,cuda.shares=0.5", NULL, SKV_SCHED_SCHEDULED);
+    readopt(s2, s1, "m", "cpu=3,mem=1g,cuda.shares=0.3", &multi, SKV_SCHED_SCHEDULED);
+    CHECK(s2);
+    same_usage(s1, s2, "a1");
+    same_usage(s1, s2, "a2");
+    ck_assert_int_eq(state_of(s2, "w"), SKV_SCHED_RUNNING);
+    ck_assert_int_eq(state_of(s2, "m"), SKV_SCHED_SCHEDULED);
+    skv_slots *u1 = NULL, *u2 = NULL;
+    uint32_t na = 0, np = 9;
+    SKV_CK_OK(skv_sched_owner_usage(&u1, NULL, NULL, s1, SKV_SCHED_SCOPE_USER, "u", &e), &e);
+    SKV_CK_OK(skv_sched_owner_usage(&u2, &na, &np, s2, SKV_SCHED_SCOPE_USER, "u", &e), &e);
+    ck_assert_int_eq(skv_slots_get(u1, "cpu"), skv_slots_get(u2, "cpu"));
+    ck_assert_int_eq(skv_slots_get(u2, "cpu"), 12000);
+    ck_assert_uint_eq(na, 3);
+    ck_assert_uint_eq(np, 0);
+    skv_slots_free(u1);
+    skv_slots_free(u2);
+    /* a pass places new work around the adopted sessions exactly as the
+     * original scheduler would */
+    submit(s1, "n", "cpu=1,cuda.device=1", NULL, 20);
+    submit(s2, "n", "cpu=1,cuda.device=1", NULL, 20);
+    skv_sched_result *r1 = pass(s1, 21), *r2 = pass(s2, 21);
+    ck_assert_uint_eq(r1->n_placements, 1);
+    ck_assert_uint_eq(r2->n_placements, 1);
+    ck_assert_str_eq(agent_of(r1, "n", 0), agent_of(r2, "n", 0));
+    ck_assert_uint_eq(r1->placements[0].kernels[0].devices[0].device,
+                      r2->placements[0].kernels[0].devices[0].device);
+    skv_sched_result_free(r1);
+    skv_sched_result_free(r2);
+    /* lifecycle: finish frees, requeue returns it to pending, cancel */
+    SKV_CK_OK(skv_sched_mark_finished(s2, "w", false, 30, &e), &e);
+    SKV_CK_OK(skv_sched_mark_started(s2, "f", 31, &e), &e);
+    SKV_CK_OK(skv_sched_requeue(s2, "m", 32, &e), &e);
+    ck_assert_int_eq(state_of(s2, "m"), SKV_SCHED_PENDING);
+    SKV_CK_OK(skv_sched_cancel(s2, "f", 33, &e), &e);
+    SKV_CK_OK(skv_sched_mark_finished(s2, "n", false, 34, &e), &e);
+    CHECK(s2);
+    ck_assert_int_eq(used_of(s2, "a1", "cpu") + used_of(s2, "a2", "cpu"), 0);
+    ck_assert_int_eq(used_of(s2, "a1", "cuda.shares") + used_of(s2, "a2", "cuda.shares"), 0);
+    r = pass(s2, 40);
+    ck_assert_uint_eq(r->n_placements, 1);
+    skv_sched_result_free(r);
+    skv_sched_free(s1);
+    skv_sched_free(s2);
+}
+END_TEST
+
+/* Adopt one single-kernel session with explicit shares. */
+static int adopt1(skv_sched *s, const char *id, const char *agent,
+                  const char *req, const skv_sched_adopt_share *sh, size_t nsh,
+                  skv_error *e)
+{
+    skv_slots *r = sl(req);
+    skv_sched_kernel_spec ks = {SKV_SCHED_ROLE_MAIN, r};
+    skv_sched_session_spec sp = SKV_SCHED_SESSION_SPEC_INIT;
+    sp.id = id;
+    sp.user = "u";
+    sp.resource_group = "default";
+    sp.n_kernels = 1;
+    sp.kernels = &ks;
+    skv_sched_adopt_kernel k = {agent, nsh, sh};
+    int rc = skv_sched_adopt(s, &sp, &k, 1, SKV_SCHED_RUNNING, 1, 2, e);
+    skv_slots_free(r);
+    return rc;
+}
+
+START_TEST(test_adopt_refusals)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_sched *s = adopt_world();
+    skv_sched_adopt_share g0 = {"0", "cuda.device", true, 1000};
+    skv_sched_adopt_share g1 = {"1", "cuda.device", true, 1000};
+    skv_sched_adopt_share h0 = {"0", "cuda.shares", false, 500};
+    SKV_CK_OK(adopt1(s, "ok", "a1", "cpu=6,cuda.device=1", &g0, 1, &e), &e);
+    CHECK(s);
+    ck_assert_int_eq(used_of(s, "a1", "cpu"), 6000);
+    ck_assert_int_eq(used_of(s, "a1", "cuda.device"), 1000);
+    /* over capacity: pooled, and a device already taken; nothing changes */
+    ck_assert_int_eq(adopt1(s, "x", "a1", "cpu=3,cuda.device=1", &g1, 1, &e), SKV_ENOSPC);
+    ck_assert_ptr_nonnull(strstr(e.message, "'a1'"));
+    ck_assert_ptr_nonnull(strstr(e.message, "'cpu'"));
+    ck_assert_int_eq(adopt1(s, "x", "a1", "cpu=1,cuda.shares=0.5", &h0, 1, &e), SKV_ENOSPC);
+    ck_assert_ptr_nonnull(strstr(e.message, "cuda.shares"));
+    ck_assert_int_eq(adopt1(s, "x", "a1", "cpu=1,cuda.device=1", &g0, 1, &e), SKV_ENOSPC);
+    ck_assert_ptr_nonnull(strstr(e.message, "cuda.device"));
+    /* a multi-node gang whose second kernel does not fit: the first is not
+     * kept either */
+    skv_slots *r = sl("cpu=5");
+    skv_sched_kernel_spec ks[2] = {{SKV_SCHED_ROLE_MAIN, r}, {SKV_SCHED_ROLE_SUB, r}};
+    skv_sched_session_spec sp = SKV_SCHED_SESSION_SPEC_INIT;
+    sp.id = "gang";
+    sp.resource_group = "default";
+    sp.cluster_mode = SKV_SCHED_MULTI_NODE;
+    sp.n_kernels = 2;
+    sp.kernels = ks;
+    skv_sched_adopt_kernel ak[2] = {{"a2", 0, NULL}, {"a1", 0, NULL}};
+    ck_assert_int_eq(skv_sched_adopt(s, &sp, ak, 2, SKV_SCHED_RUNNING, 0, 0, &e),
+                     SKV_ENOSPC);
+    ck_assert_int_eq(used_of(s, "a2", "cpu"), 0);
+    ck_assert_int_eq(used_of(s, "a1", "cpu"), 6000);
+    ck_assert_int_eq(skv_sched_session_state(&(skv_sched_state){0}, s, "gang", &e),
+                     SKV_ENOENT);
+    /* mismatched counts, bad state, single-node over two agents */
+    ck_assert_int_eq(skv_sched_adopt(s, &sp, ak, 1, SKV_SCHED_RUNNING, 0, 0, &e),
+                     SKV_EINVAL);
+    ck_assert_int_eq(skv_sched_adopt(s, &sp, ak, 2, SKV_SCHED_PENDING, 0, 0, &e),
+                     SKV_EINVAL);
+    sp.cluster_mode = SKV_SCHED_SINGLE_NODE;
+    ck_assert_int_eq(skv_sched_adopt(s, &sp, ak, 2, SKV_SCHED_RUNNING, 0, 0, &e),
+                     SKV_EINVAL);
+    skv_slots_free(r);
+    /* unknown agent, device, slot; duplicate id; shares not matching the
+     * request */
+    ck_assert_int_eq(adopt1(s, "x", "zz", "cpu=1", NULL, 0, &e), SKV_ENOENT);
+    ck_assert_ptr_nonnull(strstr(e.message, "zz"));
+    skv_sched_adopt_share bad = {"gpu9", "cuda.device", true, 1000};
+    ck_assert_int_eq(adopt1(s, "x", "a2", "cuda.device=1", &bad, 1, &e), SKV_ENOENT);
+    ck_assert_ptr_nonnull(strstr(e.message, "gpu9"));
+    bad = (skv_sched_adopt_share){"1", "rocm.device", true, 1000};
+    ck_assert_int_eq(adopt1(s, "x", "a2", "cuda.device=1", &bad, 1, &e), SKV_ENOENT);
+    ck_assert_ptr_nonnull(strstr(e.message, "rocm.device"));
+    ck_assert_int_eq(adopt1(s, "ok", "a2", "cpu=1", NULL, 0, &e), SKV_EEXIST);
+    ck_assert_int_eq(adopt1(s, "x", "a2", "cuda.device=2", &g1, 1, &e), SKV_EINVAL);
+    bad = (skv_sched_adopt_share){"1", "cuda.shares", true, 1000};
+    ck_assert_int_eq(adopt1(s, "x", "a2", "cuda.shares=1", &bad, 1, &e), SKV_EINVAL);
+    ck_assert_int_eq(adopt1(s, "x", "a2", "", NULL, 0, &e), SKV_EINVAL);
+    ck_assert_int_eq(skv_sched_adopt(NULL, &sp, ak, 2, SKV_SCHED_RUNNING, 0, 0, &e),
+                     SKV_EINVAL);
+    sp.version = 9;
+    ck_assert_int_eq(skv_sched_adopt(s, &sp, ak, 2, SKV_SCHED_RUNNING, 0, 0, &e),
+                     SKV_EVERSION);
+    CHECK(s);
+    ck_assert_int_eq(used_of(s, "a2", "cpu"), 0);
+    ck_assert_int_eq(used_of(s, "a2", "cuda.device"), 0);
+    /* adopted then finished: everything is free again */
+    SKV_CK_OK(skv_sched_mark_finished(s, "ok", false, 9, &e), &e);
+    CHECK(s);
+    ck_assert_int_eq(used_of(s, "a1", "cpu"), 0);
+    ck_assert_int_eq(used_of(s, "a1", "cuda.device"), 0);
+    SKV_CK_OK(adopt1(s, "again", "a1", "cpu=8,cuda.shares=0.5", &h0, 1, &e), &e);
+    CHECK(s);
+    SKV_CK_OK(skv_sched_agent_lost(s, NULL, "a1", 10, &e), &e);
+    ck_assert_int_eq(state_of(s, "again"), SKV_SCHED_LOST);
+    CHECK(s);
+    skv_sched_free(s);
+}
+END_TEST
+
 Suite *skv_test_suite_sched(void);
 Suite *skv_test_suite_sched(void)
 {
@@ -591,6 +817,8 @@ Suite *skv_test_suite_sched(void)
     tcase_add_test(tc, test_same_decision_as_agent_map);
     tcase_add_test(tc, test_constraints_and_reasons);
     tcase_add_test(tc, test_plugin_so);
+    tcase_add_test(tc, test_adopt_same_placement);
+    tcase_add_test(tc, test_adopt_refusals);
     suite_add_tcase(su, tc);
     return su;
 }

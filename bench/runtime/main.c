@@ -2,9 +2,12 @@
  * image, for the native backend and, in the same run, runc through the oci
  * backend (same spec, same image). Prints median and p99 per backend and
  * ends with one JSON line. Needs root and /bin/busybox (busybox-static).
- *   usage: runtime [runs]     (default 200)
+ *   usage: runtime [--native-only] [runs]     (default 200 runs)
+ * --native-only skips runc (for quick iterations; the JSON then has -1 for
+ * runc). Each backend also prints the median of every phase.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,19 +56,42 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* One cycle; returns its duration in ms, or a negative value on error. */
-static double cycle(skv_runtime *rt, skv_container_spec *s)
+enum { PH_CREATE, PH_START, PH_WAIT, PH_DESTROY, PH_N };
+static const char *const ph_name[PH_N] = {"create", "start", "wait",
+                                          "destroy"};
+
+/* One cycle; returns its duration in ms, or a negative value on error.
+ * ph[] receives the duration of each phase. */
+static double cycle(skv_runtime *rt, skv_container_spec *s, double ph[PH_N])
 {
     skv_error e = SKV_ERROR_INIT;
     skv_container_status st = SKV_CONTAINER_STATUS_INIT;
-    double t0 = now_ms();
-    if (skv_runtime_create(rt, s, &e) || skv_runtime_start(rt, "b", &e) ||
-        skv_runtime_wait(rt, "b", 10000, &st, &e) ||
-        skv_runtime_destroy(rt, "b", 0, &e)) {
+    double t[PH_N + 1];
+    t[0] = now_ms();
+    int rc = skv_runtime_create(rt, s, &e);
+    t[1] = now_ms();
+    if (rc == 0)
+        rc = skv_runtime_start(rt, "b", &e);
+    t[2] = now_ms();
+    if (rc == 0)
+        rc = skv_runtime_wait(rt, "b", 10000, &st, &e);
+    t[3] = now_ms();
+    if (rc == 0)
+        rc = skv_runtime_destroy(rt, "b", 0, &e);
+    t[4] = now_ms();
+    if (rc) {
         fprintf(stderr, "cycle: %s\n", e.message);
         return -1;
     }
-    return st.exit_code == 0 ? now_ms() - t0 : -1;
+    for (int i = 0; i < PH_N; i++)
+        ph[i] = t[i + 1] - t[i];
+    return st.exit_code == 0 ? t[PH_N] - t[0] : -1;
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_d);
+    return v[n / 2];
 }
 
 static int run(const char *backend, const char *images, int runs,
@@ -87,12 +113,21 @@ static int run(const char *backend, const char *images, int runs,
         fprintf(stderr, "%s: %s\n", backend, e.message);
         return -1;
     }
-    double *t = calloc((size_t)runs, sizeof(double));
+    double *t = calloc((size_t)runs * (PH_N + 1), sizeof(double));
+    double *ph = t ? t + runs : NULL;
     int rc = t ? 0 : -1;
-    for (int i = 0; rc == 0 && i < runs; i++)
-        if ((t[i] = cycle(rt, s)) < 0)
+    for (int i = 0; rc == 0 && i < runs; i++) {
+        double one[PH_N];
+        if ((t[i] = cycle(rt, s, one)) < 0)
             rc = -1;
+        for (int k = 0; rc == 0 && k < PH_N; k++)
+            ph[k * runs + i] = one[k];
+    }
     if (rc == 0) {
+        printf("%-7s phases (median ms):", backend);
+        for (int k = 0; k < PH_N; k++)
+            printf(" %s=%.2f", ph_name[k], median_of(ph + k * runs, runs));
+        printf("\n");
         qsort(t, (size_t)runs, sizeof(double), cmp_d);
         *median = t[runs / 2];
         *p99 = t[(runs * 99) / 100 < runs ? (runs * 99) / 100 : runs - 1];
@@ -107,7 +142,21 @@ static int run(const char *backend, const char *images, int runs,
 
 int main(int argc, char **argv)
 {
-    int runs = argc > 1 ? atoi(argv[1]) : 200;
+    bool native_only = false;
+    int runs = 200;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: %s [--native-only] [runs]  (default 200)\n"
+                   "create+start+wait+destroy of /bin/true from a busybox "
+                   "image;\nnative and runc (oci backend) in the same run. "
+                   "Needs root and /bin/busybox.\n", argv[0]);
+            return 0;
+        }
+        if (strcmp(argv[i], "--native-only") == 0)
+            native_only = true;
+        else
+            runs = atoi(argv[i]);
+    }
     if (runs < 1 || geteuid() != 0 || access("/bin/busybox", X_OK) != 0) {
         fprintf(stderr, "runtime bench: needs root, /bin/busybox, runs >= 1\n");
         return 2;
@@ -123,7 +172,7 @@ int main(int argc, char **argv)
     int rc = make_image(images, sizeof(images));
     if (rc == 0)
         rc = run("native", images, runs, &nm, &np);
-    if (rc == 0 && access("/usr/sbin/runc", X_OK) == 0)
+    if (rc == 0 && !native_only && access("/usr/sbin/runc", X_OK) == 0)
         rc = run("oci", images, runs, &rm, &rp);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
     if (system(cmd) != 0)

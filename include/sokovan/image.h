@@ -63,7 +63,14 @@ typedef enum skv_image_format {
  * with whiteouts (.wh.NAME, .wh..wh..opq); owners and modes are kept.
  * Absolute or ".." member names, links leaving the root and extraction
  * through symlinks are refused (SKV_EPROTO), as are malformed manifests;
- * unreadable archives give SKV_EIO. Nothing is left behind on failure. */
+ * unreadable archives give SKV_EIO. Every blob is verified against its
+ * sha256 digest (OCI: manifests, config, layers; docker save: the config
+ * against its file name, layers against its rootfs.diff_ids): a mismatch is
+ * SKV_EPROTO naming the blob. An archive holding several images imports the
+ * one whose tag / reference name matches `name` ("busybox" matches
+ * "busybox:latest" or the only busybox tag; registry prefixes are ignored),
+ * then the one for this host's platform; none or several: SKV_EINVAL
+ * listing them. Nothing is left behind on failure. */
 SKV_EXTERN int skv_image_import(skv_image_store *store, const char *name,
                                 const char *source, skv_image_format format,
                                 skv_error *err);

@@ -92,14 +92,28 @@ SKV_EXTERN const skv_alloc_map *skv_node_map(const skv_node *node,
 #define SKV_NODE_NO_CONFIG 0x1u /* skip the plugins' container configuration
                                    (placement decisions only) */
 
-#define SKV_NODE_ALLOC_OPTIONS_VERSION 1u
+/* Version 2 added the fixed amounts; version 1 structures are accepted. */
+#define SKV_NODE_ALLOC_OPTIONS_VERSION 2u
 typedef struct skv_node_alloc_options {
     unsigned version;           /* SKV_NODE_ALLOC_OPTIONS_VERSION */
     skv_node_policy policy;     /* DEFAULT: prefer-single-node */
     unsigned flags;             /* SKV_NODE_NO_CONFIG */
+    /* v2: exact amounts to take ({device id of the plugin, slot, qty}),
+     * e.g. the accelerators a cluster manager chose, or a whole placement
+     * being restored after an agent restart. The slot names the plugin
+     * (device ids are the plugin's own, "0", "1"...). Every slot of a
+     * plugin named here is taken from these amounts only: the request's
+     * amount of such a slot, when non-zero, must equal their sum
+     * (SKV_EINVAL). The other plugins are placed as usual, after and near
+     * the fixed ones (cores follow fixed accelerators' NUMA nodes, memory
+     * fixed or placed cores). Unknown slot or device, zero or negative
+     * amount: SKV_EINVAL; not free: the map's error (SKV_ENOSPC, SKV_EBUSY).
+     * Borrowed during the call only. */
+    const skv_device_amount *fixed;
+    size_t nfixed;
 } skv_node_alloc_options;
 #define SKV_NODE_ALLOC_OPTIONS_INIT \
-    {SKV_NODE_ALLOC_OPTIONS_VERSION, SKV_NODE_POLICY_DEFAULT, 0}
+    {SKV_NODE_ALLOC_OPTIONS_VERSION, SKV_NODE_POLICY_DEFAULT, 0, NULL, 0}
 
 /* Place request (slots of the node's plugins; zero amounts ignored).
  * opts NULL: defaults. Errors as in alloc.h (SKV_EINVAL bad request,

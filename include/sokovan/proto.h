@@ -100,6 +100,8 @@ typedef enum skv_proto_type {
     SKV_PROTO_ADMIN_RESOURCE_GROUP,     /* skv_proto_admin_resource_group */
     SKV_PROTO_ADMIN_RESOURCE_GROUP_REPLY,
                             /* skv_proto_admin_resource_group_reply */
+    SKV_PROTO_AGENT_ROUTES,             /* skv_proto_agent_routes (manager ->
+                                           agent event) */
     SKV_PROTO_TYPE_COUNT                /* not a type: one past the last */
 } skv_proto_type;
 

@@ -90,11 +90,29 @@ typedef struct skv_proto_agent_register {        /* "agent.register" */
     size_t n_kernels;
 } skv_proto_agent_register;
 
+typedef struct skv_proto_route {       /* a peer agent's kernel subnet */
+    char *subnet;                      /* CIDR, e.g. "10.128.16.0/20" */
+    char *via;                         /* that agent's host address */
+    char *agent_id;
+} skv_proto_route;
+
 typedef struct skv_proto_agent_register_reply {  /* "agent.register.reply" */
     uint32_t heartbeat_interval_ms;
     uint32_t heartbeat_timeout_ms;
     int64_t server_time_ms;
+    char *subnet;                      /* this agent's share of the cluster
+                                          CIDR for kernel addresses; NULL:
+                                          no cluster networking */
+    char *cluster_cidr;                /* the whole cluster CIDR */
+    skv_proto_route *routes;           /* the other agents' subnets */
+    size_t n_routes;
 } skv_proto_agent_register_reply;
+
+typedef struct skv_proto_agent_routes {          /* "agent.routes" event,
+                                                  * manager -> agent */
+    skv_proto_route *routes;           /* the full set (replaces the last) */
+    size_t n_routes;
+} skv_proto_agent_routes;
 
 typedef struct skv_proto_agent_heartbeat {       /* "agent.heartbeat" event */
     char *agent_id;
@@ -174,11 +192,26 @@ typedef struct skv_proto_kernel_create {         /* "kernel.create" */
     uint32_t cluster_size;
     skv_proto_cluster_host *cluster_hosts;
     size_t n_cluster_hosts;
+    char *network;                     /* "none", "host", "cluster"; NULL:
+                                          "cluster" for more than one kernel,
+                                          else "none" */
+    char *subnet;                      /* cluster: the session's subnet on
+                                          this agent (CIDR); hosts' address
+                                          fields hold every kernel's IP */
+    uint8_t *ssh_seed;                 /* 32 bytes: the session's SSH key
+                                          seed (sshkey.h), same for all */
+    size_t ssh_seed_len;
+    uint32_t *ports;                   /* container TCP ports to publish */
+    size_t n_ports;
 } skv_proto_kernel_create;
 
 typedef struct skv_proto_kernel_create_reply {   /* "kernel.create.reply" */
     char *kernel_id;
     char *container_id;
+    char *address;                     /* the kernel's IP (cluster network) */
+    char **published;                  /* "tcp:22=30001" container port =
+                                          host port on the agent */
+    size_t n_published;
 } skv_proto_kernel_create_reply;
 
 typedef struct skv_proto_kernel_destroy {        /* "kernel.destroy" -> ack */
@@ -195,6 +228,7 @@ typedef struct skv_proto_logs_request {
     char *kernel_id;                   /* optional for session.logs */
     uint64_t offset;                   /* byte offset to start at */
     uint32_t max_bytes;                /* 0: server default */
+    char *stream;                      /* "stdout" (NULL too) or "stderr" */
 } skv_proto_logs_request;
 
 typedef struct skv_proto_logs_reply {            /* "logs.reply" */
@@ -277,6 +311,9 @@ typedef struct skv_proto_kernel_info {
     char *status;
     int32_t exit_code;
     skv_slots *slots;
+    char *address;                     /* the kernel's IP on its network */
+    char **published;                  /* "tcp:22=HOST:30001" */
+    size_t n_published;
 } skv_proto_kernel_info;
 
 typedef struct skv_proto_session_info {

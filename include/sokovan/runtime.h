@@ -108,6 +108,21 @@ SKV_EXTERN int skv_container_spec_set_cwd(skv_container_spec *spec,
 SKV_EXTERN int skv_container_spec_set_user(skv_container_spec *spec,
                                            uint32_t uid, uint32_t gid,
                                            skv_error *err);
+/* Run the container in its own user namespace (native backend only; the
+ * oci and process backends refuse such a spec with SKV_ENOTSUP at create).
+ * Container uids and gids 0..count-1 map to host ids host_base..
+ * host_base+count-1, so root in the container is host_base on the host and
+ * its capabilities only count inside the container's namespaces. count 0
+ * turns it off (the default). host_base 0 (container root = host root) and
+ * ranges past 2^32-1 are SKV_EINVAL; the spec's uid/gid must be below
+ * count, which create checks. Image files owned by host ids outside the
+ * range (normally all of them: images are unpacked as host root) show as
+ * nobody (65534) inside and are read-only to every container user; the
+ * root directory, /etc/hosts, /etc/hostname and new files belong to the
+ * container. No idmapped mounts are used. */
+SKV_EXTERN int skv_container_spec_set_userns(skv_container_spec *spec,
+                                             uint32_t host_base,
+                                             uint32_t count, skv_error *err);
 SKV_EXTERN int skv_container_spec_set_hostname(skv_container_spec *spec,
                                                const char *hostname,
                                                skv_error *err);
@@ -142,6 +157,15 @@ SKV_EXTERN int skv_container_spec_add_cap(skv_container_spec *spec,
 SKV_EXTERN int skv_container_spec_set_network(skv_container_spec *spec,
                                               skv_network_mode mode,
                                               skv_error *err);
+/* An extra /etc/hosts entry (cluster hostnames such as "sub1" on a session
+ * network). name: 1..63 of [A-Za-z0-9.-], not starting with '.' or '-';
+ * ip: an IPv4 or IPv6 address. Entries follow the defaults in the order
+ * added. To join a session network (sokovan/net.h), keep network mode
+ * NONE, create the container, attach the pid of skv_runtime_status() with
+ * skv_net_attach(), then start it. */
+SKV_EXTERN int skv_container_spec_add_host(skv_container_spec *spec,
+                                           const char *name, const char *ip,
+                                           skv_error *err);
 /* Session/cluster variables (see skv_cluster_info). The hostname becomes
  * role+idx ("sub2") unless set explicitly afterwards. */
 SKV_EXTERN int skv_container_spec_set_cluster(skv_container_spec *spec,

@@ -294,6 +294,36 @@ SKV_EXTERN int skv_sched_mark_finished(skv_sched *s, const char *id,
  * refused the start), freeing its resources; keeps its submit time. */
 SKV_EXTERN int skv_sched_requeue(skv_sched *s, const char *id, int64_t now_ms,
                                  skv_error *err);
+
+/* ---- adoption (a manager restarting from its database) -------------------- */
+
+/* One device-level share of an adopted kernel, named (slot indexes are not
+ * stable across scheduler instances). */
+typedef struct skv_sched_adopt_share {
+    const char *device_id;    /* the agent's device id */
+    const char *slot;         /* its whole_slot or share_slot */
+    bool whole;               /* taken whole (exclusive) */
+    skv_qty amount;           /* 1000 for whole, else share units */
+} skv_sched_adopt_share;
+
+typedef struct skv_sched_adopt_kernel {
+    const char *agent_id;     /* must be known to the scheduler */
+    size_t n_shares;
+    const skv_sched_adopt_share *shares;
+} skv_sched_adopt_kernel;
+
+/* Re-admit a session that already holds resources: spec as for
+ * skv_sched_submit (its kernels' requests give the pooled slots), kernels[i]
+ * where kernel i sits (n_kernels == spec->n_kernels), state SCHEDULED or
+ * RUNNING. Owner usage, agent and device use are charged exactly as a pass
+ * would have. All or nothing: SKV_ENOSPC naming the agent and slot when it
+ * no longer fits (nothing changed), SKV_EEXIST for a known id, SKV_ENOENT
+ * for an unknown agent, device or group. */
+SKV_EXTERN int skv_sched_adopt(skv_sched *s, const skv_sched_session_spec *spec,
+                               const skv_sched_adopt_kernel *kernels,
+                               size_t n_kernels, skv_sched_state state,
+                               int64_t submitted_ms, int64_t started_ms,
+                               skv_error *err);
 /* Forget a session in a final state (FINISHED/FAILED/CANCELLED/LOST);
  * SKV_ESTATE otherwise. */
 SKV_EXTERN int skv_sched_session_remove(skv_sched *s, const char *id,

@@ -59,13 +59,45 @@ static void rollback(skv_node *n, skv_node_placement *a)
     }
 }
 
-/* Place every non-zero slot of plugins with the given role. */
+/* The caller's fixed amounts of one allocation. */
+typedef struct fixed_ctx {
+    const skv_device_amount *fx;
+    size_t nfx;
+    bool *plugin;           /* [np] plugins whose amounts are fixed */
+} fixed_ctx;
+
+/* Remember where the fixed amounts of plugin pi landed, so that the placed
+ * steps follow them (cores near accelerators, memory near cores). */
+static void note_nodes(skv_node *n, size_t pi, skv__node_step *st,
+                       const skv_alloc_result *r)
+{
+    const skv_alloc_map *m = n->p[pi].map;
+    if (n->p[pi].role == SKV__NODE_ACCEL)
+        skv__node_collect_nodes(st->accel_nodes, &st->naccel_nodes,
+                                SKV__ARRAY_LEN(st->accel_nodes), m, r);
+    else if (n->p[pi].role == SKV__NODE_CPU)
+        skv__node_collect_nodes(st->core_nodes, &st->ncore_nodes,
+                                SKV__ARRAY_LEN(st->core_nodes), m, r);
+}
+
+/* Place every non-zero slot of plugins with the given role; plugins with
+ * fixed amounts take exactly those. */
 static int place_role(skv_node_placement *a, skv_node *n, skv__node_role role,
-                      skv__node_step *st, skv_error *err)
+                      skv__node_step *st, const fixed_ctx *fc,
+                      skv_error *err)
 {
     for (size_t pi = 0; pi < n->np; pi++) {
         if (n->p[pi].role != role)
             continue;
+        if (fc->plugin && fc->plugin[pi]) {
+            skv_alloc_result *r = NULL;
+            int rc = skv__node_fixed_claim(&r, n, pi, fc->fx, fc->nfx, err);
+            if (rc)
+                return rc;
+            a->res[a->nres++] = (skv__node_res){pi, r};
+            note_nodes(n, pi, st, r);
+            continue;
+        }
         skv_alloc_map *m = n->p[pi].map;
         for (size_t s = 0; s < skv_alloc_map_slot_count(m); s++) {
             skv_qty want = WANT(n, pi, s);
@@ -92,18 +124,27 @@ static int place_role(skv_node_placement *a, skv_node *n, skv__node_role role,
     return 0;
 }
 
-static int options(skv__node_step *st, unsigned *flags,
+static int options(skv__node_step *st, unsigned *flags, fixed_ctx *fc,
                    const skv_node_alloc_options *o, skv_error *err)
 {
     memset(st, 0, sizeof(*st));
+    memset(fc, 0, sizeof(*fc));
     st->policy = SKV_NODE_PREFER_SINGLE;
     *flags = 0;
     if (!o)
         return 0;
-    if (o->version != SKV_NODE_ALLOC_OPTIONS_VERSION)
+    /* Version 1 ends before the fixed amounts. */
+    if (o->version != 1 && o->version != SKV_NODE_ALLOC_OPTIONS_VERSION)
         return skv__err(err, SKV_EVERSION, "node allocation options: version "
-                        "%u, this library knows %u", o->version,
+                        "%u, this library knows 1..%u", o->version,
                         SKV_NODE_ALLOC_OPTIONS_VERSION);
+    if (o->version >= 2 && o->nfixed > 0 && !o->fixed)
+        return skv__err(err, SKV_EINVAL, "node allocation options: nfixed "
+                        "is %zu but fixed is NULL", o->nfixed);
+    if (o->version >= 2) {
+        fc->fx = o->fixed;
+        fc->nfx = o->nfixed;
+    }
     if (o->policy != SKV_NODE_POLICY_DEFAULT &&
         o->policy != SKV_NODE_PREFER_SINGLE &&
         o->policy != SKV_NODE_INTERLEAVED)
@@ -128,26 +169,38 @@ int skv_node_alloc(skv_node_placement **out, skv_node *node,
     skv__node_step st;
     unsigned flags;
     size_t nwants;
-    int rc = options(&st, &flags, opts, err);
+    fixed_ctx fc;
+    int rc = options(&st, &flags, &fc, opts, err);
     if (rc == 0)
         rc = partition(node, request, &nwants, err);
-    if (rc)
+    if (rc == 0 && fc.nfx > 0) {
+        fc.plugin = skv__calloc(node->np, sizeof(*fc.plugin));
+        rc = fc.plugin ? skv__node_fixed_prepare(node, fc.fx, fc.nfx,
+                                                 fc.plugin, err)
+                       : skv__err(err, SKV_ENOMEM, "node allocation: out of "
+                                  "memory");
+    }
+    if (rc) {
+        skv__free(fc.plugin);
         return rc;
+    }
     if (node->cpu >= 0)
         st.cpu_want = WANT(node, (size_t)node->cpu, node->cpu_slot);
     if (node->mem >= 0)
         st.mem_want = WANT(node, (size_t)node->mem, node->mem_slot);
     skv_node_placement *a = skv__calloc(1, sizeof(*a));
     if (a)
-        a->res = skv__calloc(nwants + 1, sizeof(*a->res));
+        a->res = skv__calloc(nwants + node->np + 1, sizeof(*a->res));
     if (!a || !a->res) {
         skv__free(a);
+        skv__free(fc.plugin);
         return skv__err(err, SKV_ENOMEM, "node allocation: out of memory");
     }
     static const skv__node_role order[] = {SKV__NODE_ACCEL, SKV__NODE_CPU,
                                            SKV__NODE_MEM};
     for (size_t i = 0; rc == 0 && i < SKV__ARRAY_LEN(order); i++)
-        rc = place_role(a, node, order[i], &st, err);
+        rc = place_role(a, node, order[i], &st, &fc, err);
+    skv__free(fc.plugin);
     if (rc == 0)
         rc = skv__node_finish(a, node, &st, flags & SKV_NODE_NO_CONFIG, err);
     if (rc) {

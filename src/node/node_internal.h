@@ -102,6 +102,16 @@ void skv__node_collect_nodes(int *list, size_t *count, size_t cap,
                              const skv_alloc_map *m,
                              const skv_alloc_result *r);
 
+/* ---- fixed.c ---- */
+/* Check the caller's fixed amounts, mark their plugins in fixed_plugin
+ * ([np], zeroed) and take those plugins' slots out of the request. */
+int skv__node_fixed_prepare(skv_node *n, const skv_device_amount *fx,
+                            size_t nfx, bool *fixed_plugin, skv_error *err);
+/* Claim the fixed amounts of plugin pi as one result. */
+int skv__node_fixed_claim(skv_alloc_result **out, skv_node *n, size_t pi,
+                          const skv_device_amount *fx, size_t nfx,
+                          skv_error *err);
+
 /* ---- result.c ---- */
 /* Fill amounts, cpuset, mems and (unless no_config) the configuration. */
 int skv__node_finish(skv_node_placement *a, skv_node *n,

@@ -92,12 +92,27 @@ static const skv__pfield areg_f[] = {
 DESC(areg_d, "agent.register", S, areg_f);
 #undef S
 
+static const skv__pfield route_f[] = {
+    STRQ(skv_proto_route, "subnet", subnet, ID),
+    STRQ(skv_proto_route, "via", via, ID),
+    STR(skv_proto_route, "agent_id", agent_id, ID),
+};
+DESC(route_d, "route", skv_proto_route, route_f);
+
 static const skv__pfield aregr_f[] = {
     U32(skv_proto_agent_register_reply, "heartbeat_interval_ms", heartbeat_interval_ms),
     U32(skv_proto_agent_register_reply, "heartbeat_timeout_ms", heartbeat_timeout_ms),
     I64(skv_proto_agent_register_reply, "server_time_ms", server_time_ms),
+    STR(skv_proto_agent_register_reply, "subnet", subnet, ID),
+    STR(skv_proto_agent_register_reply, "cluster_cidr", cluster_cidr, ID),
+    LIST(skv_proto_agent_register_reply, "routes", routes, 4096, route_d),
 };
 DESC(aregr_d, "agent.register.reply", skv_proto_agent_register_reply, aregr_f);
+
+static const skv__pfield aroutes_f[] = {
+    LIST(skv_proto_agent_routes, "routes", routes, 4096, route_d),
+};
+DESC(aroutes_d, "agent.routes", skv_proto_agent_routes, aroutes_f);
 
 static const skv__pfield hb_f[] = {
     STRQ(skv_proto_agent_heartbeat, "agent_id", agent_id, ID),
@@ -182,6 +197,10 @@ static const skv__pfield kcreate_f[] = {
     U32(S, "cluster_idx", cluster_idx),
     U32(S, "cluster_size", cluster_size),
     LIST(S, "cluster_hosts", cluster_hosts, 1024, host_d),
+    STR(S, "network", network, ID),
+    STR(S, "subnet", subnet, ID),
+    BIN(S, "ssh_seed", ssh_seed, ssh_seed_len, 32),
+    U32S(S, "ports", ports, 64),
 };
 DESC(kcreate_d, "kernel.create", S, kcreate_f);
 #undef S
@@ -189,6 +208,8 @@ DESC(kcreate_d, "kernel.create", S, kcreate_f);
 static const skv__pfield kcreater_f[] = {
     STR(skv_proto_kernel_create_reply, "kernel_id", kernel_id, ID),
     STR(skv_proto_kernel_create_reply, "container_id", container_id, ID),
+    STR(skv_proto_kernel_create_reply, "address", address, ID),
+    STRS(skv_proto_kernel_create_reply, "published", published, 64, ID),
 };
 DESC(kcreater_d, "kernel.create.reply", skv_proto_kernel_create_reply, kcreater_f);
 
@@ -205,6 +226,7 @@ static const skv__pfield logsreq_f[] = {
     STR(skv_proto_logs_request, "kernel_id", kernel_id, ID),
     U64(skv_proto_logs_request, "offset", offset),
     U32(skv_proto_logs_request, "max_bytes", max_bytes),
+    STR(skv_proto_logs_request, "stream", stream, ID),
 };
 DESC(logsreq_d, "logs request", skv_proto_logs_request, logsreq_f);
 
@@ -290,6 +312,8 @@ static const skv__pfield kinfo_f[] = {
     STR(S, "status", status, ID),
     I32(S, "exit_code", exit_code),
     SLOTS(S, "slots", slots),
+    STR(S, "address", address, ID),
+    STRS(S, "published", published, 64, ID),
 };
 DESC(kinfo_d, "kernel info", S, kinfo_f);
 #undef S
@@ -579,4 +603,6 @@ const skv__ptype skv__proto_types[SKV_PROTO_TYPE_COUNT] = {
       SKV_PROTO_ADMIN_RESOURCE_GROUP_REPLY, SKV_AUTH_OP_ADMIN, agrp_d),
     T(SKV_PROTO_ADMIN_RESOURCE_GROUP_REPLY, "admin.resource_group.reply", RSP,
       0, 0, agrpr_d),
+    T(SKV_PROTO_AGENT_ROUTES, "agent.routes", EVT, 0, SKV_AUTH_OP_ADMIN,
+      aroutes_d),
 };

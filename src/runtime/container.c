@@ -79,6 +79,12 @@ static void fill_oom(const char *text, skv_container_status *out)
 
 int skv__rt_status(const char *dir, skv_container_status *out, skv_error *err)
 {
+    return skv__rt_status_ex(dir, out, true, err);
+}
+
+int skv__rt_status_ex(const char *dir, skv_container_status *out, bool oom,
+                      skv_error *err)
+{
     char *text = NULL;
     int rc = read_state(dir, &text, err);
     if (rc < 0)
@@ -89,7 +95,8 @@ int skv__rt_status(const char *dir, skv_container_status *out, skv_error *err)
     out->exit_code = out->signal = 0;
     out->oom_killed = false;
     if (skv__rt_read_exit(dir, out)) {
-        fill_oom(text, out);
+        if (oom)
+            fill_oom(text, out);
     } else if (shim_alive(text)) {
         char path[PATH_MAX];
         out->state = access(dir_file(dir, "started", path, sizeof(path)),
@@ -97,7 +104,8 @@ int skv__rt_status(const char *dir, skv_container_status *out, skv_error *err)
                                        : SKV_CONTAINER_CREATED;
     } else if (skv__rt_read_exit(dir, out)) {
         /* the shim finished between the two checks */
-        fill_oom(text, out);
+        if (oom)
+            fill_oom(text, out);
     } else {
         out->state = SKV_CONTAINER_LOST;
     }

@@ -100,7 +100,7 @@ static int pick_format(const char *src, bool is_dir, skv_image_format *fmt,
 
 /* Unpack into tmp (an absolute, symlink-free path). */
 static int unpack(const char *src, bool is_dir, skv_image_format fmt,
-                  const char *tmp, skv_error *err)
+                  const char *name, const char *tmp, skv_error *err)
 {
     char root[PATH_MAX], outer[PATH_MAX];
     snprintf(root, sizeof(root), "%s/rootfs", tmp);
@@ -121,8 +121,8 @@ static int unpack(const char *src, bool is_dir, skv_image_format fmt,
     }
     if (rc == 0)
         rc = fmt == SKV_IMAGE_FORMAT_DOCKER_SAVE
-                 ? skv__img_docker(layout, root, err)
-                 : skv__img_oci(layout, root, err);
+                 ? skv__img_docker(layout, root, name, err)
+                 : skv__img_oci(layout, root, name, err);
     if (!is_dir && rc == 0)
         rc = skv__rt_rm_rf(outer, err);
     return rc;
@@ -169,7 +169,7 @@ int skv_image_import(skv_image_store *s, const char *name, const char *src,
     if (!realpath(tmp, real))
         rc = skv__err_sys(err, errno, "resolve %s", tmp);
     if (rc == 0)
-        rc = unpack(src, is_dir, fmt, real, err);
+        rc = unpack(src, is_dir, fmt, name, real, err);
     if (rc == 0 && rename(tmp, final) < 0)
         rc = errno == EEXIST || errno == ENOTEMPTY
                  ? skv__err(err, SKV_EEXIST, "image '%s' already exists", name)

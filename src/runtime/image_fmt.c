@@ -1,7 +1,8 @@
-/* docker-save archives and OCI image layouts, already unpacked into `src`:
- * read manifest.json (docker) or index.json -> manifest (OCI) with the
- * bounded reader, check every referenced path, then apply the layers in
- * order. Only the first image of a multi-image archive is imported.
+/* docker-save archives, already unpacked into `src`: read manifest.json
+ * with the bounded reader, choose the image (image_select.c), verify its
+ * config against the digest that names it and every layer against the
+ * config's rootfs.diff_ids (or its blob digest), then apply the layers in
+ * order. Also the helpers the OCI walker (image_oci.c) shares.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <limits.h>
@@ -11,13 +12,8 @@
 
 #include "image_int.h"
 
-typedef struct {
-    char (*v)[256];
-    size_t n;
-} layer_list;
-
-static int read_doc(const char *src, const char *rel, char **out,
-                    size_t *len, skv_error *err)
+int skv__img_read_doc(const char *src, const char *rel, char **out,
+                      size_t *len, skv_error *err)
 {
     char p[PATH_MAX];
     struct stat st;
@@ -40,12 +36,12 @@ static int read_doc(const char *src, const char *rel, char **out,
     return 0;
 }
 
-static int bad_doc(const char *rel, const char *why, skv_error *err)
+int skv__img_bad_doc(const char *rel, const char *why, skv_error *err)
 {
     return skv__err(err, SKV_EPROTO, "image: malformed %s: %s", rel, why);
 }
 
-static int push(layer_list *l, const char *s)
+int skv__img_push(skv__img_layers *l, const char *s)
 {
     if (l->n >= SKV__IMG_MAX_LAYERS || strlen(s) >= sizeof(l->v[0]))
         return -1;
@@ -53,172 +49,232 @@ static int push(layer_list *l, const char *s)
     return 0;
 }
 
-/* {"Layers": ["path", ...], ...}: the first manifest.json entry. */
-static int docker_entry(skv__ij *c, layer_list *l)
+const char *skv__img_blob_hex(const char *rel)
 {
-    char key[256], s[256];
-    int r;
-    if (skv__ij_obj_begin(c) < 0)
-        return -1;
-    while ((r = skv__ij_obj_next(c, key, sizeof(key))) == 1) {
-        if (strcmp(key, "Layers") != 0) {
-            if (skv__ij_skip(c) < 0)
-                return -1;
-            continue;
-        }
-        if (skv__ij_arr_begin(c) < 0)
-            return -1;
-        while ((r = skv__ij_arr_next(c)) == 1)
-            if (skv__ij_string(c, s, sizeof(s)) < 0 || push(l, s) < 0)
-                return -1;
-        if (r < 0)
-            return -1;
-    }
-    return r;
+    const char *pre = "blobs/sha256/";
+    if (strncmp(rel, pre, strlen(pre)) != 0)
+        return NULL;
+    const char *hex = rel + strlen(pre);
+    return skv__img_hex64(hex) ? hex : NULL;
 }
 
-static int docker_layers(skv__ij *c, layer_list *l)
+int skv__img_member_ok(const char *src, const char *rel, const char *doc,
+                       skv_error *err)
 {
-    int r;
-    if (skv__ij_arr_begin(c) < 0 || skv__ij_arr_next(c) != 1 ||
-        docker_entry(c, l) < 0)
-        return -1;
-    while ((r = skv__ij_arr_next(c)) == 1)
-        if (skv__ij_skip(c) < 0)
-            return -1;
-    return r < 0 ? -1 : skv__ij_end(c);
+    char p[PATH_MAX];
+    struct stat st;
+    if (!skv__img_rel_ok(rel))
+        return skv__err(err, SKV_EPROTO, "image: %s names unsafe path '%s'",
+                        doc, rel);
+    snprintf(p, sizeof(p), "%s/%s", src, rel);
+    if (lstat(p, &st) < 0 || !S_ISREG(st.st_mode))
+        return skv__err(err, SKV_EPROTO, "image: '%s' (named by %s) is "
+                        "missing or not a regular file", rel, doc);
+    return 0;
 }
 
-static int apply_all(const char *src, const char *root, const layer_list *l,
-                     const char *doc, skv_error *err)
+int skv__img_apply_layers(const char *src, const char *root,
+                          const skv__img_layers *l, size_t first, size_t n,
+                          const char *doc, skv_error *err)
 {
-    if (l->n == 0)
-        return bad_doc(doc, "no layers", err);
-    for (size_t i = 0; i < l->n; i++) {
+    if (n == 0)
+        return skv__img_bad_doc(doc, "no layers", err);
+    for (size_t i = first; i < first + n; i++) {
         char p[PATH_MAX];
-        struct stat st;
-        if (!skv__img_rel_ok(l->v[i]))
-            return skv__err(err, SKV_EPROTO, "image: %s names unsafe layer "
-                            "path '%s'", doc, l->v[i]);
-        snprintf(p, sizeof(p), "%s/%s", src, l->v[i]);
-        if (lstat(p, &st) < 0 || !S_ISREG(st.st_mode))
-            return skv__err(err, SKV_EPROTO, "image: layer '%s' is missing "
-                            "or not a regular file", l->v[i]);
-        int rc = skv__img_apply(p, root, true, err);
+        int rc = skv__img_member_ok(src, l->v[i], doc, err);
         if (rc < 0)
+            return rc;
+        snprintf(p, sizeof(p), "%s/%s", src, l->v[i]);
+        if ((rc = skv__img_apply(p, root, true, err)) < 0)
             return rc;
     }
     return 0;
 }
 
-int skv__img_docker(const char *src, const char *root, skv_error *err)
+static int string_array(skv__ij *c, skv__img_layers *l)
 {
-    char *doc = NULL;
-    size_t len = 0;
-    int rc = read_doc(src, "manifest.json", &doc, &len, err);
-    if (rc < 0)
-        return rc;
-    layer_list l = {skv__calloc(SKV__IMG_MAX_LAYERS, sizeof(*l.v)), 0};
-    skv__ij c;
-    skv__ij_init(&c, doc, len);
-    if (!l.v)
-        rc = skv__err(err, SKV_ENOMEM, "layer list");
-    else if (docker_layers(&c, &l) < 0)
-        rc = bad_doc("manifest.json", "expected [{\"Layers\": [\"path\", "
-                     "...]}] (bounded sizes)", err);
-    else
-        rc = apply_all(src, root, &l, "manifest.json", err);
-    skv__free(l.v);
-    skv__free(doc);
-    return rc;
-}
-
-/* "sha256:<64 hex>" -> "blobs/sha256/<hex>". */
-static int blob_path(const char *digest, char *out, size_t cap)
-{
-    const char *hex = digest + 7;
-    if (strncmp(digest, "sha256:", 7) != 0 || strlen(hex) != 64 ||
-        strspn(hex, "0123456789abcdef") != 64)
+    char s[256];
+    int r;
+    if (skv__ij_arr_begin(c) < 0)
         return -1;
-    snprintf(out, cap, "blobs/sha256/%s", hex);
-    return 0;
+    while ((r = skv__ij_arr_next(c)) == 1)
+        if (skv__ij_string(c, s, sizeof(s)) < 0 || skv__img_push(l, s) < 0)
+            return -1;
+    return r;
 }
 
-/* [{"digest": "sha256:..", ...}, ...] into l as blob paths. */
-static int digest_array(skv__ij *c, layer_list *l)
+/* RepoTags: null or an array of strings (the first few are kept). */
+static int repo_tags(skv__ij *c, skv__img_entry *e)
 {
-    char key[256], d[128], p[256];
-    int r, r2;
+    char s[SKV__IMG_NAME_MAX];
+    int r;
+    if (skv__ij_null(c))
+        return 0;
     if (skv__ij_arr_begin(c) < 0)
         return -1;
     while ((r = skv__ij_arr_next(c)) == 1) {
-        if (skv__ij_obj_begin(c) < 0)
+        if (skv__ij_string(c, s, sizeof(s)) < 0)
             return -1;
-        while ((r2 = skv__ij_obj_next(c, key, sizeof(key))) == 1) {
-            if (strcmp(key, "digest") != 0) {
-                if (skv__ij_skip(c) < 0)
-                    return -1;
-            } else if (skv__ij_string(c, d, sizeof(d)) < 0 ||
-                       blob_path(d, p, sizeof(p)) < 0 || push(l, p) < 0) {
-                return -1;
-            }
-        }
-        if (r2 < 0)
-            return -1;
+        if (e->nnames < SKV__IMG_MAX_NAMES)
+            memcpy(e->names[e->nnames++], s, sizeof(s));
     }
     return r;
 }
 
-/* An OCI index ("manifests") or image manifest ("layers"). */
-static int oci_doc(skv__ij *c, layer_list *layers, layer_list *manifests)
+/* {"Config": "..", "RepoTags": [..], "Layers": ["path", ...], ...} */
+static int docker_entry(skv__ij *c, skv__img_entry *e, skv__img_layers *l)
 {
     char key[256];
     int r;
     if (skv__ij_obj_begin(c) < 0)
         return -1;
+    e->first = l->n;
     while ((r = skv__ij_obj_next(c, key, sizeof(key))) == 1) {
-        layer_list *l = !strcmp(key, "layers")      ? layers
-                        : !strcmp(key, "manifests") ? manifests
-                                                    : NULL;
-        if ((l ? digest_array(c, l) : skv__ij_skip(c)) < 0)
+        int q = !strcmp(key, "Layers")     ? string_array(c, l)
+                : !strcmp(key, "RepoTags") ? repo_tags(c, e)
+                : !strcmp(key, "Config")   ? skv__ij_string(c, e->ref, sizeof(e->ref))
+                                           : skv__ij_skip(c);
+        if (q < 0)
+            return -1;
+    }
+    e->n = l->n - e->first;
+    return r;
+}
+
+static int docker_entries(skv__ij *c, skv__img_entry *v, size_t *n,
+                          skv__img_layers *l)
+{
+    int r;
+    if (skv__ij_arr_begin(c) < 0)
+        return -1;
+    while ((r = skv__ij_arr_next(c)) == 1)
+        if (*n >= SKV__IMG_MAX_IMAGES || docker_entry(c, &v[(*n)++], l) < 0)
+            return -1;
+    return r < 0 ? -1 : skv__ij_end(c);
+}
+
+/* {"rootfs": {"diff_ids": ["sha256:..", ...]}, ...} */
+static int config_diff_ids(skv__ij *c, skv__img_layers *ids)
+{
+    char key[256];
+    int r, r2;
+    if (skv__ij_obj_begin(c) < 0)
+        return -1;
+    while ((r = skv__ij_obj_next(c, key, sizeof(key))) == 1) {
+        if (strcmp(key, "rootfs") != 0) {
+            if (skv__ij_skip(c) < 0)
+                return -1;
+            continue;
+        }
+        if (skv__ij_obj_begin(c) < 0)
+            return -1;
+        while ((r2 = skv__ij_obj_next(c, key, sizeof(key))) == 1)
+            if ((strcmp(key, "diff_ids") ? skv__ij_skip(c)
+                                         : string_array(c, ids)) < 0)
+                return -1;
+        if (r2 < 0)
             return -1;
     }
     return r < 0 ? -1 : skv__ij_end(c);
 }
 
-int skv__img_oci(const char *src, const char *root, skv_error *err)
+/* The config is content-addressed: "<hex>.json" (classic docker save) or
+ * "blobs/sha256/<hex>" (docker 25+). */
+static int verify_config(const char *src, const char *cfg, skv_error *err)
 {
-    char doc_name[256] = "index.json", *doc = NULL;
-    layer_list layers = {skv__calloc(SKV__IMG_MAX_LAYERS, sizeof(*layers.v)),
-                         0};
-    layer_list mf = {skv__calloc(SKV__IMG_MAX_LAYERS, sizeof(*mf.v)), 0};
-    int rc = layers.v && mf.v ? 0 : skv__err(err, SKV_ENOMEM, "OCI lists");
-    struct stat st;
-    char p[PATH_MAX];
-    snprintf(p, sizeof(p), "%s/oci-layout", src);
-    if (rc == 0 && (lstat(p, &st) < 0 || !S_ISREG(st.st_mode)))
-        rc = skv__err(err, SKV_EPROTO, "image: no oci-layout file");
-    /* index.json -> (at most two nested indexes) -> image manifest */
-    for (int hop = 0; rc == 0 && hop < 4 && layers.n == 0; hop++) {
-        size_t len = 0;
-        skv__ij c;
-        mf.n = 0;
-        if ((rc = read_doc(src, doc_name, &doc, &len, err)) < 0)
-            break;
+    char hex[65] = "";
+    const char *b = skv__img_blob_hex(cfg);
+    int rc = skv__img_member_ok(src, cfg, "manifest.json", err);
+    if (rc < 0)
+        return rc;
+    if (b)
+        snprintf(hex, sizeof(hex), "%s", b);
+    else if (strlen(cfg) == 69 && !strcmp(cfg + 64, ".json"))
+        memcpy(hex, cfg, 64);
+    if (!skv__img_hex64(hex))
+        return skv__err(err, SKV_EPROTO, "image: config '%s' is not named by "
+                        "its sha256 digest, so it cannot be verified", cfg);
+    return skv__img_verify(src, cfg, hex, err);
+}
+
+/* Every layer against its blob digest or the config's diff_id. */
+static int verify_layers(const char *src, const skv__img_entry *e,
+                         const skv__img_layers *l, const skv__img_layers *ids,
+                         skv_error *err)
+{
+    if (ids->n != e->n)
+        return skv__err(err, SKV_EPROTO, "image: config '%s' lists %zu layer "
+                        "digests for %zu layers", e->ref, ids->n, e->n);
+    for (size_t i = 0; i < e->n; i++) {
+        const char *rel = l->v[e->first + i], *id = ids->v[i];
+        const char *hex = skv__img_blob_hex(rel);
+        int rc = skv__img_member_ok(src, rel, "manifest.json", err);
+        if (rc < 0)
+            return rc;
+        if (!hex && strncmp(id, "sha256:", 7) != 0)
+            return skv__err(err, SKV_EPROTO, "image: config '%s': layer "
+                            "digest '%s' is not sha256", e->ref, id);
+        if ((rc = skv__img_verify(src, rel, hex ? hex : id + 7, err)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int docker_image(const char *src, const char *root,
+                        const skv__img_entry *e, const skv__img_layers *l,
+                        skv_error *err)
+{
+    if (e->n == 0)
+        return skv__img_bad_doc("manifest.json", "no layers", err);
+    if (!e->ref[0])
+        return skv__err(err, SKV_EPROTO, "image: manifest.json names no "
+                        "Config, so the layers cannot be verified");
+    skv__img_layers ids = {skv__calloc(SKV__IMG_MAX_LAYERS, sizeof(*ids.v)), 0};
+    char *doc = NULL;
+    size_t len = 0;
+    skv__ij c;
+    int rc = ids.v ? verify_config(src, e->ref, err)
+                   : skv__err(err, SKV_ENOMEM, "layer digests");
+    if (rc == 0)
+        rc = skv__img_read_doc(src, e->ref, &doc, &len, err);
+    if (rc == 0) {
         skv__ij_init(&c, doc, len);
-        if (oci_doc(&c, &layers, &mf) < 0)
-            rc = bad_doc(doc_name, "expected {\"manifests\"|\"layers\": "
-                         "[{\"digest\": \"sha256:<hex>\"}]}", err);
-        else if (layers.n == 0 && mf.n == 0)
-            rc = bad_doc(doc_name, "no manifests or layers", err);
-        else if (layers.n == 0)
-            snprintf(doc_name, sizeof(doc_name), "%s", mf.v[0]);
-        skv__free(doc);
-        doc = NULL;
+        if (config_diff_ids(&c, &ids) < 0)
+            rc = skv__img_bad_doc(e->ref, "expected {\"rootfs\": {\"diff_ids\""
+                                  ": [\"sha256:<hex>\", ...]}}", err);
     }
     if (rc == 0)
-        rc = apply_all(src, root, &layers, doc_name, err);
-    skv__free(layers.v);
-    skv__free(mf.v);
+        rc = verify_layers(src, e, l, &ids, err);
+    if (rc == 0)
+        rc = skv__img_apply_layers(src, root, l, e->first, e->n,
+                                   "manifest.json", err);
+    skv__free(doc);
+    skv__free(ids.v);
+    return rc;
+}
+
+int skv__img_docker(const char *src, const char *root, const char *want,
+                    skv_error *err)
+{
+    char *doc = NULL;
+    size_t len = 0, n = 0, pick = 0;
+    int rc = skv__img_read_doc(src, "manifest.json", &doc, &len, err);
+    if (rc < 0)
+        return rc;
+    skv__img_layers l = {skv__calloc(SKV__IMG_MAX_LAYERS, sizeof(*l.v)), 0};
+    skv__img_entry *v = skv__calloc(SKV__IMG_MAX_IMAGES, sizeof(*v));
+    skv__ij c;
+    skv__ij_init(&c, doc, len);
+    if (!l.v || !v)
+        rc = skv__err(err, SKV_ENOMEM, "layer list");
+    else if (docker_entries(&c, v, &n, &l) < 0)
+        rc = skv__img_bad_doc("manifest.json", "expected [{\"Config\": ..., "
+                              "\"Layers\": [\"path\", ...]}] (bounded sizes)",
+                              err);
+    else if ((rc = skv__img_select(&pick, v, n, want, "manifest.json", err)) == 0)
+        rc = docker_image(src, root, &v[pick], &l, err);
+    skv__free(v);
+    skv__free(l.v);
+    skv__free(doc);
     return rc;
 }

@@ -193,3 +193,12 @@ int skv__ij_end(skv__ij *c)
     ws(c);
     return !c->bad && c->p == c->end ? 0 : fail(c);
 }
+
+int skv__ij_null(skv__ij *c)
+{
+    ws(c);
+    if (c->bad || (size_t)(c->end - c->p) < 4 || memcmp(c->p, "null", 4) != 0)
+        return 0;
+    c->p += 4;
+    return 1;
+}

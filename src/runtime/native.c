@@ -26,6 +26,19 @@ void skv__rt_cgroup_name(char *buf, size_t n, const skv_runtime *rt,
     snprintf(buf, n, "%s-%08" PRIx32, id, h);
 }
 
+/* Whether an extra hosts entry ("ip\tname\n") names the container. */
+static bool own_entry(const skv_container_spec *spec)
+{
+    size_t n = strlen(spec->hostname);
+    for (size_t i = 0; i < spec->n_hosts; i++) {
+        const char *tab = strchr(spec->hosts[i], '\t');
+        if (tab && strncmp(tab + 1, spec->hostname, n) == 0 &&
+            tab[1 + n] == '\n')
+            return true;
+    }
+    return false;
+}
+
 int skv__rt_scratch_prepare(const skv_container_spec *spec, const char *dir,
                            bool isolate, skv_error *err)
 {
@@ -43,10 +56,19 @@ int skv__rt_scratch_prepare(const skv_container_spec *spec, const char *dir,
         if (mkdir(path, 0755) < 0)
             return skv__err_sys(err, errno, "mkdir %s", path);
     }
-    /* Written into the upper layer: they shadow the image's files. */
+    /* Written into the upper layer: they shadow the image's files. When an
+     * extra entry names the container itself (its session address), that
+     * one replaces the 127.0.1.1 line so peers and itself agree. */
+    bool own = own_entry(spec);
     char *hosts = skv__asprintf("127.0.0.1\tlocalhost\n::1\tlocalhost "
-                                "ip6-localhost ip6-loopback\n127.0.1.1\t%s\n",
-                                spec->hostname);
+                                "ip6-localhost ip6-loopback\n%s%s%s",
+                                own ? "" : "127.0.1.1\t",
+                                own ? "" : spec->hostname, own ? "" : "\n");
+    for (size_t i = 0; hosts && i < spec->n_hosts; i++) {
+        char *more = skv__asprintf("%s%s", hosts, spec->hosts[i]);
+        skv__free(hosts);
+        hosts = more;
+    }
     char *hn = skv__asprintf("%s\n", spec->hostname);
     int rc = hosts && hn ? 0 : skv__err(err, SKV_ENOMEM, "/etc files");
     snprintf(path, sizeof(path), "%s/scratch/upper/etc/hosts", dir);
@@ -104,26 +126,66 @@ int skv__rt_write_state(const char *dir, const char *backend, pid_t pid,
     return rc;
 }
 
-/* Spawn, place into the cgroup, let it set up, wait for its report. */
-static int launch(const skv__rt_launch *l, skv_cgroup *cg, pid_t *pid,
+static int cgroup_setup(skv_cgroup **cg, const native_plan *p,
+                        const char *name, bool *drop_mknod, skv_error *err);
+
+/* The first process's next report: 'R' (0), 'U' (1) or an error. */
+static int next_report(int rep, skv_error *err)
+{
+    skv__rt_msg m;
+    int rc = skv__rt_msg_read(rep, &m, err);
+    if (rc == 0 && m.tag == 'E')
+        rc = skv__err_sys(err, (int)m.value, "container setup: %s", m.text);
+    else if (rc == 0 && m.tag != 'R' && m.tag != 'U')
+        rc = skv__err(err, SKV_EPROTO, "unexpected setup message");
+    return rc < 0 ? rc : m.tag == 'U';
+}
+
+/* Spawn; make the cgroup (cgname; NULL: none) while the first process
+ * mounts its root, place it there, let it go on, wait for its report; with
+ * a user namespace, write the id maps when it asks ('U'). The go-ahead
+ * byte also carries whether to drop CAP_MKNOD ('m'): the first process
+ * has its own copy of the plan by then. */
+static int launch(const skv__rt_launch *l, const native_plan *p,
+                  const char *cgname, skv_cgroup **cg, pid_t *pid,
                   pid_t *shim, skv_error *err)
 {
     int rep = -1, go = -1;
+    bool drop_mknod = false;
     int rc = skv__rt_shim_spawn(l, pid, shim, &rep, &go, err);
     if (rc < 0)
         return rc;
-    if (cg)
-        rc = skv__cgroup_add_pid(cg, *pid, err);
-    if (rc == 0 && write(go, "1", 1) != 1)
+    if (cgname)
+        rc = cgroup_setup(cg, p, cgname, &drop_mknod, err);
+    if (rc == 0 && *cg)
+        rc = skv__cgroup_add_pid(*cg, *pid, err);
+    if (rc < 0) {
+        /* It may have failed first (and be gone): its report says why. */
+        close(go);
+        go = -1;
+        skv_error why = SKV_ERROR_INIT;
+        if (next_report(rep, &why) < 0 && why.code != SKV_EIO && err)
+            *err = why;
+        rc = err ? err->code : rc;
+    }
+    if (rc == 0 && write(go, drop_mknod ? "m" : "1", 1) != 1)
         rc = skv__err_sys(err, errno, "releasing the container's setup");
-    close(go); /* without the byte the first process exits */
-    skv__rt_msg m;
     if (rc == 0)
-        rc = skv__rt_msg_read(rep, &m, err);
-    if (rc == 0 && m.tag == 'E')
-        rc = skv__err_sys(err, (int)m.value, "container setup: %s", m.text);
-    else if (rc == 0 && m.tag != 'R')
-        rc = skv__err(err, SKV_EPROTO, "unexpected setup message");
+        rc = next_report(rep, err);
+    /* 'U' comes exactly when the spec has a user namespace. */
+    if (rc >= 0 && rc != (int)p->userns)
+        rc = skv__err(err, SKV_EPROTO, "unexpected user namespace report");
+    if (rc == 1)
+        rc = skv__rt_userns_map(*pid, p->spec, err);
+    if (rc == 0 && p->userns && write(go, "1", 1) != 1)
+        rc = skv__err_sys(err, errno, "releasing the container's setup");
+    if (rc == 0 && p->userns) {
+        int r = next_report(rep, err);
+        rc = r == 1 ? skv__err(err, SKV_EPROTO, "second user namespace "
+                               "report") : r;
+    }
+    if (go >= 0)
+        close(go); /* without the byte(s) the first process exits */
     close(rep);
     return rc;
 }
@@ -152,8 +214,8 @@ static bool spec_adds_cap(const skv_container_spec *spec, int cap)
  * (cgroup v2: no eBPF program here yet) CAP_MKNOD would let root in the
  * container create and open any host device node, so it is dropped unless
  * the spec asks for it. */
-static int cgroup_setup(skv_cgroup **cg, native_plan *p, const char *name,
-                        skv_error *err)
+static int cgroup_setup(skv_cgroup **cg, const native_plan *p,
+                        const char *name, bool *drop_mknod, skv_error *err)
 {
     int rc = cgroup_prepare(cg, p->spec, name, err);
     if (rc == 0)
@@ -163,9 +225,8 @@ static int cgroup_setup(skv_cgroup **cg, native_plan *p, const char *name,
         skv__cgroup_free(*cg);
         *cg = NULL;
     }
-    if (rc == 0 && !skv__rt_devices_supported(*cg) &&
-        !spec_adds_cap(p->spec, CAP_MKNOD))
-        p->caps.keep &= ~SKV__CAP_BIT(CAP_MKNOD);
+    *drop_mknod = rc == 0 && !skv__rt_devices_supported(*cg) &&
+                  !spec_adds_cap(p->spec, CAP_MKNOD);
     return rc;
 }
 
@@ -178,10 +239,10 @@ static int create_common(skv_runtime *rt, const skv_container_spec *spec,
     int rc = skv__rt_native_plan_build(&p, rt, spec, dir, isolate, err);
     if (rc == 0)
         rc = skv__rt_scratch_prepare(spec, dir, isolate, err);
-    if (rc == 0 && isolate) {
+    if (rc == 0 && p.userns)
+        rc = skv__rt_userns_chown_scratch(spec, dir, err);
+    if (isolate)
         skv__rt_cgroup_name(cgname, sizeof(cgname), rt, spec->id);
-        rc = cgroup_setup(&cg, &p, cgname, err);
-    }
     char out[PATH_MAX], errp[PATH_MAX], ex[PATH_MAX], ext[PATH_MAX];
     snprintf(out, sizeof(out), "%s/stdout.log", dir);
     snprintf(errp, sizeof(errp), "%s/stderr.log", dir);
@@ -201,7 +262,7 @@ static int create_common(skv_runtime *rt, const skv_container_spec *spec,
         .child = skv__rt_native_child, .payload = &p};
     pid_t pid = 0, shim = 0;
     if (rc == 0)
-        rc = launch(&l, cg, &pid, &shim, err);
+        rc = launch(&l, &p, isolate ? cgname : NULL, &cg, &pid, &shim, err);
     if (rc == 0)
         rc = skv__rt_write_state(dir, isolate ? "native" : "process", pid, shim,
                          cgname, err);
@@ -225,6 +286,10 @@ static int native_create(skv_runtime *rt, const skv_container_spec *spec,
 static int process_create(skv_runtime *rt, const skv_container_spec *spec,
                           const char *dir, skv_error *err)
 {
+    if (spec->userns_count)
+        return skv__err(err, SKV_ENOTSUP, "the process backend has no "
+                        "namespaces; a user namespace needs the native "
+                        "backend");
     if (!rt->opts.allow_process_backend)
         return skv__err(err, SKV_EPERM, "the process backend runs containers "
                         "without isolation and is disabled; set "
@@ -301,7 +366,7 @@ static int stop_all(const char *dir, uint32_t grace_ms, skv_cgroup *cg,
                     skv_error *err)
 {
     skv_container_status st = SKV_CONTAINER_STATUS_INIT;
-    int rc = skv__rt_status(dir, &st, err);
+    int rc = skv__rt_status_ex(dir, &st, false, err);
     if (rc < 0)
         return rc;
     bool live = st.state == SKV_CONTAINER_RUNNING ||
@@ -311,7 +376,10 @@ static int stop_all(const char *dir, uint32_t grace_ms, skv_cgroup *cg,
         skv__rt_wait_exit(dir, (int)(grace_ms > INT32_MAX ? INT32_MAX
                                                          : grace_ms),
                           &st, NULL);
-    if (cg)
+    /* An ended container needs no kill here: the pid namespace went with
+     * its first process, and destroy's cgroup removal kills whatever else
+     * might have been moved into the cgroup. */
+    if (cg && live)
         rc = skv__cgroup_kill(cg, 5000, err);
     else if (live)
         skv__rt_signal_pid(dir, SIGKILL, NULL);

@@ -21,6 +21,9 @@ typedef struct native_plan {
     skv_caps_plan caps;
     skv_seccomp_prog *prog;
     bool prog_owned;            /* false: the runtime's cached default */
+    bool userns;                /* spec->userns_count > 0 */
+    uid_t host_uid;             /* the spec's uid/gid as the host sees them */
+    gid_t host_gid;             /* (granted device nodes are chowned) */
 } native_plan;
 
 /* Validate the spec and prepare every string (native_plan.c). Free the
@@ -46,6 +49,15 @@ int skv__rt_native_stats(skv_runtime *rt, const char *dir,
 int skv__rt_devices_apply(skv_cgroup *cg, const skv_container_spec *spec,
                           skv_error *err);
 bool skv__rt_devices_supported(const skv_cgroup *cg);
+
+/* User namespace (native_userns.c): after the first process reported 'U'
+ * (it has unshared its user namespace), write its uid_map and gid_map. */
+int skv__rt_userns_map(pid_t pid, const skv_container_spec *spec,
+                       skv_error *err);
+/* Give the container's root the scratch layer's top (upper dir: the "/"
+ * of the container, and upper/etc with hosts and hostname). */
+int skv__rt_userns_chown_scratch(const skv_container_spec *spec,
+                                 const char *dir, skv_error *err);
 
 /* The first process (native_child.c). */
 void skv__rt_native_child(const skv__rt_launch *l, void *payload);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <net/if.h>
 #include <sched.h>
 #include <string.h>
@@ -109,7 +110,7 @@ static void setup_dev(const skv__rt_launch *l, const native_plan *p)
         TRY(l, mkdir_rel_nofollow(rel, true), d->path);
         unlink(rel);
         TRY(l, mknod(rel, mode, makedev(d->major, d->minor)), d->path);
-        TRY(l, chown(rel, p->spec->uid, p->spec->gid), d->path);
+        TRY(l, chown(rel, p->host_uid, p->host_gid), d->path);
     }
 }
 
@@ -151,7 +152,6 @@ static void loopback_up(const skv__rt_launch *l)
 
 static void setup_root(const skv__rt_launch *l, const native_plan *p)
 {
-    TRY(l, unshare(CLONE_NEWCGROUP), "unshare the cgroup namespace");
     TRY(l, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL),
         "make mounts private");
     TRY(l, mount("overlay", p->merged, "overlay", 0, p->overlay_opts),
@@ -195,22 +195,45 @@ static void exec_cmd(const native_plan *p)
     _exit(127);
 }
 
+/* After the mounts: a user namespace of its own (the other namespaces stay
+ * owned by the host's), then wait until the caller wrote the id maps. */
+static void enter_userns(const skv__rt_launch *l)
+{
+    char b;
+    TRY(l, unshare(CLONE_NEWUSER), "unshare the user namespace");
+    skv__rt_msg_send(l->report_fd, 'U', 0, NULL, NULL);
+    if (read(l->go_fd, &b, 1) != 1)
+        _exit(1);
+}
+
 void skv__rt_native_child(const skv__rt_launch *l, void *payload)
 {
     const native_plan *p = payload;
     char b;
-    /* The caller first moves this process into the cgroup. */
-    if (read(l->go_fd, &b, 1) != 1)
-        _exit(1);
-    close(l->go_fd);
     umask(022);
     int fifo = open(p->fifo_path, O_RDWR | O_CLOEXEC);
     TRY(l, fifo, "open the exec fifo");
+    /* The mounts run while the caller moves this process into the cgroup
+     * (nothing here runs the container's code or forks), so the two do not
+     * wait for each other; the go-ahead comes before anything the limits
+     * must cover, and before the cgroup namespace, whose root is the
+     * cgroup this process is in when it unshares. */
     if (p->isolate)
         setup_root(l, p);
+    if (read(l->go_fd, &b, 1) != 1)
+        _exit(1);
+    /* 'm': no device allow-list on this host, so no CAP_MKNOD. */
+    skv_caps_plan caps = p->caps;
+    if (b == 'm')
+        caps.keep &= ~SKV__CAP_BIT(CAP_MKNOD);
+    if (p->isolate)
+        TRY(l, unshare(CLONE_NEWCGROUP), "unshare the cgroup namespace");
+    if (p->userns)
+        enter_userns(l);
+    close(l->go_fd);
     TRY(l, chdir(p->spec->cwd), "chdir to the working directory");
     if (p->isolate) {
-        TRY(l, skv__caps_apply(&p->caps, NULL), "drop capabilities / switch "
+        TRY(l, skv__caps_apply(&caps, NULL), "drop capabilities / switch "
             "user");
         TRY(l, skv__seccomp_install(p->prog, NULL), "install seccomp");
     }

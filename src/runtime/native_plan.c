@@ -143,6 +143,14 @@ int skv__rt_native_plan_build(native_plan *p, skv_runtime *rt,
         return skv__err(err, SKV_EINVAL, "container '%s' has no argv",
                         spec->id);
     char *lower = NULL;
+    p->userns = isolate && spec->userns_count > 0;
+    p->host_uid = spec->uid + (p->userns ? spec->userns_base : 0);
+    p->host_gid = spec->gid + (p->userns ? spec->userns_base : 0);
+    if (p->userns && (spec->uid >= spec->userns_count ||
+                      spec->gid >= spec->userns_count))
+        return skv__err(err, SKV_EINVAL, "container '%s': uid %u / gid %u "
+                        "is outside its user namespace's %u ids", spec->id,
+                        spec->uid, spec->gid, spec->userns_count);
     int rc = isolate ? resolve_rootfs(rt, spec, &lower, err) : 0;
     if (rc == 0 && isolate)
         rc = check_sources(spec, p, err);

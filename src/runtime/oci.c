@@ -138,6 +138,9 @@ static int oci_create(skv_runtime *rt, const skv_container_spec *spec,
     char cgname[128];
     bool mounted = false;
     pid_t pid = 0, shim = 0;
+    if (spec->userns_count)
+        return skv__err(err, SKV_ENOTSUP, "user namespaces are implemented "
+                        "by the native backend only, not for OCI bundles");
     if (access(rt->oci_runtime, X_OK) < 0)
         return skv__err(err, SKV_ENOENT, "OCI runtime '%s' is not an "
                         "executable", rt->oci_runtime);

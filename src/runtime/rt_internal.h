@@ -55,6 +55,10 @@ struct skv_container_spec {
     char **caps;
     size_t n_caps;
     skv_network_mode network;
+    char **hosts;       /* extra /etc/hosts lines "ip\tname", n_hosts */
+    size_t n_hosts;
+    uint32_t userns_base;   /* host id of container id 0 */
+    uint32_t userns_count;  /* ids mapped; 0: no user namespace */
 };
 
 struct skv_runtime {
@@ -154,6 +158,10 @@ int skv__rt_wait_exit(const char *dir, int timeout_ms,
 /* Status from the state and exit files; oom from the cgroup when known. */
 int skv__rt_status(const char *dir, skv_container_status *out,
                    skv_error *err);
+/* The same; oom false skips reading the cgroup (callers that only need the
+ * state, such as destroy). */
+int skv__rt_status_ex(const char *dir, skv_container_status *out, bool oom,
+                      skv_error *err);
 /* Write one byte into <dir>/exec.fifo to let the command start. */
 int skv__rt_release(const char *dir, skv_error *err);
 int skv__rt_signal_pid(const char *dir, int sig, skv_error *err);

@@ -1,10 +1,17 @@
 /* The shim: a detached supervisor per container.
  *
- * The library forks (no exec); the child calls setsid() and forks again, so
- * the shim is re-parented away from the caller and survives the caller's
- * death. The shim clones the container's first process with the requested
- * namespaces, copies its stdout/stderr into size-capped logs, reaps it and
- * writes the exit status to <dir>/exit atomically (exit.tmp + rename).
+ * The library starts a short-lived helper that shares its memory
+ * (CLONE_VM|CLONE_VFORK, like posix_spawn: the caller's address space is
+ * not copied for it); the helper calls setsid() and forks the shim, so the
+ * shim is re-parented away from the caller and survives the caller's death.
+ * The shim starts the container's first process with the requested
+ * namespaces, again sharing the shim's memory until that process execs
+ * (CLONE_VFORK keeps the shim suspended meanwhile, so the two never run on
+ * the same memory at once). That leaves one copy of the caller's address
+ * space per container instead of three: on a large agent, page-table
+ * copies and copy-on-write faults dominated the start-up time. The shim
+ * copies the first process's stdout/stderr into size-capped logs, reaps it
+ * and writes the exit status to <dir>/exit atomically (exit.tmp + rename).
  *
  * Everything after fork() uses only async-signal-safe system calls on data
  * prepared by the caller before forking: the caller may be multi-threaded,
@@ -14,10 +21,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -296,14 +305,55 @@ static void shim_signals(int *sfd)
                      SIGUSR2};
     for (size_t i = 0; i < SKV__ARRAY_LEN(ignored); i++)
         sigaction(ignored[i], &sa, NULL);
+    /* SETMASK: the caller's spawn blocked everything (see below). */
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
-    sigprocmask(SIG_BLOCK, &set, NULL);
+    sigprocmask(SIG_SETMASK, &set, NULL);
     *sfd = signalfd(-1, &set, SFD_CLOEXEC);
 }
 
-static void shim_main(const skv__rt_launch *l0, int report_w, int go_r)
+/* Stack for a process cloned with CLONE_VM: it cannot use the stack of
+ * the process it shares memory with. Pages are only touched as needed. */
+#define SHIM_STACK_SIZE (1u << 20)
+
+static void *stack_alloc(void)
+{
+    void *p = mmap(NULL, SHIM_STACK_SIZE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+typedef struct first_arg {
+    const skv__rt_launch *l;
+    int out_w, err_w, report_w, go_r;
+    pid_t shim;
+    pid_t host_pid;     /* CLONE_PARENT_SETTID: set before the child runs */
+} first_arg;
+
+/* The first process, on its own stack in the shim's (suspended) memory.
+ * It reports its host pid itself: the shim stays suspended until it execs,
+ * and the caller must place it in the cgroup before that. */
+static int first_main(void *arg)
+{
+    const first_arg *a = arg;
+    skv__rt_launch l = *a->l;
+    skv__rt_msg m;
+    memset(&m, 0, sizeof(m));
+    m.tag = 'P';
+    m.value = a->host_pid;
+    m.value2 = a->shim;
+    write_all(a->report_w, (const char *)&m, sizeof(m));
+    first_process_stdio(a->out_w, a->err_w);
+    l.report_fd = a->report_w;
+    l.go_fd = a->go_r;
+    l.child(&l, l.payload);
+    _exit(127);
+}
+
+/* Returns the shim's exit code (its caller returns it: no _exit() on the
+ * helper's stack, see detach_main). */
+static int shim_main(const skv__rt_launch *l0, int report_w, int go_r)
 {
     skv__rt_launch l = *l0;
     int sfd, po[2], pe[2];
@@ -311,45 +361,67 @@ static void shim_main(const skv__rt_launch *l0, int report_w, int go_r)
     shim_signals(&sfd);
     if (l.pid_file)
         prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    if (sfd < 0 || pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
+    char *stack = stack_alloc();
+    if (sfd < 0 || !stack || pipe2(po, O_CLOEXEC) < 0 ||
+        pipe2(pe, O_CLOEXEC) < 0) {
         skv__rt_msg_send(report_w, 'E', errno, "shim setup", NULL);
-        _exit(1);
+        return 1;
     }
     shim_log lg[2] = {
         {po[0], open(l.stdout_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                      0640), 0},
         {pe[0], open(l.stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                      0640), 0}};
-    pid_t c = (pid_t)syscall(SYS_clone, l.clone_flags | SIGCHLD, NULL, NULL,
-                             NULL, NULL);
+    first_arg fa = {&l, po[1], pe[1], report_w, go_r, getpid(), 0};
+    /* Blocked signals until it has reset its handlers: none may run a
+     * handler on the memory it shares with the shim. Returns once the
+     * first process has exec'd or exited. */
+    sigset_t all, mine;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &mine);
+    pid_t c = clone(first_main, stack + SHIM_STACK_SIZE,
+                    (int)(l.clone_flags | CLONE_VM | CLONE_VFORK |
+                          CLONE_PARENT_SETTID | SIGCHLD),
+                    &fa, &fa.host_pid);
+    sigprocmask(SIG_SETMASK, &mine, NULL);
     if (c < 0) {
         skv__rt_msg_send(report_w, 'E', errno, "clone of the container's "
                          "first process", NULL);
-        _exit(1);
+        return 1;
     }
-    if (c == 0) {
-        first_process_stdio(po[1], pe[1]);
-        l.report_fd = report_w;
-        l.go_fd = go_r;
-        l.child(&l, l.payload);
-        _exit(127);
-    }
+    munmap(stack, SHIM_STACK_SIZE);
     close(po[1]);
     close(pe[1]);
     close(go_r);
-    skv__rt_msg m;
-    memset(&m, 0, sizeof(m));
-    m.tag = 'P';
-    m.value = c;
-    m.value2 = getpid();
-    write_all(report_w, (const char *)&m, sizeof(m));
     shim_state s = {c, l.pid_file != NULL, report_w};
     if (!l.pid_file) {
         close(report_w);
         s.report = -1;
     }
     shim_loop(&l, &s, lg, sfd);
-    _exit(0);
+    return 0;
+}
+
+typedef struct detach_arg {
+    const skv__rt_launch *l;
+    int rep_r, rep_w, go_r, go_w;
+} detach_arg;
+
+/* The helper between caller and shim (shares the caller's memory while the
+ * caller is suspended): a new session, then the shim as a plain fork. */
+static int detach_main(void *arg)
+{
+    const detach_arg *d = arg;
+    close(d->rep_r);
+    close(d->go_w);
+    setsid();
+    pid_t b = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
+    /* Returning ends the helper, and the shim (a copy of it), through
+     * clone()'s own exit; no _exit() on this stack, whose no-return hook
+     * makes ASan warn about an unknown stack. */
+    if (b == 0)
+        return shim_main(d->l, d->rep_w, d->go_r);
+    return b < 0 ? 1 : 0;
 }
 
 int skv__rt_shim_spawn(const skv__rt_launch *l, pid_t *pid_out,
@@ -365,23 +437,27 @@ int skv__rt_shim_spawn(const skv__rt_launch *l, pid_t *pid_out,
         close(rep[1]);
         return skv__err_sys(err, e, "pipe for the shim");
     }
-    pid_t a = fork();
-    if (a == 0) {
-        close(rep[0]);
-        close(go[1]);
-        setsid();
-        pid_t b = fork();
-        if (b == 0)
-            shim_main(l, rep[1], go[0]);
-        _exit(b < 0 ? 1 : 0);
-    }
+    detach_arg d = {l, rep[0], rep[1], go[0], go[1]};
+    char *stack = stack_alloc();
+    /* As posix_spawn: no signal handler of the caller may run in the
+     * helper, on the caller's memory; the shim sets its own mask. Returns
+     * once the helper has forked the shim and exited. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t a = stack ? clone(detach_main, stack + SHIM_STACK_SIZE,
+                            CLONE_VM | CLONE_VFORK | SIGCHLD, &d)
+                    : -1;
     int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (stack)
+        munmap(stack, SHIM_STACK_SIZE);
     close(rep[1]);
     close(go[0]);
     skv__rt_msg m;
     int rc = 0;
     if (a < 0) {
-        rc = skv__err_sys(err, e, "fork of the shim");
+        rc = skv__err_sys(err, e, "clone of the shim's helper");
     } else {
         while (waitpid(a, NULL, 0) < 0 && errno == EINTR)
             ;

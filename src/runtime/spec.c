@@ -87,6 +87,7 @@ void skv_container_spec_free(skv_container_spec *s)
     free_strv(s->argv, s->argc);
     free_strv(s->env, s->n_env);
     free_strv(s->caps, s->n_caps);
+    free_strv(s->hosts, s->n_hosts);
     skv__free(s->cwd);
     skv__free(s->cpus);
     skv__free(s->mems);
@@ -238,6 +239,23 @@ int skv_container_spec_set_user(skv_container_spec *spec, uint32_t uid,
         return skv__err(err, SKV_EINVAL, "uid/gid %u:%u is reserved", uid, gid);
     spec->uid = uid;
     spec->gid = gid;
+    return 0;
+}
+
+int skv_container_spec_set_userns(skv_container_spec *spec,
+                                  uint32_t host_base, uint32_t count,
+                                  skv_error *err)
+{
+    if (!spec)
+        return skv__err(err, SKV_EINVAL, "spec is NULL");
+    if (count && host_base == 0)
+        return skv__err(err, SKV_EINVAL, "user namespace: host_base 0 would "
+                        "map container root to host root");
+    if (count && (uint64_t)host_base + count - 1 > UINT32_MAX - 1)
+        return skv__err(err, SKV_EINVAL, "user namespace: host ids %u+%u "
+                        "run past 4294967294", host_base, count);
+    spec->userns_base = count ? host_base : 0;
+    spec->userns_count = count;
     return 0;
 }
 

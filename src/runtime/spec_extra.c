@@ -1,6 +1,7 @@
 /* Container spec: devices, bind mounts, seccomp/capability edits and the
  * session/cluster environment.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -115,6 +116,32 @@ int skv_container_spec_add_cap(skv_container_spec *spec, const char *cap,
     if (!(v[spec->n_caps] = skv__strdup(cap)))
         return skv__err(err, SKV_ENOMEM, "capability '%s'", cap);
     spec->n_caps++;
+    return 0;
+}
+
+int skv_container_spec_add_host(skv_container_spec *spec, const char *name,
+                                const char *ip, skv_error *err)
+{
+    if (!spec || !name || !ip)
+        return skv__err(err, SKV_EINVAL, "add_host: NULL argument");
+    size_t n = strlen(name);
+    if (n == 0 || n > 63 || name[0] == '.' || name[0] == '-' ||
+        strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                     "0123456789.-") != n)
+        return skv__err(err, SKV_EINVAL, "host name '%s' must have 1..63 of "
+                        "[A-Za-z0-9.-] and not start with '.' or '-'", name);
+    unsigned char bin[16];
+    if (inet_pton(AF_INET, ip, bin) != 1 && inet_pton(AF_INET6, ip, bin) != 1)
+        return skv__err(err, SKV_EINVAL, "host '%s': '%s' is not an IPv4 or "
+                        "IPv6 address", name, ip);
+    char **v = skv__reallocarray(spec->hosts, spec->n_hosts + 1,
+                                 sizeof(char *));
+    if (!v)
+        return skv__err(err, SKV_ENOMEM, "host '%s'", name);
+    spec->hosts = v;
+    if (!(v[spec->n_hosts] = skv__asprintf("%s\t%s\n", ip, name)))
+        return skv__err(err, SKV_ENOMEM, "host '%s'", name);
+    spec->n_hosts++;
     return 0;
 }
 

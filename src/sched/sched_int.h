@@ -286,6 +286,15 @@ void skv__sched_agent_view(skv_sched_agent_view *v, const skv_sched *s,
                            const skv__agent *a);
 void skv__sched_reason_reset(skv__reason *r);
 
+/* A session object from a spec (validated, slot names interned; not yet in
+ * any table), and its entry in the session table and id index (also
+ * reserving room on its group's pending list). session.c; shared with
+ * adopt.c. */
+int skv__sched_session_build(skv__session **out, skv_sched *s,
+                             const skv_sched_session_spec *sp, skv_error *err);
+int skv__sched_session_link(skv_sched *s, skv__session *x, uint32_t *out,
+                            skv_error *err);
+
 /* Commit/release of a session's allocations (account.c). alloc records
  * for every kernel must be filled in (a.agent/a.dev) and already applied
  * to the agents' maps; commit links them and charges owners. */

@@ -108,8 +108,8 @@ static int spec_scalars(const skv_sched_session_spec *sp, skv_error *err)
     return 0;
 }
 
-static int session_build(skv__session **out, skv_sched *s,
-                         const skv_sched_session_spec *sp, skv_error *err)
+int skv__sched_session_build(skv__session **out, skv_sched *s,
+                             const skv_sched_session_spec *sp, skv_error *err)
 {
     uint32_t gi;
     int rc = spec_scalars(sp, err);
@@ -174,8 +174,8 @@ static int session_owners(skv_sched *s, skv__session *x,
     return 0;
 }
 
-static int session_link(skv_sched *s, skv__session *x, uint32_t *out,
-                        skv_error *err)
+int skv__sched_session_link(skv_sched *s, skv__session *x, uint32_t *out,
+                            skv_error *err)
 {
     uint32_t si = 0;
     if (s->nsess_free) {
@@ -225,11 +225,11 @@ SKV_EXTERN int skv_sched_submit(skv_sched *s,
     uint8_t n0 = s->nslots;
     skv__session *x = NULL;
     uint32_t si = 0;
-    rc = session_build(&x, s, sp, err);
+    rc = skv__sched_session_build(&x, s, sp, err);
     if (!rc)
         rc = session_owners(s, x, sp, err);
     if (!rc)
-        rc = session_link(s, x, &si, err);
+        rc = skv__sched_session_link(s, x, &si, err);
     if (rc) {
         skv__sched_session_free(x);
         while (s->nslots > n0)

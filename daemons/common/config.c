@@ -1,0 +1,468 @@
+/* The daemons' configuration keys: one table gives each key's section,
+ * type, default, flag and help, so the INI file, the command line, --help
+ * and docs/config.md all say the same.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sokovan/slots.h"
+#include "sokovan/topo.h"
+#include "skvd.h"
+
+typedef enum kind {
+    K_PATH,     /* absolute path, required */
+    K_OPTPATH,  /* absolute path or "" (unset) */
+    K_STR,      /* free text or "" (unset) */
+    K_ID,       /* 1..63 of [A-Za-z0-9_.-] */
+    K_IDLIST,   /* comma-separated ids or "" */
+    K_UNIX,     /* unix socket path, or "" / "none" (disabled) */
+    K_TCP,      /* host:port, or "" / "none" (disabled) */
+    K_MANAGER,  /* "unix:/path" or "host:port" */
+    K_UINT,     /* decimal integer in [min, max] */
+    K_BYTES,    /* byte amount ("64m") in [min, max] */
+    K_LEVEL,    /* log level */
+    K_CPUS,     /* CPU list or "" */
+    K_BACKEND,  /* runtime backend name */
+    K_IMAGE,    /* NAME=TARBALL, repeatable: each one appends */
+    K_HTTP      /* host:port with port 0..65535, or "" / "none" (off) */
+} kind;
+
+struct skvd_key {
+    const char *section, *name;
+    kind kind;
+    size_t off;
+    unsigned roles;     /* programs taking it as a flag */
+    const char *def;    /* NULL: unset */
+    uint64_t min, max;
+    const char *meta, *help;
+};
+
+#define M SKVD_ROLE_MANAGER
+#define A SKVD_ROLE_AGENT
+#define MO(f) offsetof(skvd_config, manager.f)
+#define AO(f) offsetof(skvd_config, agent.f)
+#define GiB (1024ull * 1024 * 1024)
+
+static const skvd_key g_keys[] = {
+    {"manager", "data_dir", K_PATH, MO(data_dir), M | A,
+     "/var/lib/sokovan/manager", 0, 0, "DIR",
+     "manager state: manager.db, admin.key, agents/<id>.key (agent: "
+     "where to find its key file)"},
+    {"manager", "listen", K_UNIX, MO(listen), M, "/run/sokovan/manager.sock",
+     0, 0, "PATH", "Unix socket to listen on; \"none\" disables"},
+    {"manager", "tcp", K_TCP, MO(tcp), M, "127.0.0.1:5020", 0, 0,
+     "HOST:PORT", "TCP address to listen on; \"none\" disables"},
+    {"manager", "bootstrap_agents", K_IDLIST, MO(bootstrap_agents), M, NULL,
+     0, 0, "ID,...", "agent ids whose keys are created on first start"},
+    {"manager", "heartbeat_interval_ms", K_UINT, MO(heartbeat_interval_ms),
+     M, "1000", 50, 3600000, "MS", "agents' heartbeat period"},
+    {"manager", "heartbeat_timeout_ms", K_UINT, MO(heartbeat_timeout_ms), M,
+     "10000", 100, 86400000, "MS", "an agent silent this long is lost"},
+    {"manager", "max_clock_skew_ms", K_UINT, MO(max_clock_skew_ms), M,
+     "300000", 1000, 86400000, "MS", "signed requests older/newer are refused"},
+    {"manager", "max_sessions_per_pass", K_UINT, MO(max_sessions_per_pass),
+     M, "0", 0, 100000000, "N", "sessions placed per scheduling pass; 0: all"},
+    {"manager", "default_resource_group", K_ID, MO(default_resource_group),
+     M, "default", 0, 0, "NAME", "resource group created when missing"},
+    {"manager", "default_scheduler", K_ID, MO(default_scheduler), M, "fifo",
+     0, 0, "NAME", "sequencer of created resource groups"},
+    {"manager", "default_selector", K_ID, MO(default_selector), M,
+     "concentrated", 0, 0, "NAME", "agent selector of created groups"},
+    {"manager", "max_frame", K_BYTES, MO(max_frame), M, "16m", 1024, GiB,
+     "BYTES", "largest frame payload accepted"},
+    {"manager", "max_queue", K_BYTES, MO(max_queue), M, "64m", 65536,
+     64 * GiB, "BYTES", "a connection with more unsent bytes is closed"},
+    {"manager", "pidfile", K_OPTPATH, MO(pidfile), M, NULL, 0, 0, "FILE",
+     "write the process id there"},
+    {"manager", "metrics_listen", K_HTTP, MO(metrics_listen), M, NULL, 0, 0,
+     "HOST:PORT", "serve Prometheus metrics on http://HOST:PORT/metrics "
+     "(port 0: any free port, logged); off unless set"},
+    {"manager", "log_level", K_LEVEL, MO(log_level), M, "info", 0, 0,
+     "LEVEL", "trace, debug, info, warn or error"},
+
+    {"agent", "agent_id", K_ID, AO(agent_id), A, "agent1", 0, 0, "ID",
+     "this agent's id (and its key's user name)"},
+    {"agent", "manager", K_MANAGER, AO(manager), A,
+     "unix:/run/sokovan/manager.sock", 0, 0, "ADDR",
+     "manager address: unix:/path or host:port"},
+    {"agent", "key_file", K_OPTPATH, AO(key_file), A, NULL, 0, 0, "FILE",
+     "keypair file; default <manager data_dir>/agents/<agent_id>.key"},
+    {"agent", "key_wait_ms", K_UINT, AO(key_wait_ms), A, "10000", 0,
+     3600000, "MS", "wait this long for the key file to appear"},
+    {"agent", "state_dir", K_OPTPATH, AO(state_dir), A, NULL, 0, 0, "DIR",
+     "containers and agent state; default /var/lib/sokovan/agent-<agent_id>"},
+    {"agent", "image_dir", K_OPTPATH, AO(image_dir), A, NULL, 0, 0, "DIR",
+     "image store; default <state_dir>/images"},
+    {"agent", "import_image", K_IMAGE, AO(images), A, NULL, 0, 0,
+     "NAME=TARBALL", "import an image before connecting (repeatable)"},
+    {"agent", "resource_group", K_ID, AO(resource_group), A, "default", 0, 0,
+     "NAME", "resource group the agent joins"},
+    {"agent", "address", K_STR, AO(address), A, NULL, 0, 0, "TEXT",
+     "address reported to the manager"},
+    {"agent", "backend", K_BACKEND, AO(backend), A, "native", 0, 0, "NAME",
+     "runtime backend: native or oci"},
+    {"agent", "oci_runtime", K_STR, AO(oci_runtime), A, NULL, 0, 0, "PATH",
+     "OCI runtime for backend oci; default runc"},
+    {"agent", "topology_xml", K_OPTPATH, AO(topology_xml), A, NULL, 0, 0,
+     "FILE", "hwloc XML topology instead of this host's"},
+    {"agent", "plugins", K_STR, AO(plugins), A, NULL, 0, 0, "LIST",
+     "compute plugins \"name[:config];...\"; default cpu;mem (+cuda)"},
+    {"agent", "cpus", K_CPUS, AO(cpus), A, NULL, 0, 0, "LIST",
+     "CPU slice of the host (\"0-3\"); default all"},
+    {"agent", "memory", K_BYTES, AO(memory), A, "0", 0, UINT64_MAX / 2,
+     "BYTES", "memory slice (\"8g\"); 0: all"},
+    {"agent", "labels", K_STR, AO(labels), A, NULL, 0, 0, "K=V,...",
+     "labels reported to the manager"},
+    {"agent", "stats_interval_ms", K_UINT, AO(stats_interval_ms), A, "5000",
+     100, 3600000, "MS", "period of agent.stats events"},
+    {"agent", "poll_interval_ms", K_UINT, AO(poll_interval_ms), A, "20", 1,
+     60000, "MS", "container exit polling period"},
+    {"agent", "reconnect_min_ms", K_UINT, AO(reconnect_min_ms), A, "100", 10,
+     600000, "MS", "first reconnect delay (doubles on each failure)"},
+    {"agent", "reconnect_max_ms", K_UINT, AO(reconnect_max_ms), A, "5000",
+     10, 3600000, "MS", "largest reconnect delay"},
+    {"agent", "max_frame", K_BYTES, AO(max_frame), A, "16m", 1024, GiB,
+     "BYTES", "largest frame payload accepted"},
+    {"agent", "max_queue", K_BYTES, AO(max_queue), A, "64m", 65536,
+     64 * GiB, "BYTES", "unsent bytes beyond which the connection is reset"},
+    {"agent", "pidfile", K_OPTPATH, AO(pidfile), A, NULL, 0, 0, "FILE",
+     "write the process id there"},
+    {"agent", "metrics_listen", K_HTTP, AO(metrics_listen), A, NULL, 0, 0,
+     "HOST:PORT", "serve Prometheus metrics on http://HOST:PORT/metrics "
+     "(port 0: any free port, logged); off unless set"},
+    {"agent", "log_level", K_LEVEL, AO(log_level), A, "info", 0, 0, "LEVEL",
+     "trace, debug, info, warn or error"},
+};
+#define NKEYS (sizeof(g_keys) / sizeof(g_keys[0]))
+
+const skvd_key *skvd_config_find(const char *section, const char *key)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strcmp(g_keys[i].section, section) == 0 &&
+            strcmp(g_keys[i].name, key) == 0)
+            return &g_keys[i];
+    return NULL;
+}
+
+/* "--data-dir" matches key "data_dir". */
+static bool flag_matches(const char *flag, const char *name)
+{
+    if (strncmp(flag, "--", 2) != 0)
+        return false;
+    flag += 2;
+    for (; *flag && *name; flag++, name++)
+        if (*flag != (*name == '_' ? '-' : *name))
+            return false;
+    return *flag == 0 && *name == 0;
+}
+
+const skvd_key *skvd_config_find_flag(const char *flag, skvd_role role)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if ((g_keys[i].roles & role) && flag_matches(flag, g_keys[i].name))
+            return &g_keys[i];
+    return NULL;
+}
+
+void skvd_config_print_flags(FILE *f, skvd_role role)
+{
+    for (size_t i = 0; i < NKEYS; i++) {
+        const skvd_key *k = &g_keys[i];
+        char flag[64];
+        if (!(k->roles & role))
+            continue;
+        snprintf(flag, sizeof(flag), "--%s %s", k->name, k->meta);
+        for (char *p = flag + 2; *p && *p != ' '; p++)
+            if (*p == '_')
+                *p = '-';
+        fprintf(f, "  %-34s %s", flag, k->help);
+        if (k->def && *k->def)
+            fprintf(f, " (default %s)", k->def);
+        fputc('\n', f);
+    }
+}
+
+int skvd_config_init(skvd_config *c)
+{
+    char why[256];
+    memset(c, 0, sizeof(*c));
+    for (size_t i = 0; i < NKEYS; i++) {
+        if (g_keys[i].def &&
+            skvd_config_set(c, &g_keys[i], g_keys[i].def, why, sizeof(why))) {
+            fprintf(stderr, "default of %s.%s: %s\n", g_keys[i].section,
+                    g_keys[i].name, why);
+            skvd_config_free(c);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void skvd_config_free(skvd_config *c)
+{
+    for (size_t i = 0; i < NKEYS; i++) {
+        const skvd_key *k = &g_keys[i];
+        char **s = (char **)((char *)c + k->off);
+        if (k->kind == K_UINT || k->kind == K_BYTES || k->kind == K_LEVEL)
+            continue;
+        if (k->kind == K_IMAGE) {
+            for (size_t j = 0; j < c->agent.n_images; j++)
+                free(c->agent.images[j]);
+        }
+        free(*s);
+        *s = NULL;
+    }
+    c->agent.n_images = 0;
+}
+
+/* ---- value checks ---------------------------------------------------------- */
+
+#define WHY(...) (snprintf(why, wl, __VA_ARGS__), -1)
+
+static int check_id(const char *v, char *why, size_t wl)
+{
+    size_t n = strlen(v);
+    if (n == 0 || n > 63)
+        return WHY("'%s' must have 1 to 63 characters", v);
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)v[i]) && !strchr("_.-", v[i]))
+            return WHY("'%s': only letters, digits, '_', '.' and '-' are "
+                       "allowed", v);
+    return 0;
+}
+
+static int check_idlist(const char *v, char *why, size_t wl)
+{
+    char buf[1024];
+    char *save = NULL;
+    if (strlen(v) >= sizeof(buf))
+        return WHY("list too long");
+    strcpy(buf, v);
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        if (check_id(t, why, wl))
+            return -1;
+    return 0;
+}
+
+static int check_abs(const char *v, char *why, size_t wl)
+{
+    if (v[0] != '/')
+        return WHY("'%s' is not an absolute path", v);
+    if (strlen(v) >= 4096)
+        return WHY("path too long");
+    return 0;
+}
+
+static int parse_uint(uint64_t *out, const skvd_key *k, const char *v,
+                      char *why, size_t wl)
+{
+    char *end;
+    if (!isdigit((unsigned char)v[0]))
+        return WHY("'%s' is not a non-negative integer", v);
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (*end || errno)
+        return WHY("'%s' is not a non-negative integer", v);
+    if (x < k->min || x > k->max)
+        return WHY("%llu is outside %llu..%llu", x,
+                   (unsigned long long)k->min, (unsigned long long)k->max);
+    *out = x;
+    return 0;
+}
+
+static int parse_bytes(uint64_t *out, const skvd_key *k, const char *v,
+                       char *why, size_t wl)
+{
+    skv_qty q;
+    skv_error e = SKV_ERROR_INIT;
+    if (skv_qty_parse(&q, v, SKV_SLOT_BYTES, &e) || q == SKV_QTY_UNLIMITED)
+        return WHY("'%s' is not a byte amount (e.g. 512m, 8g): %s", v,
+                   e.message[0] ? e.message : "unlimited not allowed");
+    if ((uint64_t)q < k->min || (uint64_t)q > k->max)
+        return WHY("'%s' is outside %llu..%llu bytes", v,
+                   (unsigned long long)k->min, (unsigned long long)k->max);
+    *out = (uint64_t)q;
+    return 0;
+}
+
+static int check_cpus(const char *v, char *why, size_t wl)
+{
+    int *ids = NULL;
+    size_t n = 0;
+    skv_error e = SKV_ERROR_INIT;
+    if (skv_topo_cpulist_parse(&ids, &n, v, &e))
+        return WHY("'%s' is not a CPU list (e.g. 0-3,8): %s", v, e.message);
+    skv_free(ids);
+    if (n == 0)
+        return WHY("'%s' names no CPU", v);
+    return 0;
+}
+
+static int check_manager(const char *v, char *why, size_t wl)
+{
+    char host[256];
+    int port;
+    if (strncmp(v, "unix:", 5) == 0)
+        return skvd_unix_path_check(v + 5, why, wl);
+    if (skvd_hostport_split(host, sizeof(host), &port, v, why, wl))
+        return WHY("'%s' is neither unix:/PATH nor HOST:PORT", v);
+    return 0;
+}
+
+/* Like a TCP listen address, but port 0 is allowed: it asks for any free
+ * port, which the daemon logs. */
+static int check_http(const char *v, char *why, size_t wl)
+{
+    char host[256], copy[320];
+    int port;
+    size_t n = strlen(v);
+    const char *t = v;
+    if (n >= 2 && n < sizeof(copy) && strcmp(v + n - 2, ":0") == 0) {
+        snprintf(copy, sizeof(copy), "%.*s:1", (int)(n - 2), v);
+        t = copy;
+    }
+    if (skvd_hostport_split(host, sizeof(host), &port, t, why, wl))
+        return WHY("'%s' is not HOST:PORT or [ADDR]:PORT (port 0..65535)",
+                   v);
+    return 0;
+}
+
+static int check_image(const char *v, char *why, size_t wl)
+{
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v || !eq[1])
+        return WHY("'%s' is not NAME=TARBALL", v);
+    return 0;
+}
+
+static int check_backend(const char *v, char *why, size_t wl)
+{
+    /* "process" (no isolation) is for the library's tests only. */
+    if (strcmp(v, "native") && strcmp(v, "oci"))
+        return WHY("'%s' is not one of native, oci", v);
+    return 0;
+}
+
+/* Checks a string-valued kind; *unset set when the value means "none". */
+static int check_string(const skvd_key *k, const char *v, bool *unset,
+                        char *why, size_t wl)
+{
+    char host[256];
+    int port;
+    *unset = false;
+    bool empty = v[0] == 0;
+    switch (k->kind) {
+    case K_PATH:
+        return empty ? WHY("must not be empty") : check_abs(v, why, wl);
+    case K_OPTPATH:
+        return (*unset = empty) ? 0 : check_abs(v, why, wl);
+    case K_STR:
+        *unset = empty;
+        return 0;
+    case K_ID:
+        return check_id(v, why, wl);
+    case K_IDLIST:
+        return (*unset = empty) ? 0 : check_idlist(v, why, wl);
+    case K_UNIX:
+        if ((*unset = empty || strcmp(v, "none") == 0))
+            return 0;
+        return skvd_unix_path_check(v, why, wl);
+    case K_TCP:
+        if ((*unset = empty || strcmp(v, "none") == 0))
+            return 0;
+        return skvd_hostport_split(host, sizeof(host), &port, v, why, wl);
+    case K_HTTP:
+        if ((*unset = empty || strcmp(v, "none") == 0))
+            return 0;
+        return check_http(v, why, wl);
+    case K_MANAGER:
+        return empty ? WHY("must not be empty") : check_manager(v, why, wl);
+    case K_CPUS:
+        return (*unset = empty) ? 0 : check_cpus(v, why, wl);
+    case K_BACKEND:
+        return check_backend(v, why, wl);
+    case K_IMAGE:
+        return check_image(v, why, wl);
+    default:
+        return WHY("internal: not a string key");
+    }
+}
+
+static int append_image(skvd_config *c, const char *v, char *why, size_t wl)
+{
+    char **n = realloc(c->agent.images,
+                       (c->agent.n_images + 1) * sizeof(*n));
+    if (!n)
+        return WHY("out of memory");
+    c->agent.images = n;
+    if (!(n[c->agent.n_images] = strdup(v)))
+        return WHY("out of memory");
+    c->agent.n_images++;
+    return 0;
+}
+
+int skvd_config_set(skvd_config *c, const skvd_key *k, const char *value,
+                    char *why, size_t wl)
+{
+    void *field = (char *)c + k->off;
+    if (k->kind == K_UINT)
+        return parse_uint(field, k, value, why, wl);
+    if (k->kind == K_BYTES)
+        return parse_bytes(field, k, value, why, wl);
+    if (k->kind == K_LEVEL) {
+        skv_log_level l;
+        if (skvd_log_level_parse(&l, value))
+            return WHY("'%s' is not one of trace, debug, info, warn, error",
+                       value);
+        *(uint64_t *)field = (uint64_t)l;
+        return 0;
+    }
+    bool unset;
+    if (check_string(k, value, &unset, why, wl))
+        return -1;
+    if (k->kind == K_IMAGE)
+        return append_image(c, value, why, wl);
+    char *copy = NULL;
+    if (!unset && !(copy = strdup(value)))
+        return WHY("out of memory");
+    free(*(char **)field);
+    *(char **)field = copy;
+    return 0;
+}
+
+static char *join3(const char *a, const char *b, const char *c)
+{
+    size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s%s%s", a, b, c);
+    return s;
+}
+
+int skvd_config_finish(skvd_config *c, char *why, size_t wl)
+{
+    skvd_agent_conf *a = &c->agent;
+    skvd_manager_conf *m = &c->manager;
+    if (m->heartbeat_timeout_ms <= m->heartbeat_interval_ms)
+        return WHY("heartbeat_timeout_ms (%llu) must exceed "
+                   "heartbeat_interval_ms (%llu)",
+                   (unsigned long long)m->heartbeat_timeout_ms,
+                   (unsigned long long)m->heartbeat_interval_ms);
+    if (a->reconnect_min_ms > a->reconnect_max_ms)
+        return WHY("reconnect_min_ms (%llu) exceeds reconnect_max_ms (%llu)",
+                   (unsigned long long)a->reconnect_min_ms,
+                   (unsigned long long)a->reconnect_max_ms);
+    if (!a->state_dir &&
+        !(a->state_dir = join3("/var/lib/sokovan/agent-", a->agent_id, "")))
+        return WHY("out of memory");
+    if (!a->key_file) {
+        char *dir = join3(c->manager.data_dir, "/agents/", a->agent_id);
+        a->key_file = dir ? join3(dir, ".key", "") : NULL;
+        free(dir);
+        if (!a->key_file)
+            return WHY("out of memory");
+    }
+    return 0;
+}

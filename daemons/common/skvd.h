@@ -1,0 +1,247 @@
+/* daemons/common: what sokovan-manager and sokovan-agent share.
+ *
+ * The daemons are thin: the cluster logic lives in the library (manager.h,
+ * agent.h), which never does I/O. This layer wires it to libuv: listeners,
+ * connections with a frame reader and a write queue, an outbound connector
+ * with reconnect, signals, a logger, the configuration (INI file + flags)
+ * and a pidfile. Everything runs on the one event-loop thread.
+ *
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef SKVD_H
+#define SKVD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+#include "sokovan/common.h"
+
+/* Exit codes of both daemons. */
+#define SKVD_VERSION SKV_VERSION_STRING
+
+#define SKVD_EXIT_OK 0
+#define SKVD_EXIT_FAIL 1     /* runtime failure (open, bind, ...) */
+#define SKVD_EXIT_USAGE 2    /* bad flag, config key or value */
+
+/* ---- log.c --------------------------------------------------------------- */
+
+/* Install the library logger and remember the program name. Lines go to
+ * stderr as "2026-01-02T03:04:05.678Z LEVEL module: message". */
+void skvd_log_init(const char *prog, skv_log_level level);
+void skvd_log(skv_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* "trace", "debug", "info", "warn"/"warning", "error": 0, or -1. */
+int skvd_log_level_parse(skv_log_level *out, const char *text);
+/* Unix ms, CLOCK_REALTIME: the now_ms the library expects. */
+int64_t skvd_now_ms(void);
+
+/* ---- config.c / config_file.c / args.c ----------------------------------- */
+
+typedef enum skvd_role {
+    SKVD_ROLE_MANAGER = 1,
+    SKVD_ROLE_AGENT = 2
+} skvd_role;
+
+typedef struct skvd_manager_conf {
+    char *data_dir;          /* absolute */
+    char *listen;            /* unix socket path; NULL: disabled */
+    char *tcp;               /* "host:port"; NULL: disabled */
+    char *metrics_listen;    /* HTTP /metrics "host:port"; NULL: off */
+    char *pidfile;           /* NULL: none */
+    char *default_resource_group, *default_scheduler, *default_selector;
+    char *bootstrap_agents;  /* NULL: none */
+    uint64_t heartbeat_interval_ms, heartbeat_timeout_ms, max_clock_skew_ms;
+    uint64_t max_sessions_per_pass, max_frame, max_queue;
+    uint64_t log_level;      /* skv_log_level */
+} skvd_manager_conf;
+
+typedef struct skvd_agent_conf {
+    char *agent_id;
+    char *manager;           /* "unix:/path" or "host:port" */
+    char *key_file;          /* NULL until skvd_config_finish() */
+    char *state_dir;         /* NULL until skvd_config_finish() */
+    char *image_dir, *resource_group, *address, *backend, *oci_runtime;
+    char *topology_xml, *plugins, *cpus, *labels, *pidfile;
+    char *metrics_listen;    /* HTTP /metrics "host:port"; NULL: off */
+    char **images;           /* "NAME=TARBALL", imported before connecting */
+    size_t n_images;
+    uint64_t memory;         /* bytes; 0: all */
+    uint64_t stats_interval_ms, poll_interval_ms, key_wait_ms;
+    uint64_t reconnect_min_ms, reconnect_max_ms, max_frame, max_queue;
+    uint64_t log_level;
+} skvd_agent_conf;
+
+typedef struct skvd_config {
+    skvd_manager_conf manager;
+    skvd_agent_conf agent;
+} skvd_config;
+
+/* One configuration key (config.c holds the table). */
+typedef struct skvd_key skvd_key;
+
+/* Defaults for every key. Returns 0 or -1 (out of memory). */
+int skvd_config_init(skvd_config *c);
+void skvd_config_free(skvd_config *c);
+/* Find section.key; NULL when unknown. */
+const skvd_key *skvd_config_find(const char *section, const char *key);
+/* The key a flag ("--data-dir") sets for a program; NULL when none. */
+const skvd_key *skvd_config_find_flag(const char *flag, skvd_role role);
+/* Validate and store a value. On failure returns -1 with the reason
+ * (without the key name) in why. */
+int skvd_config_set(skvd_config *c, const skvd_key *k, const char *value,
+                    char *why, size_t whylen);
+/* Print "--flag VALUE  help (default: ...)" for a role's flags. */
+void skvd_config_print_flags(FILE *f, skvd_role role);
+/* Checks across keys, then derived defaults (agent state dir, key file);
+ * call after file + flags. 0, or -1 with the reason in why. */
+int skvd_config_finish(skvd_config *c, char *why, size_t wl);
+
+/* Parse an INI file into c. Prints "file:line: key: reason" (or
+ * "file: reason") to stderr and returns -1 on the first problem found;
+ * every problem in the file is printed. */
+int skvd_config_load(skvd_config *c, const char *path);
+
+/* The command line: --config FILE first, then flags override the file.
+ * Returns -1 to continue, or an exit code (0 after --help/--version,
+ * SKVD_EXIT_USAGE after printing what is wrong). */
+int skvd_args_parse(skvd_config *c, skvd_role role, const char *prog,
+                    const char *summary, int argc, char **argv);
+
+/* ---- addr.c ------------------------------------------------------------- */
+
+/* "host:port" / "[v6]:port" -> host (without brackets) and port. 0 or -1
+ * with the reason in why. */
+int skvd_hostport_split(char *host, size_t hostlen, int *port,
+                        const char *text, char *why, size_t whylen);
+/* Resolve host:port (blocking getaddrinfo, numeric first). */
+int skvd_hostport_resolve(struct sockaddr_storage *out, const char *text,
+                          char *why, size_t whylen);
+/* Unix socket path usable for bind/connect. */
+int skvd_unix_path_check(const char *path, char *why, size_t whylen);
+/* mkdir -p (created directories get mode 0755). */
+int skvd_mkdirs(const char *dir, char *why, size_t wl);
+/* The parent directory of path, created like skvd_mkdirs. */
+int skvd_mkdirs_parent(const char *path, char *why, size_t wl);
+/* Before binding: create the directory (0755) and remove a stale socket
+ * nobody listens on. Fails when another process listens there. */
+int skvd_unix_path_prepare(const char *path, char *why, size_t whylen);
+
+/* ---- net: conn.c, conn_table.c, listen.c, connect.c ---------------------- */
+
+typedef struct skvd_net skvd_net;
+typedef struct skvd_conn skvd_conn;
+
+typedef struct skvd_net_cbs {
+    /* A connection is up (accepted or connected). Return -1 to refuse it. */
+    int (*on_open)(skvd_conn *c, void *ctx);
+    /* One frame payload. Negative: close the connection after flushing. */
+    int (*on_frame)(skvd_conn *c, const void *payload, size_t len,
+                    void *ctx);
+    /* After one read's frames were handled (the place to tick). */
+    void (*on_batch)(void *ctx);
+    /* The connection is gone (called once per opened connection). */
+    void (*on_close)(skvd_conn *c, void *ctx);
+} skvd_net_cbs;
+
+struct skvd_conn {
+    uint64_t id;                /* unique, never 0 */
+    char peer[64];              /* "unix", "127.0.0.1:4711" */
+    skvd_net *net;
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+    } h;
+    struct skv_proto_reader *reader;
+    uv_write_t wreq;            /* the one write in flight */
+    uv_connect_t creq;          /* outbound: the connect request */
+    char *out, *pend;           /* buffer being written / queued next */
+    size_t out_len, out_cap, pend_len, pend_cap;
+    bool writing, closing, close_after_flush, opened, outbound;
+    skvd_conn *hnext;           /* conn_table chain */
+    skvd_conn *prev, *next;     /* net's list of connections */
+};
+
+struct skvd_net {
+    uv_loop_t *loop;
+    skvd_net_cbs cbs;
+    void *ctx;
+    size_t max_frame;           /* reader limit (payload bytes) */
+    size_t max_queue;           /* close a connection queuing more */
+    uint64_t next_id;
+    skvd_conn *conns;           /* list of live connections */
+    skvd_conn **buckets;        /* conn_table: id -> conn */
+    size_t nbuckets, count;
+    struct skvd_listener *listeners;
+    struct skvd_connector *connector;
+    bool stopping;
+};
+
+void skvd_net_init(skvd_net *n, uv_loop_t *loop, const skvd_net_cbs *cbs,
+                   void *ctx, size_t max_frame, size_t max_queue);
+/* Close listeners (removing their socket files), the connector and every
+ * connection (without waiting to flush). Run the loop afterwards to let
+ * the handles close; then skvd_net_release(). */
+void skvd_net_stop(skvd_net *n);
+void skvd_net_release(skvd_net *n);
+
+/* conn.c: adopt a freshly accepted/connected stream: allocates the
+ * reader, registers the id, calls on_open, starts reading. */
+int skvd_conn_start(skvd_conn *c);
+skvd_conn *skvd_conn_alloc(skvd_net *n, bool outbound);
+/* Queue a copy of buf. -1 when the connection is closing or its queue
+ * would exceed max_queue (it is then closed). */
+int skvd_conn_send(skvd_conn *c, const void *buf, size_t len);
+/* Close; with flush, only once everything queued was written. */
+void skvd_conn_close(skvd_conn *c, bool flush);
+
+/* conn_table.c */
+int skvd_table_add(skvd_net *n, skvd_conn *c);
+void skvd_table_remove(skvd_net *n, skvd_conn *c);
+skvd_conn *skvd_table_find(const skvd_net *n, uint64_t id);
+
+/* listen.c: listen on a Unix socket path (mode 0666: requests are
+ * authenticated by keys) or on "host:port". 0, or -1 with why. */
+int skvd_listen_unix(skvd_net *n, const char *path, char *why, size_t wl);
+int skvd_listen_tcp(skvd_net *n, const char *hostport, char *why,
+                    size_t wl);
+
+/* Close every listener, removing Unix socket files. */
+void skvd_listeners_close(skvd_net *n);
+
+/* connect.c: keep one outbound connection to "unix:/path" or "host:port"
+ * up, reconnecting with exponential backoff (min_ms doubling to max_ms,
+ * reset after a successful connect). */
+int skvd_connect_start(skvd_net *n, const char *addr, uint64_t min_ms,
+                       uint64_t max_ms, char *why, size_t wl);
+/* The live outbound connection, or NULL. */
+skvd_conn *skvd_connect_conn(const skvd_net *n);
+/* conn.c tells the connector its connection (or attempt) closed. */
+void skvd_connect_lost(skvd_net *n, skvd_conn *c);
+/* Stop reconnecting; closes the timer. */
+void skvd_connect_stop(skvd_net *n);
+
+/* ---- loop.c -------------------------------------------------------------- */
+
+/* SIGINT/SIGTERM call stop(ctx) once; SIGPIPE is ignored. */
+int skvd_signals_start(uv_loop_t *loop, void (*stop)(void *ctx), void *ctx);
+void skvd_signals_close(void);
+/* Re-arm a timer for delay_ms clamped to [0, max_ms]. */
+void skvd_timer_arm(uv_timer_t *t, uv_timer_cb cb, int64_t delay_ms,
+                    int64_t max_ms);
+/* Run the loop until every handle closed (after a stop). */
+void skvd_loop_drain(uv_loop_t *loop);
+
+/* ---- pidfile.c ----------------------------------------------------------- */
+
+/* Write our pid to path (created 0644, parent directory must exist).
+ * Fails when it names a live process other than us. */
+int skvd_pidfile_write(const char *path, char *why, size_t wl);
+void skvd_pidfile_remove(const char *path);
+
+#endif /* SKVD_H */

@@ -1,0 +1,222 @@
+/* sokovan-manager: the cluster manager daemon. The logic is the library's
+ * skv_manager; this program only wires it to sockets (daemons/common):
+ * frames in -> skv_manager_handle_frame, the send callback -> the
+ * connection's write queue, skv_manager_tick from a timer and once per
+ * loop iteration that handled frames; with metrics_listen, /metrics over
+ * HTTP updated once a second (daemons/common/metrics_loop.h).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics_loop.h"
+#include "skvd.h"
+#include "sokovan/manager.h"
+
+#define PROG "sokovan-manager"
+#define TICK_MAX_MS 1000
+
+typedef struct mgr_daemon {
+    skvd_config cfg;
+    uv_loop_t loop;
+    skvd_net net;
+    uv_timer_t timer;
+    uv_check_t check;     /* ticks after an iteration that had frames */
+    skv_manager *m;
+    skvd_metrics metrics;
+    bool dirty;
+} mgr_daemon;
+
+static int send_cb(uint64_t conn_id, const void *frame, size_t len,
+                   void *payload)
+{
+    mgr_daemon *d = payload;
+    skvd_conn *c = skvd_table_find(&d->net, conn_id);
+    return c ? skvd_conn_send(c, frame, len) : -1;
+}
+
+static int on_open(skvd_conn *c, void *ctx)
+{
+    mgr_daemon *d = ctx;
+    skv_error e = SKV_ERROR_INIT;
+    if (skv_manager_conn_open(d->m, c->id, c->peer, &e)) {
+        skvd_log(SKV_LOG_WARN, "conn %llu (%s) refused: %s",
+                 (unsigned long long)c->id, c->peer, e.message);
+        return -1;
+    }
+    return 0;
+}
+
+static int on_frame(skvd_conn *c, const void *p, size_t len, void *ctx)
+{
+    mgr_daemon *d = ctx;
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv_manager_handle_frame(d->m, c->id, p, len, skvd_now_ms(), &e);
+    if (rc < 0)
+        skvd_log(SKV_LOG_INFO, "conn %llu (%s): %s: closing it",
+                 (unsigned long long)c->id, c->peer, e.message);
+    return rc;
+}
+
+static void on_batch(void *ctx)
+{
+    ((mgr_daemon *)ctx)->dirty = true;
+}
+
+static void on_close(skvd_conn *c, void *ctx)
+{
+    mgr_daemon *d = ctx;
+    d->dirty = true;
+    skv_manager_conn_close(d->m, c->id, skvd_now_ms());
+}
+
+static void timer_cb(uv_timer_t *t);
+
+static void tick(mgr_daemon *d)
+{
+    skv_error e = SKV_ERROR_INIT;
+    int64_t now = skvd_now_ms();
+    d->dirty = false;
+    if (d->net.stopping)
+        return;
+    if (skv_manager_tick(d->m, now, &e))
+        skvd_log(SKV_LOG_WARN, "tick: %s", e.message);
+    skvd_timer_arm(&d->timer, timer_cb,
+                   skv_manager_next_tick_ms(d->m, skvd_now_ms()), TICK_MAX_MS);
+}
+
+static void timer_cb(uv_timer_t *t)
+{
+    tick(t->data);
+}
+
+static void check_cb(uv_check_t *h)
+{
+    mgr_daemon *d = h->data;
+    if (d->dirty)
+        tick(d);
+}
+
+static void stop(void *ctx)
+{
+    mgr_daemon *d = ctx;
+    if (d->net.stopping)
+        return;
+    skvd_net_stop(&d->net);
+    uv_close((uv_handle_t *)&d->timer, NULL);
+    uv_close((uv_handle_t *)&d->check, NULL);
+    skvd_metrics_close(&d->metrics);
+    skvd_signals_close();
+}
+
+static int collect(void *obj, skv_metrics *reg, int64_t now_ms,
+                   skv_error *err)
+{
+    return skv_manager_metrics_collect(obj, reg, now_ms, err);
+}
+
+static int open_manager(mgr_daemon *d)
+{
+    const skvd_manager_conf *c = &d->cfg.manager;
+    skv_manager_options o = SKV_MANAGER_OPTIONS_INIT;
+    skv_error e = SKV_ERROR_INIT;
+    char why[320];
+    o.data_dir = c->data_dir;
+    o.heartbeat_interval_ms = (uint32_t)c->heartbeat_interval_ms;
+    o.heartbeat_timeout_ms = (uint32_t)c->heartbeat_timeout_ms;
+    o.max_frame = (uint32_t)c->max_frame;
+    o.max_clock_skew_ms = (int64_t)c->max_clock_skew_ms;
+    o.default_resource_group = c->default_resource_group;
+    o.default_scheduler = c->default_scheduler;
+    o.default_selector = c->default_selector;
+    o.bootstrap_agents = c->bootstrap_agents;
+    o.max_sessions_per_pass = (uint32_t)c->max_sessions_per_pass;
+    if (skvd_mkdirs_parent(c->data_dir, why, sizeof(why))) {
+        skvd_log(SKV_LOG_ERROR, "data_dir: %s", why);
+        return -1;
+    }
+    if (skv_manager_open(&d->m, &o, send_cb, d, skvd_now_ms(), &e)) {
+        skvd_log(SKV_LOG_ERROR, "cannot open the manager in %s: %s",
+                 c->data_dir, e.message);
+        return -1;
+    }
+    return 0;
+}
+
+/* Sockets first: a second manager on the same socket fails before it
+ * touches the database. On failure the caller undoes it with stop(). */
+static int start_io(mgr_daemon *d)
+{
+    const skvd_manager_conf *c = &d->cfg.manager;
+    char why[320];
+    skvd_net_cbs cbs = {on_open, on_frame, on_batch, on_close};
+    skvd_net_init(&d->net, &d->loop, &cbs, d, c->max_frame, c->max_queue);
+    uv_timer_init(&d->loop, &d->timer);
+    uv_check_init(&d->loop, &d->check);
+    skvd_metrics_init(&d->metrics, &d->loop);
+    d->timer.data = d->check.data = d;
+    uv_check_start(&d->check, check_cb);
+    if (skvd_signals_start(&d->loop, stop, d)) {
+        skvd_log(SKV_LOG_ERROR, "cannot install signal handlers");
+        return -1;
+    }
+    if ((c->listen && skvd_listen_unix(&d->net, c->listen, why, sizeof(why)))
+        || (c->tcp && skvd_listen_tcp(&d->net, c->tcp, why, sizeof(why)))) {
+        skvd_log(SKV_LOG_ERROR, "%s", why);
+        return -1;
+    }
+    if (c->pidfile && (skvd_mkdirs_parent(c->pidfile, why, sizeof(why)) ||
+                       skvd_pidfile_write(c->pidfile, why, sizeof(why)))) {
+        skvd_log(SKV_LOG_ERROR, "%s", why);
+        return -1;
+    }
+    return 0;
+}
+
+static int run(mgr_daemon *d)
+{
+    int rc = SKVD_EXIT_OK;
+    if (uv_loop_init(&d->loop)) {
+        skvd_log(SKV_LOG_ERROR, "cannot create the event loop");
+        return SKVD_EXIT_FAIL;
+    }
+    if (start_io(d) || open_manager(d) ||
+        skvd_metrics_start(&d->metrics, d->cfg.manager.metrics_listen,
+                           collect, d->m)) {
+        rc = SKVD_EXIT_FAIL;
+        stop(d);
+    } else {
+        tick(d);
+        skvd_log(SKV_LOG_INFO, "ready (data dir %s)", d->cfg.manager.data_dir);
+        uv_run(&d->loop, UV_RUN_DEFAULT);
+    }
+    skvd_loop_drain(&d->loop);
+    skvd_net_release(&d->net);
+    skv_manager_metrics_detach(d->m);
+    skvd_metrics_release(&d->metrics);
+    skv_manager_free(d->m);
+    skvd_pidfile_remove(d->cfg.manager.pidfile);
+    skvd_log(SKV_LOG_INFO, "stopped");
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    static mgr_daemon d;
+    if (skvd_config_init(&d.cfg))
+        return SKVD_EXIT_FAIL;
+    int rc = skvd_args_parse(&d.cfg, SKVD_ROLE_MANAGER, PROG,
+                             "The sokovan cluster manager: keeps the cluster "
+                             "state in SQLite, schedules sessions, drives "
+                             "agents.", argc, argv);
+    if (rc < 0 && !d.cfg.manager.listen && !d.cfg.manager.tcp) {
+        fprintf(stderr, PROG ": listen and tcp are both disabled: nobody "
+                "could reach the manager\n");
+        rc = SKVD_EXIT_USAGE;
+    }
+    if (rc < 0) {
+        skvd_log_init(PROG, (skv_log_level)d.cfg.manager.log_level);
+        rc = run(&d);
+    }
+    skvd_config_free(&d.cfg);
+    return rc;
+}

@@ -1,0 +1,307 @@
+/* sokovan run: build a session.submit from flags and submit it; with
+ * --wait follow it to its end.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char run_help[] =
+    "usage: sokovan run [options] IMAGE [--] [CMD...]\n"
+    "\n"
+    "Submit a session running CMD in IMAGE and print its id.\n"
+    "  --cpu N             CPU cores per kernel (e.g. 2, 0.5; default 1)\n"
+    "  --mem Q             memory per kernel (e.g. 4g, 512m)\n"
+    "  --gpu F             fractional GPU per kernel (cuda.shares, e.g. 0.5)\n"
+    "  --gpus N            whole GPUs per kernel (cuda.device)\n"
+    "  --slot NAME=Q       any other slot (repeatable)\n"
+    "  --cluster-size N    kernels in the session (default 1)\n"
+    "  --cluster-mode M    single-node (default) or multi-node\n"
+    "  --rg GROUP          resource group\n"
+    "  --project P         project\n"
+    "  --priority P        integer priority (default 0)\n"
+    "  --type T            batch (default), interactive or inference\n"
+    "  --name N            session name\n"
+    "  --env K=V           environment variable (repeatable)\n"
+    "  --client-token T    idempotency key (default: random)\n"
+    "  --wait              stream the main kernel's output and exit with the\n"
+    "                      session's exit code\n"
+    "--gpu and --gpus are exclusive. Options may follow IMAGE up to '--'\n"
+    "or the first word of CMD.\n";
+
+enum { O_CPU = 1, O_MEM, O_GPU, O_GPUS, O_SLOT, O_CSIZE, O_CMODE, O_RG,
+       O_PROJECT, O_PRIO, O_TYPE, O_NAME, O_ENV, O_TOKEN, O_WAIT };
+
+static const cli_opt run_opts[] = {
+    {"cpu", 1, O_CPU}, {"mem", 1, O_MEM}, {"gpu", 1, O_GPU},
+    {"gpus", 1, O_GPUS}, {"slot", 1, O_SLOT}, {"cluster-size", 1, O_CSIZE},
+    {"cluster-mode", 1, O_CMODE}, {"rg", 1, O_RG}, {"project", 1, O_PROJECT},
+    {"priority", 1, O_PRIO}, {"type", 1, O_TYPE}, {"name", 1, O_NAME},
+    {"env", 1, O_ENV}, {"client-token", 1, O_TOKEN}, {"wait", 0, O_WAIT},
+    {NULL, 0, 0}};
+
+typedef struct run_args {
+    skv_proto_session_submit sub;
+    skv_slots *slots;
+    cli_strv command;
+    skv_proto_kv *env;
+    size_t n_env;
+    int has_gpu, has_gpus, has_cpu, wait;
+    char token[64];
+} run_args;
+
+static int set_slot(cli *c, run_args *a, const char *opt, const char *name,
+                    const char *text, skv_slot_kind kind)
+{
+    skv_qty q;
+    if (cli_parse_qty(c, opt, text, kind, &q))
+        return CLI_USAGE;
+    if (skv_slots_lookup(a->slots, name, NULL, NULL) == 0)
+        return cli_usage(c, "%s: slot '%s' given twice", opt, name);
+    skv_error e = SKV_ERROR_INIT;
+    if (skv_slots_set(a->slots, name, kind, q, &e))
+        return cli_usage(c, "%s: %s", opt, e.message);
+    return 0;
+}
+
+static int take_gpus(cli *c, run_args *a, const char *val)
+{
+    skv_qty q;
+    if (cli_parse_qty(c, "--gpus", val, SKV_SLOT_COUNT, &q))
+        return CLI_USAGE;
+    if (q % SKV_QTY_SCALE)
+        return cli_usage(c, "--gpus: '%s' is not a whole number of GPUs "
+                         "(use --gpu for a fraction)", val);
+    a->has_gpus = 1;
+    return set_slot(c, a, "--gpus", "cuda.device", val, SKV_SLOT_COUNT);
+}
+
+static int take_generic_slot(cli *c, run_args *a, const char *val)
+{
+    const char *eq = strchr(val, '=');
+    char name[SKV_SLOT_NAME_MAX];
+    if (!eq || (size_t)(eq - val) >= sizeof name)
+        return cli_usage(c, "--slot: expected NAME=QUANTITY, got '%s'", val);
+    memcpy(name, val, (size_t)(eq - val));
+    name[eq - val] = 0;
+    skv_error e = SKV_ERROR_INIT;
+    if (skv_slot_name_check(name, &e))
+        return cli_usage(c, "--slot: %s", e.message);
+    if (strcmp(name, "cpu") == 0)
+        a->has_cpu = 1;
+    return set_slot(c, a, "--slot", name, eq + 1, cli_slot_kind(name));
+}
+
+static int take_env(cli *c, run_args *a, const char *val)
+{
+    const char *eq = strchr(val, '=');
+    if (!eq || eq == val)
+        return cli_usage(c, "--env: expected KEY=VALUE, got '%s'", val);
+    for (size_t i = 0; i < a->n_env; i++)
+        if (strncmp(a->env[i].key, val, (size_t)(eq - val)) == 0 &&
+            a->env[i].key[eq - val] == 0)
+            return cli_usage(c, "--env: '%.*s' given twice", (int)(eq - val),
+                             val);
+    skv_proto_kv *kv = realloc(a->env, (a->n_env + 1) * sizeof *kv);
+    if (!kv)
+        return cli_fail("out of memory");
+    a->env = kv;
+    kv[a->n_env].key = strndup(val, (size_t)(eq - val));
+    kv[a->n_env].value = (char *)eq + 1;
+    if (!kv[a->n_env].key)
+        return cli_fail("out of memory");
+    a->n_env++;
+    return 0;
+}
+
+static int take_opt(cli *c, run_args *a, int id, const char *val)
+{
+    static const char *const modes[] = {"single-node", "multi-node", NULL};
+    static const char *const types[] = {"batch", "interactive", "inference",
+                                        NULL};
+    skv_proto_session_submit *s = &a->sub;
+    switch (id) {
+    case O_CPU:
+        a->has_cpu = 1;
+        return set_slot(c, a, "--cpu", "cpu", val, SKV_SLOT_COUNT);
+    case O_MEM:
+        return set_slot(c, a, "--mem", "mem", val, SKV_SLOT_BYTES);
+    case O_GPU:
+        a->has_gpu = 1;
+        return set_slot(c, a, "--gpu", "cuda.shares", val, SKV_SLOT_COUNT);
+    case O_GPUS:
+        return take_gpus(c, a, val);
+    case O_SLOT:
+        return take_generic_slot(c, a, val);
+    case O_CSIZE:
+        return cli_parse_u32(c, "--cluster-size", val, 1, 1024,
+                             &s->cluster_size);
+    case O_CMODE:
+        s->cluster_mode = (char *)val;
+        return cli_parse_word(c, "--cluster-mode", val, modes);
+    case O_PRIO:
+        return cli_parse_i32(c, "--priority", val, &s->priority);
+    case O_TYPE:
+        s->session_type = (char *)val;
+        return cli_parse_word(c, "--type", val, types);
+    case O_ENV:
+        return take_env(c, a, val);
+    case O_WAIT:
+        a->wait = 1;
+        return 0;
+    default:
+        break;
+    }
+    if (!val[0])
+        return cli_usage(c, "empty value for an option");
+    if (id == O_RG)
+        s->resource_group = (char *)val;
+    else if (id == O_PROJECT)
+        s->project = (char *)val;
+    else if (id == O_NAME)
+        s->name = (char *)val;
+    else
+        s->client_token = (char *)val;
+    return 0;
+}
+
+/* Options, IMAGE, then CMD (after "--" or from the first word after IMAGE). */
+static int parse_run(cli *c, run_args *a, int argc, char **argv)
+{
+    cli_parser p;
+    cli_parser_init(&p, c, argc, argv);
+    const char *val;
+    int id;
+    while ((id = cli_next(&p, run_opts, &val)) != CLI_OPT_END) {
+        if (id == CLI_OPT_HELP) {
+            fputs(run_help, stdout);
+            return -1;
+        }
+        if (id == CLI_OPT_ERR)
+            return CLI_USAGE;
+        if (id == CLI_OPT_POS && !a->sub.image && !p.saw_dashdash) {
+            a->sub.image = (char *)val;
+            continue;
+        }
+        if (id == CLI_OPT_POS) {
+            if (cli_strv_push(&a->command, val))
+                return CLI_FAIL;
+            p.rest = 1;     /* the rest belongs to the command */
+            continue;
+        }
+        int rc = take_opt(c, a, id, val);
+        if (rc)
+            return rc;
+    }
+    if (!a->sub.image || !a->sub.image[0])
+        return cli_usage(c, "missing IMAGE");
+    if (a->has_gpu && a->has_gpus)
+        return cli_usage(c, "--gpu (a fraction of a GPU) and --gpus (whole "
+                         "GPUs) are exclusive");
+    return 0;
+}
+
+static int make_token(run_args *a)
+{
+    uint8_t raw[SKV_AUTH_NONCE_BYTES];
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv_auth_nonce_generate(raw, &e);
+    if (rc)
+        return cli_fail_err("client token", rc, &e);
+    strcpy(a->token, "cli-");
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(a->token + 4 + 2 * i, 3, "%02x", raw[i]);
+    a->sub.client_token = a->token;
+    return 0;
+}
+
+/* Fill in defaults and the kernels: cluster_size copies of the slots. */
+static int finish_submit(cli *c, run_args *a)
+{
+    skv_proto_session_submit *s = &a->sub;
+    skv_error e = SKV_ERROR_INIT;
+    if (!a->has_cpu &&
+        skv_slots_set(a->slots, "cpu", SKV_SLOT_COUNT, SKV_QTY_SCALE, &e))
+        return cli_fail_err("default cpu", SKV_EINVAL, &e);
+    if (!s->cluster_size)
+        s->cluster_size = 1;
+    if (!s->cluster_mode)
+        s->cluster_mode = "single-node";
+    if (!s->session_type)
+        s->session_type = "batch";
+    if (!s->client_token && make_token(a))
+        return CLI_FAIL;
+    s->command = a->command.v;
+    s->n_command = a->command.n;
+    s->env = a->env;
+    s->n_env = a->n_env;
+    s->kernels = calloc(s->cluster_size, sizeof *s->kernels);
+    if (!s->kernels)
+        return cli_fail("out of memory");
+    s->n_kernels = s->cluster_size;
+    for (uint32_t i = 0; i < s->cluster_size; i++) {
+        s->kernels[i].role = i == 0 ? "main" : "sub";
+        s->kernels[i].slots = a->slots;
+    }
+    (void)c;
+    return 0;
+}
+
+static void run_args_free(run_args *a)
+{
+    for (size_t i = 0; i < a->n_env; i++)
+        free(a->env[i].key);
+    free(a->env);
+    free(a->sub.kernels);
+    cli_strv_free(&a->command);
+    skv_slots_free(a->slots);
+}
+
+static int submit(cli *c, run_args *a)
+{
+    skv_proto_session_ref ref;
+    skv_error e = SKV_ERROR_INIT;
+    int rc = cli_connect(c);
+    if (rc)
+        return rc;
+    /* The client token makes a resend after a broken connection safe. */
+    rc = cli_call_retry(c, SKV_PROTO_SESSION_SUBMIT, &a->sub, &ref, &e);
+    if (rc)
+        return cli_fail_err("session.submit", rc, &e);
+    if (c->json && !a->wait) {
+        cli_json j;
+        cli_json_init(&j, stdout);
+        cli_json_obj(&j);
+        cli_json_key(&j, "session_id");
+        cli_json_str(&j, ref.session_id);
+        cli_json_key(&j, "status");
+        cli_json_str(&j, ref.status);
+        cli_json_obj_end(&j);
+        cli_json_end(&j);
+    } else if (!a->wait) {
+        printf("%s\n", ref.session_id);
+    } else {
+        fprintf(stderr, "sokovan: session %s submitted\n", ref.session_id);
+    }
+    fflush(stdout);
+    if (a->wait)
+        rc = cli_wait_session(c, ref.session_id);
+    skv_proto_body_free(SKV_PROTO_SESSION_SUBMIT_REPLY, &ref);
+    return rc;
+}
+
+int cli_cmd_run(cli *c, int argc, char **argv)
+{
+    run_args a;
+    memset(&a, 0, sizeof a);
+    skv_error e = SKV_ERROR_INIT;
+    if (skv_slots_new(&a.slots, &e))
+        return cli_fail_err("slots", SKV_ENOMEM, &e);
+    int rc = parse_run(c, &a, argc, argv);
+    if (rc == 0)
+        rc = finish_submit(c, &a);
+    if (rc == 0)
+        rc = submit(c, &a);
+    run_args_free(&a);
+    return rc == -1 ? CLI_OK : rc;   /* -1: --help was printed */
+}

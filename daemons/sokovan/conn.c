@@ -1,0 +1,147 @@
+/* Credentials and the connection. Precedence: --key-file, then
+ * $SOKOVAN_ACCESS_KEY + $SOKOVAN_SECRET_KEY, then $SOKOVAN_KEY_FILE, then
+ * ~/.config/sokovan/key, then the manager's admin key when readable (the
+ * zero-config local cluster run as root).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+typedef struct creds {
+    char ak[SKV_AUTH_ACCESS_KEY_MAX];
+    char sk[SKV_AUTH_SECRET_KEY_MAX];
+} creds;
+
+static int from_file(creds *k, const char *path)
+{
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv_client_read_keyfile(k->ak, k->sk, path, &e);
+    if (rc)
+        return cli_fail_err("reading credentials", rc, &e);
+    return CLI_OK;
+}
+
+static int from_env(creds *k, const char *ak, const char *sk)
+{
+    skv_error e = SKV_ERROR_INIT;
+    if (!ak || !sk)
+        return cli_fail("set both SOKOVAN_ACCESS_KEY and SOKOVAN_SECRET_KEY "
+                        "(only one is set)");
+    int rc = skv_auth_access_key_check(ak, &e);
+    if (!rc)
+        rc = skv_auth_secret_key_check(sk, &e);
+    if (rc)
+        return cli_fail_err("SOKOVAN_ACCESS_KEY/SOKOVAN_SECRET_KEY", rc, &e);
+    strcpy(k->ak, ak);
+    strcpy(k->sk, sk);
+    return CLI_OK;
+}
+
+static int resolve(const cli *c, creds *k)
+{
+    if (c->key_file)
+        return from_file(k, c->key_file);
+    const char *ak = getenv("SOKOVAN_ACCESS_KEY");
+    const char *sk = getenv("SOKOVAN_SECRET_KEY");
+    if ((ak && ak[0]) || (sk && sk[0]))
+        return from_env(k, ak && ak[0] ? ak : NULL, sk && sk[0] ? sk : NULL);
+    const char *f = getenv("SOKOVAN_KEY_FILE");
+    if (f && f[0])
+        return from_file(k, f);
+    const char *home = getenv("HOME");
+    char path[4096];
+    if (home && home[0]) {
+        snprintf(path, sizeof path, "%s/.config/sokovan/key", home);
+        if (access(path, F_OK) == 0)
+            return from_file(k, path);
+    }
+    if (access(CLI_ADMIN_KEY, R_OK) == 0)
+        return from_file(k, CLI_ADMIN_KEY);
+    return cli_fail("no credentials: pass --key-file, set SOKOVAN_KEY_FILE "
+                    "or SOKOVAN_ACCESS_KEY/SOKOVAN_SECRET_KEY, or create "
+                    "~/.config/sokovan/key");
+}
+
+/* Open c->client with the stored credentials. */
+static int dial(cli *c, skv_error *e)
+{
+    skv_client_options o = SKV_CLIENT_OPTIONS_INIT;
+    o.endpoint = c->endpoint;
+    o.access_key = c->access_key;
+    o.secret_key = c->secret_key;
+    o.timeout_ms = c->timeout_ms;
+    return skv_client_connect(&c->client, &o, e);
+}
+
+int cli_connect(cli *c)
+{
+    if (c->client)
+        return CLI_OK;
+    if (!c->have_creds) {
+        creds k;
+        memset(&k, 0, sizeof k);
+        int rc = resolve(c, &k);
+        if (rc == CLI_OK) {
+            strcpy(c->access_key, k.ak);
+            strcpy(c->secret_key, k.sk);
+            c->have_creds = 1;
+        }
+        skv_auth_wipe(k.sk, sizeof k.sk);
+        if (rc)
+            return rc;
+    }
+    skv_error e = SKV_ERROR_INIT;
+    int crc = dial(c, &e);
+    if (crc) {
+        char what[600];
+        snprintf(what, sizeof what, "cannot reach the manager at %s",
+                 c->endpoint);
+        return cli_fail_err(what, crc, &e);
+    }
+    return CLI_OK;
+}
+
+int cli_call(cli *c, skv_proto_type type, const void *body, void *reply)
+{
+    int rc = cli_connect(c);
+    if (rc)
+        return rc;
+    skv_error e = SKV_ERROR_INIT;
+    rc = skv_client_call(c->client, type, body, reply, &e);
+    if (rc)
+        return cli_fail_err(skv_proto_type_name(type), rc, &e);
+    return CLI_OK;
+}
+
+/* Failures of the connection rather than answers of the manager. */
+static int transient(int rc)
+{
+    return rc == SKV_EIO || rc == SKV_ESTATE || rc == SKV_ETIMEDOUT ||
+           rc == SKV_ESYS;
+}
+
+int cli_call_retry(cli *c, skv_proto_type type, const void *body,
+                   void *reply, skv_error *e)
+{
+    if (!c->client || !c->have_creds) {
+        skv_error_clear(e);
+        e->code = SKV_ESTATE;
+        snprintf(e->message, sizeof e->message, "not connected");
+        return SKV_ESTATE;
+    }
+    int64_t give_up = cli_now_ms() + CLI_RETRY_MS;
+    int backoff = 100;
+    for (;;) {
+        int rc = c->client ? 0 : dial(c, e);
+        if (rc == 0)
+            rc = skv_client_call(c->client, type, body, reply, e);
+        if (rc == 0 || !transient(rc) || cli_now_ms() >= give_up)
+            return rc;
+        skv_client_free(c->client);
+        c->client = NULL;
+        cli_sleep_ms(backoff);
+        backoff = backoff * 2 > 1000 ? 1000 : backoff * 2;
+    }
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The README's main job: start a local cluster (sokovan-manager + one
+# sokovan-agent) on the built-in defaults, import a busybox image into the
+# agent and run a demo session through the `sokovan` CLI.
+#
+#   examples/local-cluster.sh [BUILD_DIR]        start (or reuse) and run the demo
+#   examples/local-cluster.sh stop [BUILD_DIR]   stop the local cluster
+#
+# State lives where the daemons keep it by default (/var/lib/sokovan); logs
+# and pid files go to /run/sokovan. The cluster keeps running after the demo
+# so you can try the CLI; `make demo-stop` stops it.
+# SPDX-License-Identifier: Apache-2.0
+set -euo pipefail
+
+action=start
+if [ "${1:-}" = stop ]; then action=stop; shift; fi
+BUILD=${1:-build}
+BIN=$(cd "$BUILD/bin" && pwd)
+RUN=/run/sokovan
+MGR_PID=$RUN/manager.pid
+AGENT_PID=$RUN/agent1.pid
+KEY=/var/lib/sokovan/manager/admin.key
+
+alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+stop_one() {
+    local pidfile=$1 name=$2 i
+    alive "$pidfile" || return 0
+    kill -TERM "$(cat "$pidfile")"
+    for i in $(seq 1 50); do alive "$pidfile" || { echo "stopped $name"; return 0; }; sleep 0.1; done
+    echo "$name did not stop within 5 s" >&2
+    return 1
+}
+
+if [ "$action" = stop ]; then
+    stop_one "$AGENT_PID" sokovan-agent
+    stop_one "$MGR_PID" sokovan-manager
+    exit 0
+fi
+
+if [ "$(id -u)" != 0 ]; then
+    echo "local-cluster: the agent runs containers (namespaces, cgroups): run as root" >&2
+    exit 1
+fi
+mkdir -p "$RUN"
+
+# A busybox image: the static busybox from Debian plus its applet links,
+# packed like `docker export` output.
+make_busybox_tar() {
+    local out=$1 root
+    root=$(mktemp -d)
+    mkdir -p "$root/bin" "$root/etc" "$root/tmp" "$root/root"
+    cp /bin/busybox "$root/bin/busybox"
+    for a in $(/bin/busybox --list); do
+        [ "$a" = busybox ] || ln -sf busybox "$root/bin/$a"
+    done
+    printf 'root:x:0:0:root:/root:/bin/sh\nwork:x:1000:1000:work:/tmp:/bin/sh\n' > "$root/etc/passwd"
+    printf 'root:x:0:\nwork:x:1000:\n' > "$root/etc/group"
+    tar -C "$root" -cf "$out" .
+    rm -rf "$root"
+}
+
+if ! alive "$MGR_PID"; then
+    echo "== starting sokovan-manager (state in /var/lib/sokovan/manager, log $RUN/manager.log)"
+    "$BIN/sokovan-manager" --bootstrap-agents agent1 --pidfile "$MGR_PID" \
+        >"$RUN/manager.log" 2>&1 &
+fi
+if ! alive "$AGENT_PID"; then
+    tar_path="$RUN/busybox.tar"
+    make_busybox_tar "$tar_path"
+    echo "== starting sokovan-agent agent1 (log $RUN/agent1.log); mock GPUs stand in for CUDA"
+    "$BIN/sokovan-agent" --agent-id agent1 --pidfile "$AGENT_PID" \
+        --plugins "cpu;mem;mock:count=2,prefix=cuda" \
+        --import-image "busybox=$tar_path" >"$RUN/agent1.log" 2>&1 &
+fi
+
+cli() { "$BIN/sokovan" --key-file "$KEY" "$@"; }
+
+# Wait until the agent has registered (the manager writes the admin key on
+# its first start; the agent registers once its key file exists).
+for i in $(seq 1 100); do
+    if [ -f "$KEY" ] && cli agents 2>/dev/null | grep -q agent1; then break; fi
+    if [ "$i" = 100 ]; then
+        echo "local-cluster: the agent did not register within 10 s; see $RUN/*.log" >&2
+        tail -n 20 "$RUN/manager.log" "$RUN/agent1.log" >&2 || true
+        exit 1
+    fi
+    sleep 0.1
+done
+
+echo "== sokovan agents"
+cli agents
+echo "== sokovan images"
+cli images
+echo "== sokovan run --wait: a demo session on 1 CPU, 256 MiB and half a (mock) GPU"
+cli run --cpu 1 --mem 256m --gpu 0.5 --wait busybox -- \
+    sh -c 'echo "hello from $(hostname) in session $SOKOVAN_SESSION_ID";
+           echo "cluster: $SOKOVAN_CLUSTER_HOSTS, role $SOKOVAN_CLUSTER_ROLE";
+           echo "pid inside: $$"; echo "cpus allowed: $(grep Cpus_allowed_list /proc/self/status | cut -f2)"'
+echo "== sokovan ps --all"
+cli ps --all
+echo
+echo "The local cluster keeps running. Try: $BIN/sokovan --key-file $KEY ps"
+echo "Stop it with: make demo-stop"

@@ -1,0 +1,131 @@
+/*
+ * sokovan/agent.h - the node agent as a library object.
+ *
+ * The agent discovers the node (topology, compute plugins), registers with
+ * the manager with its device-level capacity, heartbeats, creates containers
+ * with the runtime (runtime.h) on the devices the manager decided, reports
+ * kernel exits and stats, keeps its state under state_dir so that a
+ * restarted agent re-attaches to running containers, and serves logs.
+ *
+ * Like the manager it owns no event loop and no socket: the host connects to
+ * the manager, calls skv_agent_connected(), feeds received frame payloads to
+ * skv_agent_handle_frame() and writes out what the agent hands to the send
+ * callback; it calls skv_agent_tick() periodically.
+ *
+ * A kernel's container is kept (exited, with its status) until the manager
+ * confirms the exit with kernel.destroy: an exit that happened while the
+ * manager or the connection was down is reported again after the next
+ * registration, so no exit status is lost.
+ *
+ * Thread-safety: not thread-safe; one thread (the event-loop thread).
+ *
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef SOKOVAN_AGENT_H
+#define SOKOVAN_AGENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sokovan/common.h"
+#include "sokovan/metrics.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct skv_agent skv_agent;
+
+/* Hand one complete frame (length prefix included) to the manager
+ * connection. Return 0, or negative when it is down. Borrowed: copy it. */
+typedef int (*skv_agent_send_fn)(const void *frame, size_t len,
+                                 void *payload);
+
+/* Version 2 added `accelerators`; version 1 structures are accepted. */
+#define SKV_AGENT_OPTIONS_VERSION 2
+
+typedef struct skv_agent_options {
+    unsigned version;           /* SKV_AGENT_OPTIONS_VERSION */
+    const char *agent_id;       /* required: 1..63 of [A-Za-z0-9_.-] */
+    const char *access_key;     /* required: the agent's keypair */
+    const char *secret_key;
+    const char *state_dir;      /* required, absolute: containers + agent state */
+    const char *image_dir;      /* image store; NULL = state_dir/images */
+    const char *resource_group; /* NULL = "default" */
+    const char *address;        /* reported to the manager; NULL = "" */
+    const char *backend;        /* runtime backend; NULL = "native" */
+    const char *oci_runtime;    /* for backend "oci"; NULL = runc */
+    /* Node description. topology_xml NULL: this host (hwloc). */
+    const char *topology_xml;
+    /* Plugin list "name[:config];..." e.g. "cpu;mem;mock:count=2,prefix=cuda".
+     * NULL = "cpu;mem" plus "cuda" when NVML is present. */
+    const char *plugins;
+    /* Slice of the host for several agents on one machine: CPU list
+     * ("0-3"), NULL = all; memory in bytes, 0 = all the topology has. */
+    const char *cpus;
+    uint64_t memory_bytes;
+    const char *labels;         /* "k=v,k=v"; NULL = none */
+    uint32_t stats_interval_ms; /* 0 = 5000 */
+    uint32_t poll_interval_ms;  /* container exit polling; 0 = 20 */
+    /* v2: accelerator slice, the registered device ids this agent may use
+     * ("cuda0,cuda1"); NULL = all. An unknown id: SKV_EINVAL. */
+    const char *accelerators;
+} skv_agent_options;
+
+#define SKV_AGENT_OPTIONS_INIT                                               \
+    {SKV_AGENT_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL,   \
+     NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL}
+
+/* Discover the node, open the runtime and restore containers found in
+ * state_dir (they keep running). Nothing is sent yet. */
+SKV_EXTERN int skv_agent_open(skv_agent **out, const skv_agent_options *opts,
+                              skv_agent_send_fn send, void *payload,
+                              int64_t now_ms, skv_error *err);
+/* Frees the handle only: containers keep running under their supervisors. */
+SKV_EXTERN void skv_agent_free(skv_agent *a);
+
+/* The connection to the manager is up: sends agent.register (with the
+ * kernels it runs and the exits not yet confirmed). */
+SKV_EXTERN int skv_agent_connected(skv_agent *a, int64_t now_ms,
+                                   skv_error *err);
+/* The connection went down; the agent keeps its containers and waits. */
+SKV_EXTERN void skv_agent_disconnected(skv_agent *a, int64_t now_ms);
+
+/* One frame payload (without length prefix) from the manager. Returns
+ * negative when the host must drop the connection (protocol violation). */
+SKV_EXTERN int skv_agent_handle_frame(skv_agent *a, const void *payload,
+                                      size_t len, int64_t now_ms,
+                                      skv_error *err);
+
+/* Heartbeats, exit detection, stats. Call at least every
+ * skv_agent_next_tick_ms() ms. */
+SKV_EXTERN int skv_agent_tick(skv_agent *a, int64_t now_ms, skv_error *err);
+SKV_EXTERN int64_t skv_agent_next_tick_ms(const skv_agent *a, int64_t now_ms);
+
+/* Import an image archive into the agent's store (see image.h); the next
+ * registration or heartbeat reports it. */
+SKV_EXTERN int skv_agent_import_image(skv_agent *a, const char *name,
+                                      const char *source, skv_error *err);
+
+/* Number of kernels the agent currently holds (running or awaiting the
+ * manager's confirmation of their exit). */
+SKV_EXTERN size_t skv_agent_kernel_count(const skv_agent *a);
+
+/* ---- metrics (sokovan/metrics.h) ------------------------------------------
+ * Register (idempotently) the agent's Prometheus families in reg and bring
+ * them up to date (see docs/api/agent.md): kernels held by state, the
+ * slice's pooled capacity and use, and per running kernel (labels session,
+ * kernel) CPU seconds, memory, peak memory and tasks from its cgroup. The
+ * per-kernel families are rebuilt on each call: a kernel that ended or was
+ * destroyed disappears from them. now_ms is accepted for symmetry with the
+ * manager (the figures are the cgroups' own). reg is not kept. Call from
+ * the agent's thread. SKV_EINVAL for NULL arguments, SKV_EEXIST when reg
+ * holds a different family of one of these names. */
+SKV_EXTERN int skv_agent_metrics_collect(skv_agent *a, skv_metrics *reg,
+                                         int64_t now_ms, skv_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SOKOVAN_AGENT_H */

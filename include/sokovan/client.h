@@ -1,0 +1,96 @@
+/*
+ * sokovan/client.h - a blocking client of the manager, for the CLI, tests,
+ * benchmarks and the language bindings.
+ *
+ * One client is one connection (Unix socket or TCP) with one keypair; every
+ * request is signed (HMAC-SHA256 over the envelope, a fresh nonce each time)
+ * and waits for its response.
+ *
+ * Thread-safety: a skv_client is not thread-safe; use one per thread.
+ *
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef SOKOVAN_CLIENT_H
+#define SOKOVAN_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sokovan/common.h"
+#include "sokovan/proto.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct skv_client skv_client;
+
+#define SKV_CLIENT_OPTIONS_VERSION 1
+
+typedef struct skv_client_options {
+    unsigned version;         /* SKV_CLIENT_OPTIONS_VERSION */
+    /* "unix:/path/to/sock", "tcp:host:port" or "host:port". */
+    const char *endpoint;
+    const char *access_key;   /* required */
+    const char *secret_key;   /* required */
+    int timeout_ms;           /* per request; 0 = 30000, < 0 = forever */
+    uint32_t max_frame;       /* 0 = SKV_PROTO_DEFAULT_MAX_FRAME */
+} skv_client_options;
+
+#define SKV_CLIENT_OPTIONS_INIT {SKV_CLIENT_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0}
+
+SKV_EXTERN int skv_client_connect(skv_client **out,
+                                  const skv_client_options *opts,
+                                  skv_error *err);
+/* Closes the connection and wipes the secret. Accepts NULL. */
+SKV_EXTERN void skv_client_free(skv_client *c);
+
+/* Send a request of `type` with `body` (the structure of that type) and wait
+ * for the response. reply points to a structure of the reply type
+ * (reply_type = skv_proto_type_reply(type), sized skv_proto_type_size);
+ * it is zeroed first and filled on success: free it with
+ * skv_proto_body_free(reply_type, reply). An "error" response returns its
+ * code (negative SKV_E*) with its message in err. Events and responses to
+ * earlier (timed-out) requests arriving meanwhile are skipped.
+ * SKV_ETIMEDOUT when no answer came within the timeout (the connection
+ * stays usable); after a malformed response, a half-sent request or a
+ * closed connection every later call fails with SKV_ESTATE: reconnect. */
+SKV_EXTERN int skv_client_call(skv_client *c, skv_proto_type type,
+                               const void *body, void *reply,
+                               skv_error *err);
+
+/* Convenience wrappers over skv_client_call. */
+SKV_EXTERN int skv_client_submit(skv_client *c,
+                                 skv_proto_session_ref *reply,
+                                 const skv_proto_session_submit *req,
+                                 skv_error *err);
+SKV_EXTERN int skv_client_show(skv_client *c,
+                               skv_proto_session_show_reply *reply,
+                               const char *session_id, skv_error *err);
+
+/* Read "access_key=..." / "secret_key=..." lines (a key file written by the
+ * manager). Buffers as in auth.h. Empty lines and lines starting with '#'
+ * are ignored; unknown keys, duplicates and invalid keys are SKV_EINVAL
+ * naming file:line. A file that group or others may access is refused with
+ * SKV_EPERM (chmod 600 it); an unreadable one is SKV_ESYS with errno. */
+SKV_EXTERN int skv_client_read_keyfile(char *access_key, char *secret_key,
+                                       const char *path, skv_error *err);
+
+/* session.terminate of session_id (reason may be NULL; force: kill without
+ * the grace period). reply as for skv_client_call. */
+SKV_EXTERN int skv_client_terminate(skv_client *c,
+                                    skv_proto_session_ref *reply,
+                                    const char *session_id,
+                                    const char *reason, int force,
+                                    skv_error *err);
+/* session.logs: bytes of one kernel's stdout or stderr from req->offset;
+ * free the reply with skv_proto_body_free(SKV_PROTO_LOGS_REPLY, reply). */
+SKV_EXTERN int skv_client_logs(skv_client *c, skv_proto_logs_reply *reply,
+                               const skv_proto_logs_request *req,
+                               skv_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SOKOVAN_CLIENT_H */

@@ -1,0 +1,170 @@
+/*
+ * sokovan/manager.h - the cluster manager as a library object.
+ *
+ * The manager keeps the cluster's state in SQLite (WAL; every state change
+ * in one transaction), runs the scheduler (sched.h) on events and on ticks,
+ * and speaks the wire protocol (proto.h) with users and agents. It owns no
+ * event loop and no socket: the host (sokovan-manager, or another
+ * orchestrator) accepts connections, feeds received frame payloads to
+ * skv_manager_handle_frame() and writes out whatever the manager hands to the
+ * send callback. Agents connect to the manager; the manager sends its
+ * requests to an agent (kernel.create, kernel.destroy, kernel.logs) over the
+ * agent's own connection.
+ *
+ * Durability: a session.submit is answered only after its row is committed;
+ * after a crash, skv_manager_open() rebuilds the scheduler from the database
+ * (pending sessions queued again, scheduled and running ones adopted with
+ * their allocations) and reconciles with each agent when it registers again.
+ *
+ * Thread-safety: a skv_manager is not thread-safe; call it from one thread
+ * (the event-loop thread). The send callback is called from inside
+ * handle_frame / tick / conn_close, never from another thread.
+ *
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef SOKOVAN_MANAGER_H
+#define SOKOVAN_MANAGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sokovan/common.h"
+#include "sokovan/metrics.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct skv_manager skv_manager;
+
+/* Hand one complete frame (length prefix included) to connection conn_id.
+ * Return 0, or negative when the connection is gone (the manager then
+ * treats it as closed). The frame is borrowed: copy it. */
+typedef int (*skv_manager_send_fn)(uint64_t conn_id, const void *frame,
+                                   size_t len, void *payload);
+
+#define SKV_MANAGER_OPTIONS_VERSION 1
+
+typedef struct skv_manager_options {
+    unsigned version;               /* SKV_MANAGER_OPTIONS_VERSION */
+    const char *data_dir;           /* required, absolute; created 0700 if
+                                       missing; holds manager.db and keys */
+    uint32_t heartbeat_interval_ms; /* told to agents; 0 = 1000 */
+    uint32_t heartbeat_timeout_ms;  /* agent lost after this; 0 = 10000 */
+    uint32_t max_frame;             /* largest payload accepted; 0 = default */
+    int64_t max_clock_skew_ms;      /* signed requests; 0 = 300000 */
+    const char *default_resource_group; /* created when missing; NULL = "default" */
+    const char *default_scheduler;  /* sequencer of created groups; NULL = "fifo" */
+    const char *default_selector;   /* NULL = "concentrated" */
+    /* Agent ids whose keypairs are created on first start (comma separated,
+     * may be NULL); each is written to data_dir/agents/<id>.key. */
+    const char *bootstrap_agents;
+    uint32_t max_sessions_per_pass; /* 0 = unlimited */
+} skv_manager_options;
+
+#define SKV_MANAGER_OPTIONS_INIT \
+    {SKV_MANAGER_OPTIONS_VERSION, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0}
+
+/* Open (creating on first start) the database in data_dir, load keys, rebuild
+ * the scheduler. On first start an admin user "admin" and its keypair are
+ * created and written to data_dir/admin.key (mode 0600, two lines:
+ * "access_key=..." and "secret_key=..."). now_ms: the host's clock. */
+SKV_EXTERN int skv_manager_open(skv_manager **out,
+                                const skv_manager_options *opts,
+                                skv_manager_send_fn send, void *payload,
+                                int64_t now_ms, skv_error *err);
+/* Closes the database. Accepts NULL. Sends nothing. */
+SKV_EXTERN void skv_manager_free(skv_manager *m);
+
+/* A connection was accepted. conn_id: chosen by the host, unique while open,
+ * never 0. peer: for logs ("unix", "127.0.0.1:5443"); may be NULL. */
+SKV_EXTERN int skv_manager_conn_open(skv_manager *m, uint64_t conn_id,
+                                     const char *peer, skv_error *err);
+/* The connection closed (either side). An agent's connection closing does
+ * not make it lost at once: the heartbeat timeout does. */
+SKV_EXTERN void skv_manager_conn_close(skv_manager *m, uint64_t conn_id,
+                                       int64_t now_ms);
+
+/* One frame payload (without the length prefix) received on conn_id. Replies
+ * go through the send callback. Returns 0, or negative when the host must
+ * close the connection (after flushing what was sent): malformed, oversized
+ * or unauthenticated input gets an error reply first. */
+SKV_EXTERN int skv_manager_handle_frame(skv_manager *m, uint64_t conn_id,
+                                        const void *payload, size_t len,
+                                        int64_t now_ms, skv_error *err);
+
+/* Periodic work: connections whose send failed are closed, heartbeat
+ * timeouts (agent lost), pending timeouts and session lifetime limits (once a
+ * second), and a scheduling pass when something changed (and at least once a
+ * second). Requests an agent did not answer before its connection closed are
+ * sent again when it registers again. Call it when skv_manager_next_tick_ms()
+ * says so and soon after handle_frame returned (the host may call it on every
+ * loop iteration; it is cheap when idle). */
+SKV_EXTERN int skv_manager_tick(skv_manager *m, int64_t now_ms,
+                                skv_error *err);
+/* How soon the manager wants the next tick, in ms from now (0: at once). */
+SKV_EXTERN int64_t skv_manager_next_tick_ms(const skv_manager *m,
+                                            int64_t now_ms);
+
+/* Counters for logs and metrics (a snapshot). */
+#define SKV_MANAGER_STATS_VERSION 1
+typedef struct skv_manager_stats {
+    unsigned version;              /* SKV_MANAGER_STATS_VERSION */
+    uint64_t sessions_by_state[10];/* index: skv_manager_session_state */
+    uint32_t agents_alive;
+    uint32_t agents_lost;
+    uint64_t passes;               /* scheduling passes run */
+    uint64_t placements;           /* sessions placed, total */
+    uint64_t pass_ns_total;        /* time spent in passes */
+    uint64_t requests;             /* frames handled */
+    uint64_t requests_refused;     /* error replies sent */
+} skv_manager_stats;
+
+typedef enum skv_manager_session_state {
+    SKV_SESSION_PENDING = 0,
+    SKV_SESSION_SCHEDULED = 1,
+    SKV_SESSION_PREPARING = 2,
+    SKV_SESSION_RUNNING = 3,
+    SKV_SESSION_TERMINATING = 4,
+    SKV_SESSION_TERMINATED = 5,
+    SKV_SESSION_CANCELLED = 6,
+    SKV_SESSION_ERROR = 7
+} skv_manager_session_state;
+
+/* "PENDING", ...; "?" for others. */
+SKV_EXTERN const char *skv_manager_session_state_name(
+    skv_manager_session_state s);
+SKV_EXTERN int skv_manager_session_state_parse(skv_manager_session_state *out,
+                                               const char *name,
+                                               skv_error *err);
+
+SKV_EXTERN int skv_manager_get_stats(const skv_manager *m,
+                                     skv_manager_stats *out, skv_error *err);
+
+/* ---- metrics (sokovan/metrics.h) ------------------------------------------
+ * Register (idempotently) the manager's Prometheus families in reg and
+ * bring them up to date; see docs/api/manager.md for the list: sessions by
+ * state, placements (total and per second over the interval since the
+ * previous collect), scheduling pass duration histogram, pending sessions
+ * by resource group and reason, agents by state, capacity and use per
+ * resource group and slot, container start latency histogram, requests.
+ * Call it from the manager's thread, e.g. once a second, then render reg.
+ *
+ * The first call binds reg to the manager (borrowed): from then on the
+ * manager also observes pass durations and start latencies into it as
+ * they happen. reg must outlive the manager, or be unbound first with
+ * skv_manager_metrics_detach(); a call with another registry rebinds.
+ * SKV_EINVAL for NULL arguments, SKV_EEXIST when reg already holds a
+ * different family of one of these names (families registered before the
+ * failure stay in reg, unbound). */
+SKV_EXTERN int skv_manager_metrics_collect(skv_manager *m, skv_metrics *reg,
+                                           int64_t now_ms, skv_error *err);
+/* Stop observing into the bound registry (it may be freed afterwards).
+ * Accepts NULL and an unbound manager. */
+SKV_EXTERN void skv_manager_metrics_detach(skv_manager *m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SOKOVAN_MANAGER_H */

@@ -1,0 +1,220 @@
+/* Private to src/agent/: the agent's state and the steps shared between its
+ * files (node setup, kernel records, messages to the manager).
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef SKV_AGENT_INTERNAL_H
+#define SKV_AGENT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "skv_internal.h"
+#include "sokovan/agent.h"
+#include "sokovan/image.h"
+#include "sokovan/net.h"
+#include "sokovan/node.h"
+#include "sokovan/proto.h"
+#include "sokovan/runtime.h"
+
+#define SKV__AGENT_DEFAULT_HEARTBEAT_MS 5000u
+#define SKV__AGENT_LOG_RETENTION_MS (3600 * 1000)
+#define SKV__AGENT_LOG_KEEP 1000            /* kernels whose logs are kept */
+#define SKV__AGENT_LOGS_DEFAULT (64u * 1024)
+#define SKV__AGENT_LOGS_MAX (1024u * 1024)
+#define SKV__AGENT_PIDS_MAX 4096
+#define SKV__AGENT_CPU_PERIOD_US 100000
+
+/* One accelerator as the manager knows it ("cuda0"), and where it lives. */
+typedef struct skv__agent_dev {
+    char *id;                   /* "<prefix><plugin device id>" */
+    size_t plugin;              /* node plugin index */
+    char *dev;                  /* the plugin's device id ("0") */
+    char *kind;                 /* plugin name */
+    bool excluded;              /* outside the agent's accelerator slice */
+} skv__agent_dev;
+
+typedef struct skv__agent_kernel {
+    skv_proto_kernel_create req;    /* the manager's request (owned) */
+    skv_node_placement *pl;         /* cores, memory, accelerators */
+    skv_qty cpu, mem;               /* pooled amounts held (ledger) */
+    bool exited;
+    skv_container_status st;
+    int64_t finished_ms;
+    /* kernel.destroy of a running kernel: SIGTERM sent, answered once the
+     * container ends or the grace period is over (the loop never blocks). */
+    bool destroying;
+    uint64_t destroy_req;
+    int64_t destroy_deadline;
+    /* Network (net.c): the resolved mode; with SKV__AGENT_NET_CLUSTER the
+     * request's subnet, ssh_seed and cluster host addresses are filled (by
+     * the manager or the agent) before the record is written, so a
+     * restarted agent finds the same network. */
+    int net_mode;
+    unsigned host_index;            /* address index in req.subnet */
+    char address[SKV_NET_ADDR_MAX]; /* the kernel's IP, "" without one */
+    char *ssh_dir;                  /* state_dir/ssh/<kernel id> or NULL */
+} skv__agent_kernel;
+
+enum { SKV__AGENT_NET_NONE, SKV__AGENT_NET_HOST, SKV__AGENT_NET_CLUSTER };
+
+/* A session network held on this agent (one per session, shared by the
+ * session's kernels here). */
+typedef struct skv__agent_net {
+    char *session_id;
+    skv_net_session *ns;
+} skv__agent_net;
+
+struct skv_agent {
+    char *agent_id, *access_key, *secret_key, *state_dir, *resource_group;
+    char *address, *labels;
+    skv_agent_send_fn send;
+    void *payload;
+    /* node */
+    skv_topo *topo;
+    skv_plugin **pl;
+    size_t npl;
+    skv_node *node;
+    skv_node_placement *reserve;    /* what lies outside the slice */
+    char *slice_cpus;               /* PUs of the slice's cores */
+    skv__agent_dev *devs;
+    size_t ndevs;
+    skv_qty cpu_cap, mem_cap, cpu_used, mem_used;
+    /* containers */
+    skv_runtime *rt;
+    skv_image_store *images;
+    skv__agent_kernel **k;
+    size_t nk, capk;
+    /* cluster networking (net.c) */
+    char net_prefix[5];             /* link prefix of this agent's pieces */
+    char *subnet, *cluster_cidr;    /* from agent.register.reply, or NULL */
+    skv_net_pool *pool;             /* local session subnets (lazy) */
+    skv__agent_net *nets;
+    size_t nnets;
+    /* manager connection */
+    bool connected, registered;
+    uint64_t next_req_id, register_id, seq;
+    uint32_t hb_ms, stats_ms, poll_ms;
+    int64_t next_hb, next_stats, next_poll, next_prune;
+};
+
+/* ---- setup.c: topology, plugins, slice, node, device table ---- */
+int skv__agent_setup_node(skv_agent *a, const skv_agent_options *o,
+                          skv_error *err);
+void skv__agent_free_node(skv_agent *a);
+/* slice.c: reserve what lies outside the CPU list / memory budget. */
+int skv__agent_slice(skv_agent *a, const char *cpus, uint64_t mem,
+                     skv_error *err);
+/* Mark the accelerators outside list ("cuda0,cuda1"; NULL: none). */
+int skv__agent_accel_slice(skv_agent *a, const char *list, skv_error *err);
+/* The registered accelerator named id, NULL when none. */
+const skv__agent_dev *skv__agent_dev_find(const skv_agent *a, const char *id);
+/* The *.device / *.shares slot of plugin (NULL when none). */
+const char *skv__agent_plugin_slot(const skv_agent *a, size_t plugin,
+                                   const char *suffix);
+
+/* ---- kernels.c: the kernel table ---- */
+skv__agent_kernel *skv__agent_kernel_find(const skv_agent *a, const char *id);
+int skv__agent_kernel_add(skv_agent *a, skv__agent_kernel *k, skv_error *err);
+/* Remove k from the table and free it (its placement must be released). */
+void skv__agent_kernel_remove(skv_agent *a, skv__agent_kernel *k);
+void skv__agent_kernel_free(skv__agent_kernel *k);
+/* Give back k's node placement and ledger amounts. */
+void skv__agent_kernel_release(skv_agent *a, skv__agent_kernel *k);
+/* Take k's resources: ledger amounts and node placement (fixed: the amounts
+ * to take exactly, NULL to place around the accelerators of alloc[]). */
+int skv__agent_kernel_take(skv_agent *a, skv__agent_kernel *k,
+                           const skv_device_amount *fixed, size_t nfixed,
+                           skv_error *err);
+
+/* ---- record.c: state_dir/kernels/<id>.rec ---- */
+int skv__agent_record_write(skv_agent *a, const skv__agent_kernel *k,
+                            const void *body, size_t len, skv_error *err);
+void skv__agent_record_remove(skv_agent *a, const char *kernel_id);
+/* Load every record, take its resources and match it with its container. */
+int skv__agent_records_restore(skv_agent *a, int64_t now_ms, skv_error *err);
+
+/* ---- spec.c: the container of a kernel ---- */
+int skv__agent_build_spec(skv_container_spec **out, skv_agent *a,
+                          const skv__agent_kernel *k, skv_error *err);
+
+/* ---- send.c: messages to the manager ---- */
+/* Encode and hand one message to the send callback; events and requests
+ * are signed with the agent's keypair, responses are not. */
+int skv__agent_emit(skv_agent *a, skv_proto_kind kind, uint64_t id,
+                    skv_proto_type type, const void *body, int64_t now_ms,
+                    skv_error *err);
+int skv__agent_reply_error(skv_agent *a, uint64_t id, int code,
+                           const char *message, const char *request_type,
+                           int64_t now_ms);
+/* Reports of every kernel held (alloc borrowed from the kernels). Free
+ * the array with skv__free. */
+skv_proto_kernel_report *skv__agent_reports(const skv_agent *a,
+                                            size_t *n, skv_error *err);
+int skv__agent_send_exit(skv_agent *a, const skv__agent_kernel *k,
+                         int64_t now_ms, skv_error *err);
+int skv__agent_send_status(skv_agent *a, const skv__agent_kernel *k,
+                           const char *status, const char *reason,
+                           int64_t now_ms, skv_error *err);
+
+/* ---- register.c ---- */
+int skv__agent_send_register(skv_agent *a, int64_t now_ms, skv_error *err);
+int skv__agent_on_register_reply(skv_agent *a, const skv_proto_envelope *env,
+                                 int64_t now_ms, skv_error *err);
+
+/* ---- create.c / destroy.c / logs.c: the manager's requests ---- */
+int skv__agent_on_create(skv_agent *a, const skv_proto_envelope *env,
+                         int64_t now_ms, skv_error *err);
+int skv__agent_on_destroy(skv_agent *a, const skv_proto_envelope *env,
+                          int64_t now_ms, skv_error *err);
+int skv__agent_on_logs(skv_agent *a, const skv_proto_envelope *env,
+                       int64_t now_ms, skv_error *err);
+/* Finish a kernel.destroy: logs kept, container destroyed, resources and
+ * record released, k removed; then the ack to k->destroy_req. */
+int skv__agent_destroy_finish(skv_agent *a, skv__agent_kernel *k,
+                              int64_t now_ms, skv_error *err);
+/* Remove retained logs older than an hour or beyond the newest 1000. */
+void skv__agent_prune_logs(skv_agent *a, int64_t now_ms);
+
+/* ---- net.c / net_kernel.c / net_routes.c: cluster networking ---- */
+/* The link prefix from the agent id (several agents may share a host). */
+void skv__agent_net_prefix(skv_agent *a);
+/* Resolve k's network mode; for a cluster network fill the request's
+ * subnet (the session's, or a new one from the local pool), host
+ * addresses and SSH seed, and compute host_index and address. */
+int skv__agent_net_resolve(skv_agent *a, skv__agent_kernel *k,
+                           skv_error *err);
+/* Session network up (created or adopted), peers allowed, SSH files
+ * written. On failure what this call created is removed again. */
+int skv__agent_net_prepare(skv_agent *a, skv__agent_kernel *k, bool adopt,
+                           skv_error *err);
+/* Between create and start: attach the container; publish the ports. */
+int skv__agent_net_attach(skv_agent *a, skv__agent_kernel *k,
+                          skv_error *err);
+/* The kernel's published ports as "tcp:22=30001" (free with
+ * skv__agent_net_published_free). */
+int skv__agent_net_published(const skv_agent *a, const skv__agent_kernel *k,
+                             char ***out, size_t *n, skv_error *err);
+void skv__agent_net_published_free(char **p, size_t n);
+/* k goes: its SSH files; the session network when no other kernel of the
+ * session is left on this agent. */
+void skv__agent_net_release(skv_agent *a, skv__agent_kernel *k);
+/* After restore: remove networks of sessions no longer held. */
+void skv__agent_net_cleanup(skv_agent *a);
+void skv__agent_net_free(skv_agent *a);
+/* Register reply / agent.routes: forwarding, routes to the peers. */
+int skv__agent_net_registered(skv_agent *a,
+                              const skv_proto_agent_register_reply *r,
+                              skv_error *err);
+int skv__agent_net_set_routes(skv_agent *a, const skv_proto_route *routes,
+                              size_t n, skv_error *err);
+int skv__agent_on_routes(skv_agent *a, const skv_proto_envelope *env,
+                         int64_t now_ms, skv_error *err);
+
+/* ---- tick.c ---- */
+/* Poll every running kernel's container; report the exits. */
+void skv__agent_poll_exits(skv_agent *a, int64_t now_ms);
+
+/* Join state_dir and a relative path; NULL when out of memory. */
+char *skv__agent_path(const skv_agent *a, const char *rel);
+
+#endif

@@ -1,0 +1,109 @@
+/* kernel.create: idempotent per kernel id. Resources are taken (ledger and
+ * node placement with the manager's accelerators), the record is written,
+ * the container created and started; any failure undoes every step and is
+ * answered with an error naming the cause.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "agent_internal.h"
+
+/* Kernel ids become file and container names. */
+static int id_check(const char *what, const char *id, skv_error *err)
+{
+    size_t n = id ? strlen(id) : 0;
+    if (n == 0 || n > 128 || id[0] == '.' || id[0] == '-')
+        return skv__err(err, SKV_EINVAL, "kernel.create: invalid %s '%s'",
+                        what, id ? id : "(none)");
+    for (size_t i = 0; i < n; i++) {
+        char c = id[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
+            return skv__err(err, SKV_EINVAL, "kernel.create: invalid %s "
+                            "'%s'", what, id);
+    }
+    return 0;
+}
+
+static int run_container(skv_agent *a, skv__agent_kernel *k, skv_error *err)
+{
+    skv_container_spec *spec = NULL;
+    int rc = skv__agent_build_spec(&spec, a, k, err);
+    if (rc == 0)
+        rc = skv_runtime_create(a->rt, spec, err);
+    skv_container_spec_free(spec);
+    if (rc)
+        return rc;
+    rc = skv_runtime_start(a->rt, k->req.kernel_id, err);
+    if (rc)
+        skv_runtime_destroy(a->rt, k->req.kernel_id, 0, NULL);
+    return rc;
+}
+
+static int start_kernel(skv_agent *a, skv__agent_kernel *k,
+                        const skv_proto_envelope *env, skv_error *err)
+{
+    int rc = id_check("session id", k->req.session_id, err);
+    if (rc == 0)
+        rc = id_check("kernel id", k->req.kernel_id, err);
+    if (rc == 0)
+        rc = skv__agent_kernel_take(a, k, NULL, 0, err);
+    if (rc)
+        return rc;
+    rc = skv__agent_record_write(a, k, env->body, env->body_len, err);
+    if (rc == 0) {
+        rc = run_container(a, k, err);
+        if (rc)
+            skv__agent_record_remove(a, k->req.kernel_id);
+    }
+    if (rc == 0 && (rc = skv__agent_kernel_add(a, k, err)) != 0) {
+        skv_runtime_destroy(a->rt, k->req.kernel_id, 0, NULL);
+        skv__agent_record_remove(a, k->req.kernel_id);
+    }
+    if (rc)
+        skv__agent_kernel_release(a, k);
+    return rc;
+}
+
+static int reply(skv_agent *a, uint64_t id, const char *kernel_id,
+                 int64_t now_ms, skv_error *err)
+{
+    skv_proto_kernel_create_reply r = {(char *)kernel_id, (char *)kernel_id};
+    return skv__agent_emit(a, SKV_PROTO_RESPONSE, id,
+                           SKV_PROTO_KERNEL_CREATE_REPLY, &r, now_ms, err);
+}
+
+int skv__agent_on_create(skv_agent *a, const skv_proto_envelope *env,
+                         int64_t now_ms, skv_error *err)
+{
+    skv__agent_kernel *k = skv__calloc(1, sizeof(*k));
+    if (!k)
+        return skv__err(err, SKV_ENOMEM, "agent: out of memory");
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv_proto_body_decode(&k->req, SKV_PROTO_KERNEL_CREATE,
+                                   env->body, env->body_len, &e);
+    if (rc) {
+        skv__agent_reply_error(a, env->request_id, rc, e.message,
+                               env->type_name, now_ms);
+        skv__agent_kernel_free(k);
+        return skv__err(err, rc, "%s", e.message);
+    }
+    const skv__agent_kernel *old = skv__agent_kernel_find(a, k->req.kernel_id);
+    if (old) {
+        /* The manager asked again (restart, lost reply): same answer. */
+        skv__agent_kernel_free(k);
+        return reply(a, env->request_id, old->req.kernel_id, now_ms, err);
+    }
+    rc = start_kernel(a, k, env, &e);
+    if (rc) {
+        skv__log(SKV_LOG_WARN, "agent", "kernel %s not started: %s",
+                 k->req.kernel_id ? k->req.kernel_id : "?", e.message);
+        skv__agent_kernel_free(k);
+        return skv__agent_reply_error(a, env->request_id, rc, e.message,
+                                      env->type_name, now_ms) == 0
+                   ? 0 : skv__err(err, SKV_EIO, "agent: cannot reply");
+    }
+    rc = reply(a, env->request_id, k->req.kernel_id, now_ms, err);
+    if (rc == 0)
+        rc = skv__agent_send_status(a, k, "running", NULL, now_ms, err);
+    return rc;
+}

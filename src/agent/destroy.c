@@ -1,0 +1,163 @@
+/* kernel.destroy: the manager has recorded the exit (or wants the kernel
+ * gone). The logs are moved aside (kept for `sokovan logs` after the end),
+ * the container destroyed, the resources released and the record removed;
+ * an unknown kernel is acknowledged too (idempotent).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent_internal.h"
+
+static const char *const streams[] = {"stdout", "stderr"};
+
+/* Move the container's logs to state_dir/logs/<id>.<stream>: a rename in
+ * the same file system, so a process still writing keeps its file. */
+static void retain_logs(skv_agent *a, const char *id)
+{
+    for (size_t i = 0; i < 2; i++) {
+        char *from = NULL;
+        char *to = skv__asprintf("%s/logs/%s.%s", a->state_dir, id,
+                                 streams[i]);
+        if (to && skv_runtime_log_path(a->rt, id, streams[i], &from,
+                                       NULL) == 0 &&
+            rename(from, to) < 0 && errno != ENOENT)
+            skv__log(SKV_LOG_WARN, "agent", "cannot keep %s: %s", from,
+                     strerror(errno));
+        skv_free(from);
+        skv__free(to);
+    }
+}
+
+static int ack(skv_agent *a, uint64_t id, const char *message, int64_t now_ms,
+               skv_error *err)
+{
+    skv_proto_ack m = {(char *)message};
+    return skv__agent_emit(a, SKV_PROTO_RESPONSE, id, SKV_PROTO_ACK, &m,
+                           now_ms, err);
+}
+
+int skv__agent_destroy_finish(skv_agent *a, skv__agent_kernel *k,
+                              int64_t now_ms, skv_error *err)
+{
+    uint64_t req = k->destroy_req;
+    const char *id = k->req.kernel_id;
+    skv_error e = SKV_ERROR_INIT;
+    retain_logs(a, id);
+    /* Already stopped or out of grace: kill what is left at once. */
+    int rc = skv_runtime_destroy(a->rt, id, 0, &e);
+    if (rc) {
+        skv__log(SKV_LOG_ERROR, "agent", "kernel %s: destroy failed: %s", id,
+                 e.message);
+        k->destroying = false;
+        return skv__agent_reply_error(a, req, rc, e.message, "kernel.destroy",
+                                      now_ms);
+    }
+    skv__agent_kernel_release(a, k);
+    skv__agent_record_remove(a, id);
+    skv__agent_kernel_remove(a, k);
+    /* Pruning lists the whole logs directory: the minute tick does it. */
+    return ack(a, req, NULL, now_ms, err);
+}
+
+/* A running kernel with a grace period: SIGTERM now, the rest on a tick. */
+static bool stop_gently(skv_agent *a, skv__agent_kernel *k, uint32_t grace_ms,
+                        int64_t now_ms)
+{
+    if (k->exited || grace_ms == 0 ||
+        skv_runtime_signal(a->rt, k->req.kernel_id, SIGTERM, NULL) != 0)
+        return false;
+    k->destroying = true;
+    k->destroy_deadline = now_ms + grace_ms;
+    return true;
+}
+
+int skv__agent_on_destroy(skv_agent *a, const skv_proto_envelope *env,
+                          int64_t now_ms, skv_error *err)
+{
+    skv_proto_kernel_destroy m;
+    memset(&m, 0, sizeof(m));
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv_proto_body_decode(&m, SKV_PROTO_KERNEL_DESTROY, env->body,
+                                   env->body_len, &e);
+    if (rc) {
+        skv__agent_reply_error(a, env->request_id, rc, e.message,
+                               env->type_name, now_ms);
+        return skv__err(err, rc, "%s", e.message);
+    }
+    skv__agent_kernel *k = skv__agent_kernel_find(a, m.kernel_id);
+    uint32_t grace = m.grace_ms;
+    skv_proto_body_free(SKV_PROTO_KERNEL_DESTROY, &m);
+    if (!k)
+        return ack(a, env->request_id, "unknown kernel", now_ms, err);
+    if (k->destroying) {
+        /* Asked again: the latest request gets the final answer. */
+        uint64_t old = k->destroy_req;
+        k->destroy_req = env->request_id;
+        return ack(a, old, "superseded by a later kernel.destroy", now_ms,
+                   err);
+    }
+    k->destroy_req = env->request_id;
+    if (stop_gently(a, k, grace, now_ms))
+        return 0;
+    return skv__agent_destroy_finish(a, k, now_ms, err);
+}
+
+typedef struct kept {
+    char *name;
+    int64_t mtime_ms;
+} kept;
+
+static int by_age(const void *x, const void *y)
+{
+    const kept *p = x, *q = y;
+    return p->mtime_ms < q->mtime_ms ? 1 : p->mtime_ms > q->mtime_ms ? -1 : 0;
+}
+
+void skv__agent_prune_logs(skv_agent *a, int64_t now_ms)
+{
+    char *dir = skv__agent_path(a, "logs");
+    DIR *d = dir ? opendir(dir) : NULL;
+    kept *files = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        struct stat st;
+        char *p = de->d_name[0] == '.' ? NULL
+                                       : skv__asprintf("%s/%s", dir,
+                                                       de->d_name);
+        if (!p || stat(p, &st) < 0) {
+            skv__free(p);
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            kept *g = skv__reallocarray(files, cap, sizeof(*files));
+            if (!g) {
+                skv__free(p);
+                break;
+            }
+            files = g;
+        }
+        files[n++] = (kept){p, (int64_t)st.st_mtime * 1000};
+    }
+    if (d)
+        closedir(d);
+    if (files)
+        qsort(files, n, sizeof(*files), by_age);
+    /* Newest first: keep two streams for each of the newest kernels. */
+    for (size_t i = 0; i < n; i++) {
+        if (i >= 2 * SKV__AGENT_LOG_KEEP ||
+            now_ms - files[i].mtime_ms > SKV__AGENT_LOG_RETENTION_MS)
+            unlink(files[i].name);
+        skv__free(files[i].name);
+    }
+    skv__free(files);
+    skv__free(dir);
+    a->next_prune = now_ms + 60 * 1000;
+}

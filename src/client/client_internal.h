@@ -1,0 +1,49 @@
+/* Private to src/client: the connection object and its I/O helpers.
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef SKV_CLIENT_INTERNAL_H
+#define SKV_CLIENT_INTERNAL_H
+
+#include <stdint.h>
+
+#include "skv_internal.h"
+#include "sokovan/client.h"
+
+#define SKV__CLIENT_DEFAULT_TIMEOUT_MS 30000
+
+struct skv_client {
+    int fd;
+    int timeout_ms;                  /* < 0: forever */
+    uint64_t next_id;                /* request ids, from 1 */
+    size_t max_frame;
+    skv_proto_reader *reader;
+    /* After a half-written frame or a malformed response the byte stream is
+     * out of step: every later call fails with this message. */
+    int broken;
+    char broken_why[SKV_ERROR_MESSAGE_MAX];
+    char access_key[SKV_AUTH_ACCESS_KEY_MAX];
+    char secret_key[SKV_AUTH_SECRET_KEY_MAX];
+};
+
+/* A point in time on the monotonic clock, or "never" (ms < 0). */
+typedef struct skv__client_deadline {
+    int64_t at_ms;
+} skv__client_deadline;
+
+skv__client_deadline skv__client_deadline_in(int timeout_ms);
+/* Milliseconds left for poll(): -1 forever, 0 when passed. */
+int skv__client_deadline_left(skv__client_deadline d);
+
+/* Open a connected, blocking socket to endpoint ("unix:/p", "tcp:h:p",
+ * "h:p"), within the deadline. */
+int skv__client_dial(int *fd_out, const char *endpoint, skv__client_deadline d,
+                     skv_error *err);
+
+/* Write all of buf. SKV_ETIMEDOUT, SKV_EIO (peer gone) or SKV_ESYS. */
+int skv__client_write_all(int fd, const void *buf, size_t len,
+                          skv__client_deadline d, skv_error *err);
+/* Wait for bytes and feed what arrives to the reader (one read).
+ * SKV_EIO when the peer closed the connection. */
+int skv__client_read_some(int fd, skv_proto_reader *r, skv__client_deadline d,
+                          skv_error *err);
+
+#endif

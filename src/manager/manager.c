@@ -1,0 +1,199 @@
+/* skv_manager: open (database, admin plane, scheduler rebuild), free,
+ * connections, and the counters.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "mgr_int.h"
+#include "mgr_metrics.h"
+
+static int make_dir(const char *dir, skv_error *err)
+{
+    if (mkdir(dir, 0700) == 0 || errno == EEXIST)
+        return 0;
+    return skv__err_sys(err, errno, "manager: cannot create '%s'", dir);
+}
+
+static int check_opts(const skv_manager_options *o, skv_manager_send_fn send,
+                      skv_error *err)
+{
+    if (!o || !send)
+        return skv__err(err, SKV_EINVAL, "manager_open: NULL options or send");
+    if (o->version != SKV_MANAGER_OPTIONS_VERSION)
+        return skv__err(err, SKV_EVERSION, "manager options version %u, "
+                        "expected %u", o->version, SKV_MANAGER_OPTIONS_VERSION);
+    if (!o->data_dir || o->data_dir[0] != '/')
+        return skv__err(err, SKV_EINVAL,
+                        "manager: data_dir must be an absolute path");
+    if (o->max_frame > SKV_PROTO_MAX_FRAME_LIMIT)
+        return skv__err(err, SKV_ERANGE, "manager: max_frame %u above %u",
+                        o->max_frame, SKV_PROTO_MAX_FRAME_LIMIT);
+    return 0;
+}
+
+static int make_parts(skv_manager *m, const skv_manager_options *o,
+                      skv_error *err)
+{
+    skv_auth_verifier_options vo = SKV_AUTH_VERIFIER_OPTIONS_INIT;
+    if (o->max_clock_skew_ms > 0)
+        vo.max_skew_ms = o->max_clock_skew_ms;
+    int rc = skv_auth_verifier_new(&m->verifier, &vo, err);
+    if (!rc)
+        rc = skv_sched_new(&m->sched, NULL, err);
+    if (rc)
+        return rc;
+    m->admin.sched = m->sched;
+    m->admin.verifier = m->verifier;
+    m->admin.data_dir = m->data_dir;
+    return make_dir(m->data_dir, err);
+}
+
+static int boot(skv_manager *m, const skv_manager_options *o, int64_t now,
+                skv_error *err)
+{
+    skv__mgr_bootstrap b = {
+        o->default_resource_group ? o->default_resource_group : "default",
+        o->default_scheduler ? o->default_scheduler : "fifo",
+        o->default_selector ? o->default_selector : "concentrated",
+        o->bootstrap_agents};
+    int rc = skv__mgr_db_open(m, err);
+    if (!rc)
+        rc = skv__mgr_admin_bootstrap(&m->admin, &b, now, err);
+    if (!rc)
+        rc = skv__mgr_admin_load(&m->admin, err);
+    if (!rc)
+        rc = skv__mgr_restore(m, now, err);
+    return rc;
+}
+
+SKV_EXTERN int skv_manager_open(skv_manager **out,
+                                const skv_manager_options *opts,
+                                skv_manager_send_fn send, void *payload,
+                                int64_t now_ms, skv_error *err)
+{
+    if (!out)
+        return skv__err(err, SKV_EINVAL, "manager_open: NULL out");
+    int rc = check_opts(opts, send, err);
+    if (rc)
+        return rc;
+    skv_manager *m = skv__calloc(1, sizeof *m);
+    const char *grp = opts->default_resource_group
+                          ? opts->default_resource_group : "default";
+    if (!m || !(m->data_dir = skv__strdup(opts->data_dir)) ||
+        !(m->default_group = skv__strdup(grp))) {
+        if (m)
+            skv__free(m->data_dir);
+        skv__free(m);
+        return skv__err(err, SKV_ENOMEM, "manager_open: out of memory");
+    }
+    m->send = send;
+    m->payload = payload;
+    m->hb_interval_ms = opts->heartbeat_interval_ms ? opts->heartbeat_interval_ms
+                                                    : 1000;
+    m->hb_timeout_ms = opts->heartbeat_timeout_ms ? opts->heartbeat_timeout_ms
+                                                  : 10000;
+    m->max_frame = opts->max_frame ? opts->max_frame
+                                   : SKV_PROTO_DEFAULT_MAX_FRAME;
+    m->max_per_pass = opts->max_sessions_per_pass;
+    m->st.version = SKV_MANAGER_STATS_VERSION;
+    m->dirty = true;
+    rc = make_parts(m, opts, err);
+    if (!rc)
+        rc = boot(m, opts, now_ms, err);
+    if (rc) {
+        skv_manager_free(m);
+        return rc;
+    }
+    skv__log(SKV_LOG_INFO, "manager", "opened %s", m->data_dir);
+    *out = m;
+    return 0;
+}
+
+SKV_EXTERN void skv_manager_free(skv_manager *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n_agents; i++)
+        skv__mgr_agent_clear(&m->agents[i]);
+    skv__free(m->agents);
+    skv__free(m->conns);
+    skv__free(m->reqs);
+    skv__mgr_db_close(m);
+    skv__mgr_metrics_free(m->metrics);
+    skv_sched_free(m->sched);
+    skv_auth_verifier_free(m->verifier);
+    skv__free(m->data_dir);
+    skv__free(m->default_group);
+    skv__free(m);
+}
+
+SKV_EXTERN int skv_manager_conn_open(skv_manager *m, uint64_t conn_id,
+                                     const char *peer, skv_error *err)
+{
+    if (!m || conn_id == 0)
+        return skv__err(err, SKV_EINVAL, "conn_open: NULL manager or id 0");
+    if (skv__mgr_conn_find(m, conn_id))
+        return skv__err(err, SKV_EEXIST, "connection %llu is already open",
+                        (unsigned long long)conn_id);
+    skv__mgr_conn *n = skv__reallocarray(m->conns, m->n_conns + 1, sizeof *n);
+    if (!n)
+        return skv__err(err, SKV_ENOMEM, "conn_open: out of memory");
+    m->conns = n;
+    skv__mgr_conn *c = &m->conns[m->n_conns++];
+    memset(c, 0, sizeof *c);
+    c->id = conn_id;
+    snprintf(c->peer, sizeof c->peer, "%s", peer ? peer : "?");
+    skv__log(SKV_LOG_DEBUG, "manager", "connection %llu from %s",
+             (unsigned long long)conn_id, c->peer);
+    return 0;
+}
+
+SKV_EXTERN void skv_manager_conn_close(skv_manager *m, uint64_t conn_id,
+                                       int64_t now_ms)
+{
+    SKV__UNUSED(now_ms);
+    skv__mgr_conn *c = m ? skv__mgr_conn_find(m, conn_id) : NULL;
+    if (!c)
+        return;
+    if (c->agent_id[0]) {
+        skv__mgr_agent *a = skv__mgr_agent_find(m, c->agent_id);
+        if (a && a->conn == conn_id)
+            a->conn = 0;
+        skv__log(SKV_LOG_INFO, "manager", "agent %s disconnected",
+                 c->agent_id);
+    }
+    *c = m->conns[--m->n_conns];
+    skv__mgr_reqs_conn_gone(m, conn_id);
+}
+
+static void count_states(const skv_manager *m, skv_manager_stats *out)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(m->db, "SELECT status, count(*) FROM sessions"
+                           " GROUP BY status", -1, &st, NULL) != SQLITE_OK)
+        return;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        skv_manager_session_state s;
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        if (name && skv_manager_session_state_parse(&s, name, NULL) == 0)
+            out->sessions_by_state[s] = (uint64_t)sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+}
+
+SKV_EXTERN int skv_manager_get_stats(const skv_manager *m,
+                                     skv_manager_stats *out, skv_error *err)
+{
+    if (!m || !out)
+        return skv__err(err, SKV_EINVAL, "get_stats: NULL argument");
+    *out = m->st;
+    memset(out->sessions_by_state, 0, sizeof out->sessions_by_state);
+    out->agents_alive = out->agents_lost = 0;
+    for (size_t i = 0; i < m->n_agents; i++) {
+        out->agents_alive += m->agents[i].state == SKV__AGENT_ALIVE;
+        out->agents_lost += m->agents[i].state == SKV__AGENT_LOST;
+    }
+    count_states(m, out);
+    return 0;
+}

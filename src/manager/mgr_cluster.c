@@ -1,0 +1,140 @@
+/* agent.list and image.list (images as the agents registered them).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "mgr_int.h"
+
+static const char *agent_status(const skv__mgr_agent *a)
+{
+    if (a->state == SKV__AGENT_LOST)
+        return "lost";
+    return a->state == SKV__AGENT_ALIVE && a->conn ? "alive" : "disconnected";
+}
+
+static uint32_t running_on(skv_manager *m, const char *id)
+{
+    sqlite3_stmt *st;
+    uint32_t n = 0;
+    if (skv__mgr_db_prepare(m, &st, "SELECT count(*) FROM kernels WHERE "
+                            "agent_id=? AND status IN ('PREPARING','RUNNING',"
+                            "'TERMINATING')", NULL))
+        return 0;
+    skv__mgr_bind_text(st, 1, id);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        n = (uint32_t)sqlite3_column_int(st, 0);
+    skv__mgr_db_done(m, st);
+    return n;
+}
+
+static int agent_info(skv_manager *m, const skv__mgr_agent *a,
+                      skv_proto_agent_info *i, skv_error *err)
+{
+    memset(i, 0, sizeof *i);
+    i->agent_id = skv__strdup(a->id);
+    i->resource_group = skv__strdup(a->group);
+    i->architecture = skv__strdup(a->arch);
+    i->status = skv__strdup(agent_status(a));
+    i->address = skv__strdup(a->address);
+    i->last_heartbeat_ms = a->last_hb_ms;
+    i->n_running = running_on(m, a->id);
+    if (!i->agent_id || !i->resource_group || !i->architecture ||
+        !i->status || !i->address)
+        return skv__err(err, SKV_ENOMEM, "out of memory");
+    int rc = skv__mgr_devices_load(m, a->id, &i->devices, &i->n_devices, err);
+    if (rc)
+        return rc;
+    if (a->in_sched)
+        return skv_sched_agent_usage(&i->occupied, &i->capacity, m->sched,
+                                     a->id, err);
+    return 0;
+}
+
+int skv__mgr_on_agent_list(skv_manager *m, const skv__mgr_call *c,
+                           skv_error *err)
+{
+    const skv_proto_agent_list *q = c->body;
+    int rc = skv_auth_may(c->who, SKV_AUTH_OP_CLUSTER_READ, NULL, err);
+    if (rc)
+        return rc;
+    skv_proto_agent_list_reply rep = {0};
+    rep.agents = skv__calloc(m->n_agents + 1, sizeof *rep.agents);
+    if (!rep.agents)
+        return skv__err(err, SKV_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < m->n_agents; i++) {
+        const skv__mgr_agent *a = &m->agents[i];
+        if ((a->state == SKV__AGENT_LOST && !q->include_lost) ||
+            (q->resource_group && strcmp(q->resource_group, a->group)))
+            continue;
+        rc = agent_info(m, a, &rep.agents[rep.n_agents++], err);
+    }
+    if (!rc)
+        rc = skv__mgr_reply(m, c->conn, c->req, SKV_PROTO_AGENT_LIST_REPLY,
+                            &rep);
+    skv_proto_body_free(SKV_PROTO_AGENT_LIST_REPLY, &rep);
+    return rc;
+}
+
+static skv_proto_image_info *image_slot(skv_proto_image_list_reply *r,
+                                        const char *name, const char *arch)
+{
+    for (size_t i = 0; i < r->n_images; i++)
+        if (!strcmp(r->images[i].name, name) &&
+            !strcmp(r->images[i].architecture, arch))
+            return &r->images[i];
+    skv_proto_image_info *v = skv__reallocarray(r->images, r->n_images + 1,
+                                                sizeof *v);
+    if (!v)
+        return NULL;
+    r->images = v;
+    v = &v[r->n_images];
+    memset(v, 0, sizeof *v);
+    v->name = skv__strdup(name);
+    v->architecture = skv__strdup(arch);
+    if (!v->name || !v->architecture) {
+        skv__free(v->name);
+        skv__free(v->architecture);
+        return NULL;
+    }
+    r->n_images++;
+    return v;
+}
+
+static int add_image(skv_proto_image_list_reply *r, const char *name,
+                     const skv__mgr_agent *a)
+{
+    skv_proto_image_info *im = image_slot(r, name, a->arch);
+    if (!im)
+        return SKV_ENOMEM;
+    char **v = skv__reallocarray(im->agents, im->n_agents + 1, sizeof *v);
+    if (!v)
+        return SKV_ENOMEM;
+    im->agents = v;
+    if (!(v[im->n_agents] = skv__strdup(a->id)))
+        return SKV_ENOMEM;
+    im->n_agents++;
+    return 0;
+}
+
+int skv__mgr_on_image_list(skv_manager *m, const skv__mgr_call *c,
+                           skv_error *err)
+{
+    const skv_proto_image_list *q = c->body;
+    int rc = skv_auth_may(c->who, SKV_AUTH_OP_CLUSTER_READ, NULL, err);
+    if (rc)
+        return rc;
+    skv_proto_image_list_reply rep = {0};
+    for (size_t i = 0; !rc && i < m->n_agents; i++) {
+        const skv__mgr_agent *a = &m->agents[i];
+        if (a->state != SKV__AGENT_ALIVE ||
+            (q->architecture && strcmp(q->architecture, a->arch)))
+            continue;
+        for (size_t j = 0; !rc && j < a->n_images; j++)
+            if (add_image(&rep, a->images[j], a))
+                rc = skv__err(err, SKV_ENOMEM, "out of memory");
+    }
+    if (!rc)
+        rc = skv__mgr_reply(m, c->conn, c->req, SKV_PROTO_IMAGE_LIST_REPLY,
+                            &rep);
+    skv_proto_body_free(SKV_PROTO_IMAGE_LIST_REPLY, &rep);
+    return rc;
+}

@@ -1,0 +1,276 @@
+/* kernel.create: built from the database (session, kernel, its per-device
+ * allocation and the cluster's hosts) and sent to the kernel's agent when it
+ * is connected; the kernel (and session) become PREPARING in one
+ * transaction. Agents answer a create for a kernel they already have with
+ * its existing container, so re-sending after a restart is safe.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "mgr_int.h"
+#include "mgr_metrics.h"
+
+typedef struct create_ctx {
+    skv_proto_session_submit sub;      /* command, env */
+    skv_proto_kernel_create kc;        /* shared fields */
+    char domain[SKV__MGR_ID_MAX], project[SKV__MGR_ID_MAX];
+    char owner[SKV__MGR_ID_MAX];
+} create_ctx;
+
+static void hosts_free(skv_proto_kernel_create *kc)
+{
+    for (size_t i = 0; i < kc->n_cluster_hosts; i++) {
+        skv__free(kc->cluster_hosts[i].hostname);
+        skv__free(kc->cluster_hosts[i].address);
+    }
+    skv__free(kc->cluster_hosts);
+    kc->cluster_hosts = NULL;
+    kc->n_cluster_hosts = 0;
+}
+
+static int hosts_load(skv_manager *m, const char *sid,
+                      skv_proto_kernel_create *kc, skv_error *err)
+{
+    sqlite3_stmt *st;
+    int rc = skv__mgr_db_prepare(m, &st, "SELECT k.idx, a.address FROM "
+                                 "kernels k LEFT JOIN agents a ON "
+                                 "a.id=k.agent_id WHERE k.session_id=? ORDER "
+                                 "BY k.idx", err);
+    if (rc)
+        return rc;
+    skv__mgr_bind_text(st, 1, sid);
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        skv_proto_cluster_host *h = skv__reallocarray(
+            kc->cluster_hosts, kc->n_cluster_hosts + 1, sizeof *h);
+        if (!h) {
+            rc = skv__err(err, SKV_ENOMEM, "out of memory");
+            break;
+        }
+        kc->cluster_hosts = h;
+        h = &h[kc->n_cluster_hosts++];
+        uint32_t idx = (uint32_t)sqlite3_column_int(st, 0);
+        h->role = idx ? "sub" : "main";
+        h->idx = idx ? idx : 1;
+        h->hostname = skv__asprintf("%s%u", h->role, h->idx);
+        h->address = skv__mgr_col_dup(st, 1);
+    }
+    skv__mgr_db_done(m, st);
+    return rc;
+}
+
+static void ctx_free(create_ctx *c)
+{
+    hosts_free(&c->kc);
+    skv_proto_body_free(SKV_PROTO_SESSION_SUBMIT, &c->sub);
+}
+
+static int ctx_load(skv_manager *m, const char *sid, create_ctx *c,
+                    skv_error *err)
+{
+    memset(c, 0, sizeof *c);
+    int rc = skv__mgr_load_submit(m, sid, &c->sub, c->domain, c->project,
+                                  c->owner, err);
+    if (rc)
+        return rc;
+    skv_proto_kernel_create *kc = &c->kc;
+    kc->session_id = (char *)sid;
+    kc->owner = c->owner;
+    kc->session_type = c->sub.session_type;
+    kc->argv = c->sub.command;
+    kc->n_argv = c->sub.n_command;
+    kc->env = c->sub.env;
+    kc->n_env = c->sub.n_env;
+    kc->cluster_mode = c->sub.cluster_mode;
+    kc->cluster_size = c->sub.cluster_size;
+    rc = hosts_load(m, sid, kc, err);
+    if (rc)
+        ctx_free(c);
+    return rc;
+}
+
+static void allocs_free(skv_proto_kernel_create *kc)
+{
+    for (size_t i = 0; i < kc->n_alloc; i++) {
+        skv__free(kc->alloc[i].device_id);
+        skv_slots_free(kc->alloc[i].slots);
+    }
+    skv__free(kc->alloc);
+    kc->alloc = NULL;
+    kc->n_alloc = 0;
+}
+
+static skv_proto_device_alloc *alloc_for(skv_proto_kernel_create *kc,
+                                         const char *dev, skv_error *err)
+{
+    for (size_t i = 0; i < kc->n_alloc; i++)
+        if (strcmp(kc->alloc[i].device_id, dev) == 0)
+            return &kc->alloc[i];
+    skv_proto_device_alloc *a = skv__reallocarray(kc->alloc, kc->n_alloc + 1,
+                                                  sizeof *a);
+    if (!a)
+        return skv__err(err, SKV_ENOMEM, "out of memory"), NULL;
+    kc->alloc = a;
+    a = &a[kc->n_alloc];
+    memset(a, 0, sizeof *a);
+    if (!(a->device_id = skv__strdup(dev)) || skv_slots_new(&a->slots, err)) {
+        skv__free(a->device_id);
+        return skv__err(err, SKV_ENOMEM, "out of memory"), NULL;
+    }
+    kc->n_alloc++;
+    return a;
+}
+
+static int allocs_load(skv_manager *m, const char *kid,
+                       skv_proto_kernel_create *kc, skv_error *err)
+{
+    sqlite3_stmt *st;
+    int rc = skv__mgr_db_prepare(m, &st, "SELECT device_id, slot, amount "
+                                 "FROM kernel_alloc WHERE kernel_id=? ORDER BY "
+                                 "rowid", err);
+    if (rc)
+        return rc;
+    skv__mgr_bind_text(st, 1, kid);
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        const char *slot = (const char *)sqlite3_column_text(st, 1);
+        skv_slot_kind kind = SKV_SLOT_COUNT;
+        skv_slots_lookup(kc->slots, slot, &kind, NULL);
+        skv_proto_device_alloc *a = alloc_for(
+            kc, (const char *)sqlite3_column_text(st, 0), err);
+        rc = a ? skv_slots_set(a->slots, slot, kind,
+                               sqlite3_column_int64(st, 2), err)
+               : SKV_ENOMEM;
+    }
+    skv__mgr_db_done(m, st);
+    return rc;
+}
+
+/* Send one kernel's create; 1 when sent. */
+static int send_one(skv_manager *m, create_ctx *c, sqlite3_stmt *row,
+                    const skv__mgr_agent *a, skv_error *err)
+{
+    skv_proto_kernel_create *kc = &c->kc;
+    const char *kid = (const char *)sqlite3_column_text(row, 0);
+    uint32_t idx = (uint32_t)sqlite3_column_int(row, 1);
+    kc->kernel_id = (char *)kid;
+    kc->image = (char *)sqlite3_column_text(row, 2);
+    kc->cluster_role = idx ? "sub" : "main";
+    kc->cluster_idx = idx ? idx : 1;
+    int rc = skv__mgr_col_slots(&kc->slots, row, 3, err);
+    if (!rc)
+        rc = allocs_load(m, kid, kc, err);
+    if (!rc)
+        rc = skv__mgr_request(m, a->conn, SKV__REQ_CREATE,
+                              SKV_PROTO_KERNEL_CREATE, kc, kid, 0, 0);
+    allocs_free(kc);
+    skv_slots_free(kc->slots);
+    kc->slots = NULL;
+    return rc ? rc : 1;
+}
+
+static int mark_preparing(skv_manager *m, const char *sid, int64_t now,
+                          skv_error *err)
+{
+    skv_manager_session_state s;
+    int rc = skv__mgr_session_get_state(m, sid, &s, err);
+    if (!rc && s == SKV_SESSION_SCHEDULED)
+        rc = skv__mgr_session_set(m, sid, SKV_SESSION_PREPARING,
+                                  "kernel.create sent", now, err);
+    return rc;
+}
+
+/* One kernel row (id, idx, image, slots, agent_id); sends when its agent is
+ * connected (and is agent_id when given). 1 when sent. */
+static int send_kernel(skv_manager *m, create_ctx *c, const char *kid,
+                       const char *agent_id, int64_t now, skv_error *err)
+{
+    sqlite3_stmt *st;
+    int rc = skv__mgr_db_prepare(m, &st, "SELECT id, idx, image, slots, "
+                                 "agent_id FROM kernels WHERE id=?", err);
+    if (rc)
+        return rc;
+    skv__mgr_bind_text(st, 1, kid);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *aid = (const char *)sqlite3_column_text(st, 4);
+        skv__mgr_agent *a = skv__mgr_agent_find(m, aid);
+        if (a && a->conn && a->state == SKV__AGENT_ALIVE &&
+            (!agent_id || !strcmp(agent_id, aid)))
+            rc = send_one(m, c, st, a, err);
+    }
+    skv__mgr_db_done(m, st);
+    if (rc == 1 && skv__mgr_kernel_set(m, kid, "PREPARING", err))
+        rc = SKV_EIO;
+    if (rc == 1)
+        skv__mgr_metrics_create_sent(m, kid, now);
+    return rc;
+}
+
+static int send_all(skv_manager *m, create_ctx *c, const char *sid,
+                    const char *agent_id, int64_t now, skv_error *err)
+{
+    char **ids = NULL;
+    size_t n = 0;
+    int rc = skv__mgr_kernel_ids(m, sid, "'SCHEDULED','PREPARING'", &ids, &n,
+                                 err);
+    int sent = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        rc = send_kernel(m, c, ids[i], agent_id, now, err);
+        if (rc == 1) {
+            sent++;
+            rc = 0;
+        }
+    }
+    skv__mgr_ids_free(ids, n);
+    return !rc && sent ? mark_preparing(m, sid, now, err) : rc;
+}
+
+void skv__mgr_send_creates_session(skv_manager *m, const char *sid,
+                                   const char *agent_id, int64_t now_ms)
+{
+    create_ctx c;
+    skv_error e = SKV_ERROR_INIT;
+    int rc = ctx_load(m, sid, &c, &e);
+    if (rc) {
+        skv__log(SKV_LOG_ERROR, "manager", "kernel.create for %s: %s", sid,
+                 e.message);
+        return;
+    }
+    rc = skv__mgr_begin(m, &e);
+    if (!rc)
+        rc = send_all(m, &c, sid, agent_id, now_ms, &e);
+    if (!rc)
+        rc = skv__mgr_commit(m, &e);
+    if (rc) {
+        skv__mgr_rollback(m);
+        skv__log(SKV_LOG_ERROR, "manager", "kernel.create for %s: %s", sid,
+                 e.message);
+    }
+    ctx_free(&c);
+}
+
+void skv__mgr_send_creates(skv_manager *m, const char *agent_id,
+                           int64_t now_ms)
+{
+    sqlite3_stmt *st;
+    if (skv__mgr_db_prepare(m, &st, "SELECT DISTINCT k.session_id FROM "
+                            "kernels k JOIN sessions s ON s.id=k.session_id "
+                            "WHERE k.agent_id=? AND k.status IN ('SCHEDULED',"
+                            "'PREPARING') AND s.status IN ('SCHEDULED',"
+                            "'PREPARING','RUNNING')", NULL))
+        return;
+    skv__mgr_bind_text(st, 1, agent_id);
+    char **ids = NULL;
+    size_t n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        char **v = skv__reallocarray(ids, n + 1, sizeof *v);
+        if (!v)
+            break;
+        ids = v;
+        if ((ids[n] = skv__mgr_col_dup(st, 0)))
+            n++;
+    }
+    skv__mgr_db_done(m, st);
+    for (size_t i = 0; i < n; i++) {
+        skv__mgr_send_creates_session(m, ids[i], agent_id, now_ms);
+        skv__free(ids[i]);
+    }
+    skv__free(ids);
+}

@@ -1,0 +1,292 @@
+/* The manager core's internal state and the functions its files share.
+ * The database is the source of truth for sessions and kernels; memory holds
+ * connections, agents' live view and outstanding requests to agents.
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef SKV_MGR_INT_H
+#define SKV_MGR_INT_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mgr_admin.h"
+#include "skv_internal.h"
+#include "sokovan/manager.h"
+#include "sokovan/proto.h"
+#include "sokovan/sched.h"
+
+#define SKV__MGR_ID_MAX 256
+
+typedef struct skv__mgr_conn {
+    uint64_t id;
+    char peer[64];
+    char agent_id[SKV__MGR_ID_MAX]; /* "" until agent.register succeeded */
+    bool dead;                      /* the send callback failed */
+} skv__mgr_conn;
+
+typedef enum skv__mgr_agent_state {
+    SKV__AGENT_KNOWN = 0,  /* from the database, not registered since open */
+    SKV__AGENT_ALIVE = 1,
+    SKV__AGENT_LOST = 2
+} skv__mgr_agent_state;
+
+typedef struct skv__mgr_agent {
+    char id[SKV__MGR_ID_MAX];
+    char group[SKV__MGR_ID_MAX];
+    char arch[64];
+    char address[128];
+    skv__mgr_agent_state state;
+    uint64_t conn;            /* 0: not connected */
+    int64_t last_hb_ms;
+    bool in_sched;
+    char **dev_ids;           /* accelerator ids in scheduler order */
+    size_t n_dev;
+    char **pool_dev;          /* pooled slot name -> the device offering it */
+    char **pool_slot;
+    size_t n_pool;
+    char **images;
+    size_t n_images;
+} skv__mgr_agent;
+
+typedef enum skv__mgr_req_kind {
+    SKV__REQ_CREATE = 1,
+    SKV__REQ_DESTROY = 2,
+    SKV__REQ_LOGS = 3
+} skv__mgr_req_kind;
+
+typedef struct skv__mgr_req {           /* a request sent to an agent */
+    uint64_t id;
+    uint64_t conn;
+    skv__mgr_req_kind kind;
+    char kernel_id[SKV__MGR_ID_MAX];
+    uint64_t user_conn;                 /* LOGS: who asked */
+    uint64_t user_req;
+} skv__mgr_req;
+
+#define SKV__MGR_STMT_CACHE 96
+
+struct skv__mgr_metrics;
+
+typedef struct skv__mgr_stmt {      /* a cached prepared statement */
+    char *sql;
+    uint64_t hash;
+    sqlite3_stmt *st;
+    bool busy;
+} skv__mgr_stmt;
+
+struct skv_manager {
+    sqlite3 *db;
+    skv_sched *sched;
+    skv_auth_verifier *verifier;
+    skv__mgr_admin_ctx admin;
+    char *data_dir;
+    char *default_group;
+    skv_manager_send_fn send;
+    void *payload;
+    uint32_t hb_interval_ms;
+    uint32_t hb_timeout_ms;
+    size_t max_frame;
+    uint32_t max_per_pass;
+    skv__mgr_conn *conns;
+    size_t n_conns;
+    skv__mgr_agent *agents;
+    size_t n_agents;
+    skv__mgr_req *reqs;
+    size_t n_reqs;
+    uint64_t next_req;
+    bool dirty;              /* something changed: run a pass soon */
+    int64_t last_pass_ms;
+    int64_t last_sweep_ms;
+    skv_manager_stats st;
+    skv__mgr_stmt stmts[SKV__MGR_STMT_CACHE];
+    size_t n_stmts;
+    struct skv__mgr_metrics *metrics; /* mgr_metrics.h; NULL until bound */
+};
+
+/* ---- store (SQLite) ------------------------------------------------------ */
+int skv__mgr_db_open(skv_manager *m, skv_error *err);
+int skv__mgr_db_exec(skv_manager *m, const char *sql, skv_error *err);
+/* Prepare (or reuse) a statement; give it back with skv__mgr_db_done. */
+int skv__mgr_db_prepare(skv_manager *m, sqlite3_stmt **st, const char *sql,
+                        skv_error *err);
+void skv__mgr_db_done(skv_manager *m, sqlite3_stmt *st);
+/* Finalize every statement and close the database. */
+void skv__mgr_db_close(skv_manager *m);
+int skv__mgr_db_err(skv_manager *m, skv_error *err, const char *what);
+int skv__mgr_begin(skv_manager *m, skv_error *err);
+int skv__mgr_commit(skv_manager *m, skv_error *err);
+void skv__mgr_rollback(skv_manager *m);
+/* Bind helpers: NULL text binds NULL. */
+void skv__mgr_bind_text(sqlite3_stmt *st, int i, const char *s);
+int skv__mgr_bind_slots(sqlite3_stmt *st, int i, const skv_slots *s,
+                        skv_error *err);
+int skv__mgr_col_slots(skv_slots **out, sqlite3_stmt *st, int i,
+                       skv_error *err);
+char *skv__mgr_col_dup(sqlite3_stmt *st, int i);
+
+/* Sessions and kernels. */
+int skv__mgr_session_set(skv_manager *m, const char *sid,
+                         skv_manager_session_state s, const char *reason,
+                         int64_t now_ms, skv_error *err);
+int skv__mgr_session_get_state(skv_manager *m, const char *sid,
+                               skv_manager_session_state *out,
+                               skv_error *err);
+int skv__mgr_kernel_set(skv_manager *m, const char *kid, const char *status,
+                        skv_error *err);
+int skv__mgr_history_add(skv_manager *m, const char *sid, const char *status,
+                         const char *reason, int64_t now_ms, skv_error *err);
+
+/* Kernel ids of sid whose status is in the SQL list `in` (idx order). */
+int skv__mgr_kernel_ids(skv_manager *m, const char *sid, const char *in,
+                        char ***out, size_t *n, skv_error *err);
+void skv__mgr_ids_free(char **v, size_t n);
+
+/* Agents. */
+int skv__mgr_store_agent(skv_manager *m,
+                         const skv_proto_agent_register *r, int64_t now_ms,
+                         skv_error *err);
+int skv__mgr_store_agent_status(skv_manager *m, const char *id,
+                                const char *status, int64_t now_ms,
+                                skv_error *err);
+skv__mgr_agent *skv__mgr_agent_find(skv_manager *m, const char *id);
+skv__mgr_agent *skv__mgr_agent_slot(skv_manager *m, const char *id);
+void skv__mgr_agent_clear(skv__mgr_agent *a);
+/* Build the scheduler's view of an agent from its registered devices. */
+int skv__mgr_agent_spec(skv_manager *m, skv__mgr_agent *a, const char *group,
+                        const char *arch, const skv_proto_device *devs,
+                        size_t n_dev, bool schedulable, skv_error *err);
+/* An agent's registered devices (free with skv__mgr_devices_free). */
+int skv__mgr_devices_load(skv_manager *m, const char *id,
+                          skv_proto_device **out, size_t *n_out,
+                          skv_error *err);
+void skv__mgr_devices_free(skv_proto_device *d, size_t n);
+int skv__mgr_agents_restore(skv_manager *m, int64_t now_ms, skv_error *err);
+void skv__mgr_agent_lost(skv_manager *m, skv__mgr_agent *a, int64_t now_ms);
+
+/* ---- connections and sending --------------------------------------------- */
+skv__mgr_conn *skv__mgr_conn_find(skv_manager *m, uint64_t id);
+void skv__mgr_send_frame(skv_manager *m, uint64_t conn, void *frame,
+                         size_t len);
+int skv__mgr_reply(skv_manager *m, uint64_t conn, uint64_t req,
+                   skv_proto_type type, const void *body);
+void skv__mgr_error(skv_manager *m, uint64_t conn, uint64_t req, int code,
+                    const char *msg, const char *req_type);
+/* Send a request to an agent; remembers it. 0 or negative. */
+int skv__mgr_request(skv_manager *m, uint64_t conn, skv__mgr_req_kind kind,
+                     skv_proto_type type, const void *body,
+                     const char *kernel_id, uint64_t user_conn,
+                     uint64_t user_req);
+skv__mgr_req *skv__mgr_req_take(skv_manager *m, uint64_t conn, uint64_t id,
+                                skv__mgr_req *copy);
+void skv__mgr_reqs_conn_gone(skv_manager *m, uint64_t conn);
+
+/* ---- handlers -------------------------------------------------------------- */
+typedef struct skv__mgr_call {      /* one verified request or event */
+    uint64_t conn;
+    uint64_t req;
+    skv_proto_type type;
+    const skv_auth_principal *who;
+    void *body;
+    int64_t now_ms;
+} skv__mgr_call;
+
+int skv__mgr_on_register(skv_manager *m, const skv__mgr_call *c,
+                         skv_error *err);
+int skv__mgr_on_heartbeat(skv_manager *m, const skv__mgr_call *c,
+                          skv_error *err);
+int skv__mgr_on_kernel_status(skv_manager *m, const skv__mgr_call *c,
+                              skv_error *err);
+int skv__mgr_on_kernel_exit(skv_manager *m, const skv__mgr_call *c,
+                            skv_error *err);
+int skv__mgr_on_agent_stats(skv_manager *m, const skv__mgr_call *c,
+                            skv_error *err);
+int skv__mgr_on_submit(skv_manager *m, const skv__mgr_call *c,
+                       skv_error *err);
+int skv__mgr_session_info(skv_manager *m, skv_proto_session_info *out,
+                          const char *sid, skv_error *err);
+/* Fill history, kernels and (pending sessions) the scheduler's reason. */
+int skv__mgr_session_details(skv_manager *m, skv_proto_session_info *i,
+                             skv_error *err);
+int skv__mgr_on_list(skv_manager *m, const skv__mgr_call *c, skv_error *err);
+int skv__mgr_on_show(skv_manager *m, const skv__mgr_call *c, skv_error *err);
+int skv__mgr_on_terminate(skv_manager *m, const skv__mgr_call *c,
+                          skv_error *err);
+int skv__mgr_on_logs(skv_manager *m, const skv__mgr_call *c, skv_error *err);
+int skv__mgr_on_agent_list(skv_manager *m, const skv__mgr_call *c,
+                           skv_error *err);
+int skv__mgr_on_image_list(skv_manager *m, const skv__mgr_call *c,
+                           skv_error *err);
+/* A response from an agent to one of our requests. */
+void skv__mgr_on_response(skv_manager *m, uint64_t conn,
+                          const skv_proto_envelope *env, int64_t now_ms);
+
+/* ---- lifecycle -------------------------------------------------------------- */
+/* Map a submit body to a scheduler spec (arrays owned by *keep). */
+typedef struct skv__mgr_spec {
+    skv_sched_session_spec spec;
+    skv_sched_kernel_spec *kernels;
+    const char **deps;
+    const char **designated;
+    const char **models;
+} skv__mgr_spec;
+int skv__mgr_spec_build(skv__mgr_spec *out, const skv_proto_session_submit *s,
+                        const char *sid, const char *domain,
+                        const char *project, const char *user, skv_error *err);
+void skv__mgr_spec_free(skv__mgr_spec *x);
+/* Drop dependencies that already ended well; strict: refuse ones that ended
+ * badly or do not exist. */
+int skv__mgr_spec_deps(skv_manager *m, skv__mgr_spec *x, bool strict,
+                       skv_error *err);
+/* Remove an ended session from the scheduler when nothing pending may
+ * depend on it. */
+void skv__mgr_sched_forget(skv_manager *m, const char *sid);
+/* Insert a new PENDING session, its kernels and first history entry
+ * (inside the caller's transaction). */
+int skv__mgr_session_insert(skv_manager *m, const skv_proto_session_submit *s,
+                            const char *sid, const char *domain,
+                            const skv__mgr_spec *x, int64_t now,
+                            skv_error *err);
+int skv__mgr_load_submit(skv_manager *m, const char *sid,
+                         skv_proto_session_submit *out, char *domain,
+                         char *project, char *owner, skv_error *err);
+
+int skv__mgr_pass(skv_manager *m, int64_t now_ms, skv_error *err);
+/* Send kernel.create for every SCHEDULED/PREPARING kernel placed on agent. */
+void skv__mgr_send_creates(skv_manager *m, const char *agent_id,
+                           int64_t now_ms);
+void skv__mgr_send_destroy(skv_manager *m, const char *kid,
+                           const char *reason);
+/* A kernel ended (exit, lost, failed start): record it and move the session
+ * on. status: "TERMINATED", "ERROR" or "CANCELLED". */
+int skv__mgr_kernel_ended(skv_manager *m, const char *kid, const char *status,
+                          int exit_code, const char *reason, int64_t now_ms,
+                          skv_error *err);
+int skv__mgr_kernel_running(skv_manager *m, const char *kid,
+                            const char *container_id, int64_t now_ms,
+                            skv_error *err);
+/* Terminate a live session (user request, lost agent, failed start). */
+int skv__mgr_session_stop(skv_manager *m, const char *sid,
+                          skv_manager_session_state final_state,
+                          const char *reason, const char *lost_agent,
+                          int64_t now_ms, skv_error *err);
+/* Finish or stop sid according to its kernels (idempotent). */
+int skv__mgr_session_settle(skv_manager *m, const char *sid, int64_t now_ms,
+                            skv_error *err);
+/* Every kernel of sid ended: the session reaches its final state. */
+int skv__mgr_session_finish(skv_manager *m, const char *sid, int64_t now_ms,
+                            skv_error *err);
+/* Send kernel.create for the session's placed, unstarted kernels (only those
+ * on agent_id when not NULL). */
+void skv__mgr_send_creates_session(skv_manager *m, const char *sid,
+                                   const char *agent_id, int64_t now_ms);
+/* Put a placed session back to PENDING (preemption, lost agent). */
+int skv__mgr_session_requeue(skv_manager *m, const char *sid,
+                             const char *reason, int64_t now_ms,
+                             skv_error *err);
+int skv__mgr_restore(skv_manager *m, int64_t now_ms, skv_error *err);
+void skv__mgr_reconcile(skv_manager *m, skv__mgr_agent *a,
+                        const skv_proto_agent_register *r, int64_t now_ms);
+int skv__mgr_sweep(skv_manager *m, int64_t now_ms);
+
+#endif /* SKV_MGR_INT_H */

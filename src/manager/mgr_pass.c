@@ -1,0 +1,164 @@
+/* A scheduling pass: run skv_sched_pass, commit each placement in one
+ * transaction (session SCHEDULED, kernels with their agent and per-device
+ * allocation), handle preemptions (victims are destroyed and requeued), then
+ * send kernel.create to the agents.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+#include <time.h>
+
+#include "mgr_int.h"
+#include "mgr_metrics.h"
+
+static int alloc_row(sqlite3_stmt *st, const char *kid, const char *dev,
+                     const char *slot, skv_qty amount, bool whole)
+{
+    sqlite3_reset(st);
+    skv__mgr_bind_text(st, 1, kid);
+    skv__mgr_bind_text(st, 2, dev);
+    skv__mgr_bind_text(st, 3, slot);
+    sqlite3_bind_int64(st, 4, amount);
+    sqlite3_bind_int(st, 5, whole);
+    return sqlite3_step(st) == SQLITE_DONE ? 0 : SKV_EIO;
+}
+
+static int pooled_rows(skv_manager *m, sqlite3_stmt *ins, const char *kid,
+                       const skv__mgr_agent *a, skv_error *err)
+{
+    sqlite3_stmt *st;
+    int rc = skv__mgr_db_prepare(m, &st, "SELECT slots FROM kernels WHERE "
+                                 "id=?", err);
+    if (rc)
+        return rc;
+    skv__mgr_bind_text(st, 1, kid);
+    skv_slots *req = NULL;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        rc = skv__mgr_col_slots(&req, st, 0, err);
+    skv__mgr_db_done(m, st);
+    for (size_t j = 0; !rc && req && j < a->n_pool; j++) {
+        skv_qty q = skv_slots_get(req, a->pool_slot[j]);
+        if (q > 0 && alloc_row(ins, kid, a->pool_dev[j], a->pool_slot[j], q,
+                               false))
+            rc = skv__mgr_db_err(m, err, "allocation");
+    }
+    skv_slots_free(req);
+    return rc;
+}
+
+static int kernel_rows(skv_manager *m, const skv_sched_result *res,
+                       const char *sid, const skv_sched_kernel_placement *kp,
+                       sqlite3_stmt *upd, sqlite3_stmt *ins, skv_error *err)
+{
+    char kid[SKV__MGR_ID_MAX];
+    snprintf(kid, sizeof kid, "%s-%u", sid, kp->kernel);
+    const skv__mgr_agent *a = skv__mgr_agent_find(m, kp->agent_id);
+    if (!a)
+        return skv__err(err, SKV_ENOENT, "placement on unknown agent '%s'",
+                        kp->agent_id);
+    sqlite3_reset(upd);
+    skv__mgr_bind_text(upd, 1, kp->agent_id);
+    skv__mgr_bind_text(upd, 2, kid);
+    if (sqlite3_step(upd) != SQLITE_DONE)
+        return skv__mgr_db_err(m, err, "kernel placement");
+    for (size_t d = 0; d < kp->n_devices; d++) {
+        const skv_sched_device_share *sh = &kp->devices[d];
+        if (sh->device >= a->n_dev || sh->slot >= res->n_slots)
+            return skv__err(err, SKV_ESTATE, "placement of %s names device "
+                            "%u of agent '%s' that it does not have", kid,
+                            sh->device, a->id);
+        if (alloc_row(ins, kid, a->dev_ids[sh->device],
+                      res->slot_names[sh->slot], sh->amount, sh->whole))
+            return skv__mgr_db_err(m, err, "allocation");
+    }
+    return pooled_rows(m, ins, kid, a, err);
+}
+
+static int placement_tx(skv_manager *m, const skv_sched_result *res,
+                        const skv_sched_placement *p, int64_t now,
+                        skv_error *err)
+{
+    sqlite3_stmt *upd = NULL, *ins = NULL;
+    int rc = skv__mgr_db_prepare(m, &upd, "UPDATE kernels SET agent_id=?, "
+                                 "status='SCHEDULED' WHERE id=?", err);
+    if (!rc)
+        rc = skv__mgr_db_prepare(m, &ins, "INSERT INTO kernel_alloc(kernel_id,"
+                                 "device_id,slot,amount,whole) VALUES(?,?,?,"
+                                 "?,?)", err);
+    for (size_t k = 0; !rc && k < p->n_kernels; k++)
+        rc = kernel_rows(m, res, p->session_id, &p->kernels[k], upd, ins, err);
+    skv__mgr_db_done(m, upd);
+    skv__mgr_db_done(m, ins);
+    if (!rc) {
+        char why[SKV__MGR_ID_MAX + 32];
+        snprintf(why, sizeof why, "placed (main kernel on %s)",
+                 p->n_kernels ? p->kernels[0].agent_id : "?");
+        rc = skv__mgr_session_set(m, p->session_id, SKV_SESSION_SCHEDULED,
+                                  why, now, err);
+    }
+    return rc;
+}
+
+static void commit_placement(skv_manager *m, const skv_sched_result *res,
+                             const skv_sched_placement *p, int64_t now)
+{
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv__mgr_begin(m, &e);
+    if (!rc)
+        rc = placement_tx(m, res, p, now, &e);
+    if (!rc)
+        rc = skv__mgr_commit(m, &e);
+    if (rc) {
+        skv__mgr_rollback(m);
+        skv__log(SKV_LOG_ERROR, "manager", "placement of %s not recorded "
+                 "(%s); back to pending", p->session_id, e.message);
+        skv_sched_requeue(m->sched, p->session_id, now, NULL);
+        return;
+    }
+    m->st.placements++;
+    skv__mgr_send_creates_session(m, p->session_id, NULL, now);
+}
+
+static void preempt(skv_manager *m, const skv_sched_preemption *v, int64_t now)
+{
+    char why[SKV__MGR_ID_MAX + 32];
+    snprintf(why, sizeof why, "preempted for %s", v->for_session_id);
+    skv_error e = SKV_ERROR_INIT;
+    if (skv__mgr_session_requeue(m, v->victim_id, why, now, &e))
+        skv__log(SKV_LOG_ERROR, "manager", "preempting %s: %s", v->victim_id,
+                 e.message);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int skv__mgr_pass(skv_manager *m, int64_t now_ms, skv_error *err)
+{
+    skv_sched_pass_options po = SKV_SCHED_PASS_OPTIONS_INIT;
+    po.max_placements = m->max_per_pass;
+    skv_sched_result *res = NULL;
+    uint64_t t0 = mono_ns();
+    m->dirty = false;
+    m->last_pass_ms = now_ms;
+    int rc = skv_sched_pass(&res, m->sched, now_ms, &po, err);
+    if (rc)
+        return rc;
+    uint64_t ns = mono_ns() - t0;
+    m->st.passes++;
+    m->st.pass_ns_total += ns;
+    skv__mgr_metrics_pass(m, ns);
+    /* Strings in res stay valid: the result is independent of the
+     * scheduler. Commit every placement before acting on preemptions. */
+    for (size_t i = 0; i < res->n_placements; i++)
+        commit_placement(m, res, &res->placements[i], now_ms);
+    for (size_t i = 0; i < res->n_preemptions; i++)
+        preempt(m, &res->preemptions[i], now_ms);
+    if (res->n_placements || res->n_preemptions)
+        m->dirty = true;   /* more may fit after preemptions or limits */
+    if (res->n_placements == 0 && res->n_preemptions == 0)
+        m->dirty = false;
+    skv_sched_result_free(res);
+    return 0;
+}

@@ -1,0 +1,129 @@
+/* agent.register: record the agent and its devices, describe it to the
+ * scheduler (schedulable again), answer, reconcile what it runs with the
+ * database, then send the kernel.create requests still owed to it.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "mgr_int.h"
+
+static int check_register(skv_manager *m, const skv__mgr_call *c,
+                          const skv_proto_agent_register *r, skv_error *err)
+{
+    if (!r->agent_id || !r->agent_id[0])
+        return skv__err(err, SKV_EINVAL, "agent.register: agent_id is "
+                        "required");
+    if (strlen(r->agent_id) >= SKV__MGR_ID_MAX)
+        return skv__err(err, SKV_EINVAL, "agent.register: agent_id too long");
+    int rc = skv_auth_may(c->who, SKV_AUTH_OP_AGENT_REPORT, r->agent_id, err);
+    if (rc)
+        return rc;
+    const skv__mgr_conn *conn = skv__mgr_conn_find(m, c->conn);
+    if (conn && conn->agent_id[0] && strcmp(conn->agent_id, r->agent_id))
+        return skv__err(err, SKV_EPERM, "this connection is agent '%s''s",
+                        conn->agent_id);
+    skv__mgr_group_info gi;
+    return skv__mgr_admin_group(&m->admin, &gi,
+                                r->resource_group ? r->resource_group
+                                                  : m->default_group, err);
+}
+
+static int copy_images(skv__mgr_agent *a, const skv_proto_agent_register *r)
+{
+    skv__mgr_ids_free(a->images, a->n_images);
+    a->images = NULL;
+    a->n_images = 0;
+    if (r->n_images == 0)
+        return 0;
+    a->images = skv__calloc(r->n_images, sizeof *a->images);
+    if (!a->images)
+        return SKV_ENOMEM;
+    for (size_t i = 0; i < r->n_images; i++) {
+        if (!(a->images[i] = skv__strdup(r->images[i] ? r->images[i] : "")))
+            return SKV_ENOMEM;
+        a->n_images++;
+    }
+    return 0;
+}
+
+static int store(skv_manager *m, skv_proto_agent_register *r, int64_t now,
+                 skv_error *err)
+{
+    int rc = skv__mgr_begin(m, err);
+    if (!rc)
+        rc = skv__mgr_store_agent(m, r, now, err);
+    if (rc) {
+        skv__mgr_rollback(m);
+        return rc;
+    }
+    return skv__mgr_commit(m, err);
+}
+
+/* Describe the agent to the scheduler. One that changed its devices or
+ * group while holding allocations keeps its previous description (the
+ * scheduler cannot move them) and is told so in the log. */
+static int describe_agent(skv_manager *m, skv__mgr_agent *a,
+                          const skv_proto_agent_register *r, skv_error *err)
+{
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv__mgr_agent_spec(m, a, r->resource_group, r->architecture,
+                                 r->devices, r->n_devices, true, &e);
+    if (rc == SKV_EBUSY && a->in_sched) {
+        skv__log(SKV_LOG_WARN, "manager", "drift: agent %s changed while "
+                 "holding allocations (%s); keeping its previous description",
+                 a->id, e.message);
+        return skv_sched_agent_set_schedulable(m->sched, a->id, true, err);
+    }
+    if (rc && err)
+        *err = e;
+    return rc;
+}
+
+/* A previous connection of the same agent is superseded. */
+static void take_over(skv_manager *m, skv__mgr_agent *a, uint64_t conn)
+{
+    if (a->conn && a->conn != conn) {
+        skv__mgr_conn *old = skv__mgr_conn_find(m, a->conn);
+        if (old)
+            old->agent_id[0] = 0;
+        skv__log(SKV_LOG_WARN, "manager", "agent %s registered again on a "
+                 "new connection", a->id);
+    }
+    a->conn = conn;
+}
+
+int skv__mgr_on_register(skv_manager *m, const skv__mgr_call *c,
+                         skv_error *err)
+{
+    skv_proto_agent_register *r = c->body;
+    int rc = check_register(m, c, r, err);
+    if (rc)
+        return rc;
+    if (!r->resource_group && !(r->resource_group = skv__strdup(m->default_group)))
+        return skv__err(err, SKV_ENOMEM, "out of memory");
+    skv__mgr_agent *a = skv__mgr_agent_slot(m, r->agent_id);
+    if (!a)
+        return skv__err(err, SKV_ENOMEM, "out of memory");
+    rc = describe_agent(m, a, r, err);
+    if (!rc)
+        rc = store(m, r, c->now_ms, err);
+    if (!rc && copy_images(a, r))
+        rc = skv__err(err, SKV_ENOMEM, "out of memory");
+    if (rc)
+        return rc;
+    snprintf(a->address, sizeof a->address, "%s", r->address ? r->address : "");
+    take_over(m, a, c->conn);
+    skv__mgr_conn *conn = skv__mgr_conn_find(m, c->conn);
+    snprintf(conn->agent_id, sizeof conn->agent_id, "%s", a->id);
+    a->state = SKV__AGENT_ALIVE;
+    a->last_hb_ms = c->now_ms;
+    skv__log(SKV_LOG_INFO, "manager", "agent %s registered (group %s, %zu "
+             "devices, %zu kernels)", a->id, a->group, r->n_devices,
+             r->n_kernels);
+    skv_proto_agent_register_reply rep = {m->hb_interval_ms, m->hb_timeout_ms,
+                                          c->now_ms};
+    skv__mgr_reply(m, c->conn, c->req, SKV_PROTO_AGENT_REGISTER_REPLY, &rep);
+    skv__mgr_reconcile(m, a, r, c->now_ms);
+    skv__mgr_send_creates(m, a->id, c->now_ms);
+    m->dirty = true;
+    return 0;
+}

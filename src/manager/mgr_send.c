@@ -1,0 +1,127 @@
+/* Everything the manager sends: replies, error replies and its own requests
+ * to agents (remembered until answered, so replies can be matched and logs
+ * relayed to the user who asked).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "mgr_int.h"
+
+skv__mgr_conn *skv__mgr_conn_find(skv_manager *m, uint64_t id)
+{
+    for (size_t i = 0; i < m->n_conns; i++)
+        if (m->conns[i].id == id)
+            return &m->conns[i];
+    return NULL;
+}
+
+/* Takes ownership of frame. A failing send marks the connection dead; the
+ * next tick forgets it (never re-entering the host from here). */
+void skv__mgr_send_frame(skv_manager *m, uint64_t conn, void *frame,
+                         size_t len)
+{
+    skv__mgr_conn *c = skv__mgr_conn_find(m, conn);
+    if (c && !c->dead && m->send(conn, frame, len, m->payload) < 0) {
+        c->dead = true;
+        skv__log(SKV_LOG_WARN, "manager", "connection %llu: send failed",
+                 (unsigned long long)conn);
+    }
+    skv_free(frame);
+}
+
+int skv__mgr_reply(skv_manager *m, uint64_t conn, uint64_t req,
+                   skv_proto_type type, const void *body)
+{
+    void *frame = NULL;
+    size_t len = 0;
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv_proto_message_encode(&frame, &len, SKV_PROTO_RESPONSE, req,
+                                      type, body, 0, NULL, &e);
+    if (rc) {
+        skv__log(SKV_LOG_ERROR, "manager", "encoding %s: %s",
+                 skv_proto_type_name(type), e.message);
+        skv__mgr_error(m, conn, req, rc, e.message, NULL);
+        return rc;
+    }
+    skv__mgr_send_frame(m, conn, frame, len);
+    return 0;
+}
+
+void skv__mgr_error(skv_manager *m, uint64_t conn, uint64_t req, int code,
+                    const char *msg, const char *req_type)
+{
+    void *frame = NULL;
+    size_t len = 0;
+    m->st.requests_refused++;
+    if (skv_proto_error_encode(&frame, &len, req, code ? code : SKV_EINVAL,
+                               msg ? msg : skv_strerror(code), req_type, 0,
+                               NULL, NULL) == 0)
+        skv__mgr_send_frame(m, conn, frame, len);
+}
+
+static int req_push(skv_manager *m, const skv__mgr_req *r)
+{
+    skv__mgr_req *n = skv__reallocarray(m->reqs, m->n_reqs + 1, sizeof *n);
+    if (!n)
+        return SKV_ENOMEM;
+    m->reqs = n;
+    m->reqs[m->n_reqs++] = *r;
+    return 0;
+}
+
+int skv__mgr_request(skv_manager *m, uint64_t conn, skv__mgr_req_kind kind,
+                     skv_proto_type type, const void *body,
+                     const char *kernel_id, uint64_t user_conn,
+                     uint64_t user_req)
+{
+    skv__mgr_req r = {++m->next_req, conn, kind, "", user_conn, user_req};
+    snprintf(r.kernel_id, sizeof r.kernel_id, "%s", kernel_id ? kernel_id : "");
+    void *frame = NULL;
+    size_t len = 0;
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv_proto_message_encode(&frame, &len, SKV_PROTO_REQUEST, r.id,
+                                      type, body, 0, NULL, &e);
+    if (rc) {
+        skv__log(SKV_LOG_ERROR, "manager", "encoding %s for %s: %s",
+                 skv_proto_type_name(type), r.kernel_id, e.message);
+        return rc;
+    }
+    rc = req_push(m, &r);
+    if (rc) {
+        skv_free(frame);
+        return rc;
+    }
+    skv__mgr_send_frame(m, conn, frame, len);
+    return 0;
+}
+
+/* Remove the request (conn, id) from the table, copying it out. */
+skv__mgr_req *skv__mgr_req_take(skv_manager *m, uint64_t conn, uint64_t id,
+                                skv__mgr_req *copy)
+{
+    for (size_t i = 0; i < m->n_reqs; i++) {
+        if (m->reqs[i].id != id || m->reqs[i].conn != conn)
+            continue;
+        *copy = m->reqs[i];
+        m->reqs[i] = m->reqs[--m->n_reqs];
+        return copy;
+    }
+    return NULL;
+}
+
+/* The agent's connection is gone: users waiting for logs get an error; the
+ * other requests are resent after the agent registers again. */
+void skv__mgr_reqs_conn_gone(skv_manager *m, uint64_t conn)
+{
+    size_t i = 0;
+    while (i < m->n_reqs) {
+        skv__mgr_req r = m->reqs[i];
+        if (r.conn != conn && r.user_conn != conn) {
+            i++;
+            continue;
+        }
+        m->reqs[i] = m->reqs[--m->n_reqs];
+        if (r.kind == SKV__REQ_LOGS && r.conn == conn)
+            skv__mgr_error(m, r.user_conn, r.user_req, SKV_ESTATE,
+                           "the kernel's agent disconnected", "session.logs");
+    }
+}

@@ -1,0 +1,175 @@
+/* session.submit: authorize, validate, resolve defaults into the body,
+ * insert the session and its kernels, queue it in the scheduler and answer
+ * only after COMMIT. A repeated client_token returns the existing session.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "mgr_int.h"
+
+static int set_str(char **field, const char *value, skv_error *err)
+{
+    if (*field == value)
+        return 0;
+    char *d = skv__strdup(value);
+    if (!d)
+        return skv__err(err, SKV_ENOMEM, "out of memory");
+    skv__free(*field);
+    *field = d;
+    return 0;
+}
+
+/* Fill the defaults in so the stored body says exactly what was accepted. */
+static int resolve(skv_manager *m, skv_proto_session_submit *s,
+                   const skv_auth_principal *who, skv_error *err)
+{
+    int rc = set_str(&s->owner, s->owner ? s->owner : who->user, err);
+    if (!rc)
+        rc = set_str(&s->project, s->project ? s->project : "default", err);
+    if (!rc)
+        rc = set_str(&s->resource_group,
+                     s->resource_group ? s->resource_group : m->default_group,
+                     err);
+    if (!rc)
+        rc = set_str(&s->session_type,
+                     s->session_type ? s->session_type : "batch", err);
+    if (!rc)
+        rc = set_str(&s->cluster_mode,
+                     s->cluster_mode ? s->cluster_mode : "single-node", err);
+    if (!rc && s->cluster_size == 0)
+        s->cluster_size = s->n_kernels > 1 ? (uint32_t)s->n_kernels : 1;
+    return rc;
+}
+
+static int basic_checks(const skv_proto_session_submit *s, skv_error *err)
+{
+    if (!s->image || !s->image[0])
+        return skv__err(err, SKV_EINVAL, "image is required");
+    if (s->n_command == 0 || !s->command[0] || !s->command[0][0])
+        return skv__err(err, SKV_EINVAL, "command is required");
+    return 0;
+}
+
+static int admission(skv_manager *m, const skv_proto_session_submit *s,
+                     skv__mgr_user_info *ui, skv_error *err)
+{
+    int rc = skv__mgr_admin_user(&m->admin, ui, s->owner, err);
+    if (!rc && !ui->active)
+        rc = skv__err(err, SKV_EPERM, "user '%s' is not active", s->owner);
+    if (!rc)
+        rc = skv__mgr_admin_user_in_project(&m->admin, s->owner, s->project,
+                                            err);
+    if (!rc)
+        rc = skv__mgr_admin_group_allows(&m->admin, s->owner,
+                                         s->resource_group, s->session_type,
+                                         err);
+    skv__mgr_user_limits lim = {0};
+    if (!rc)
+        rc = skv__mgr_admin_user_limits(&m->admin, &lim, s->owner, err);
+    if (!rc && lim.max_cluster_size && s->cluster_size > lim.max_cluster_size)
+        rc = skv__err(err, SKV_ENOSPC, "cluster_size %u is above the limit "
+                      "%u of the resource policy of '%s'", s->cluster_size,
+                      lim.max_cluster_size, s->owner);
+    return rc;
+}
+
+/* An earlier submission with the same client token, or "". */
+static int by_token(skv_manager *m, const skv_proto_session_submit *s,
+                    char *sid, char *status, skv_error *err)
+{
+    sid[0] = status[0] = 0;
+    if (!s->client_token)
+        return 0;
+    sqlite3_stmt *st;
+    int rc = skv__mgr_db_prepare(m, &st, "SELECT id, status FROM sessions "
+                                 "WHERE owner=? AND client_token=?", err);
+    if (rc)
+        return rc;
+    skv__mgr_bind_text(st, 1, s->owner);
+    skv__mgr_bind_text(st, 2, s->client_token);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        snprintf(sid, SKV__MGR_ID_MAX, "%s", sqlite3_column_text(st, 0));
+        snprintf(status, 32, "%s", sqlite3_column_text(st, 1));
+    }
+    skv__mgr_db_done(m, st);
+    return 0;
+}
+
+static int new_id(char *sid, skv_error *err)
+{
+    uint8_t r[SKV_AUTH_NONCE_BYTES];
+    int rc = skv_auth_nonce_generate(r, err);
+    if (rc)
+        return rc;
+    char *p = sid + snprintf(sid, 4, "s-");
+    for (int i = 0; i < 8; i++)
+        p += snprintf(p, 3, "%02x", r[i]);
+    return 0;
+}
+
+static int reply_ref(skv_manager *m, const skv__mgr_call *c, const char *sid,
+                     const char *status)
+{
+    skv_proto_session_ref ref = {(char *)sid, (char *)status};
+    return skv__mgr_reply(m, c->conn, c->req, SKV_PROTO_SESSION_SUBMIT_REPLY,
+                          &ref);
+}
+
+static int admit(skv_manager *m, const skv__mgr_call *c,
+                 skv_proto_session_submit *s, const char *domain,
+                 skv_error *err)
+{
+    char sid[32];
+    skv__mgr_spec x;
+    int rc = new_id(sid, err);
+    if (!rc)
+        rc = skv__mgr_spec_build(&x, s, sid, domain, s->project, s->owner,
+                                 err);
+    if (rc)
+        return rc;
+    rc = skv__mgr_spec_deps(m, &x, true, err);
+    if (rc) {
+        skv__mgr_spec_free(&x);
+        return rc;
+    }
+    rc = skv__mgr_begin(m, err);
+    if (!rc)
+        rc = skv__mgr_session_insert(m, s, sid, domain, &x, c->now_ms, err);
+    if (!rc)
+        rc = skv_sched_submit(m->sched, &x.spec, c->now_ms, err);
+    skv__mgr_spec_free(&x);
+    if (rc) {
+        skv__mgr_rollback(m);
+        return rc;
+    }
+    rc = skv__mgr_commit(m, err);
+    if (rc) {
+        skv_sched_cancel(m->sched, sid, c->now_ms, NULL);
+        skv_sched_session_remove(m->sched, sid, NULL);
+        return rc;
+    }
+    m->dirty = true;
+    skv__log(SKV_LOG_INFO, "manager", "session %s submitted by %s for %s",
+             sid, c->who->user, s->owner);
+    return reply_ref(m, c, sid, "PENDING");
+}
+
+int skv__mgr_on_submit(skv_manager *m, const skv__mgr_call *c, skv_error *err)
+{
+    skv_proto_session_submit *s = c->body;
+    int rc = resolve(m, s, c->who, err);
+    if (!rc)
+        rc = skv_auth_may(c->who, SKV_AUTH_OP_SESSION_SUBMIT, s->owner, err);
+    char sid[SKV__MGR_ID_MAX], status[32];
+    if (!rc)
+        rc = by_token(m, s, sid, status, err);
+    if (!rc && sid[0])
+        return reply_ref(m, c, sid, status);
+    if (!rc)
+        rc = basic_checks(s, err);
+    skv__mgr_user_info ui;
+    if (!rc)
+        rc = admission(m, s, &ui, err);
+    if (!rc)
+        rc = admit(m, c, s, ui.domain, err);
+    return rc;
+}

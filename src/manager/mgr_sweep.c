@@ -1,0 +1,101 @@
+/* Once a second: pending sessions past their resource group's
+ * pending_timeout_ms are cancelled; running sessions past their owner's
+ * max_session_lifetime_ms are terminated. Limits are looked up once per
+ * group / owner per sweep.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "mgr_int.h"
+
+typedef struct limit_cache {
+    char **names;
+    uint64_t *limits;
+    size_t n;
+} limit_cache;
+
+typedef uint64_t (*limit_fn)(skv_manager *m, const char *name);
+
+static uint64_t group_timeout(skv_manager *m, const char *group)
+{
+    skv__mgr_group_info gi;
+    return skv__mgr_admin_group(&m->admin, &gi, group, NULL)
+               ? 0 : gi.pending_timeout_ms;
+}
+
+static uint64_t owner_lifetime(skv_manager *m, const char *owner)
+{
+    skv__mgr_user_limits l = {0};
+    return skv__mgr_admin_user_limits(&m->admin, &l, owner, NULL)
+               ? 0 : l.max_session_lifetime_ms;
+}
+
+static uint64_t cached(skv_manager *m, limit_cache *c, const char *name,
+                       limit_fn fn)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcmp(c->names[i], name))
+            return c->limits[i];
+    uint64_t v = fn(m, name);
+    char **n = skv__reallocarray(c->names, c->n + 1, sizeof *n);
+    if (n)
+        c->names = n;
+    uint64_t *l = n ? skv__reallocarray(c->limits, c->n + 1, sizeof *l) : NULL;
+    if (l)
+        c->limits = l;
+    if (l && (n[c->n] = skv__strdup(name)))
+        l[c->n++] = v;
+    return v;
+}
+
+static void cache_free(limit_cache *c)
+{
+    skv__mgr_ids_free(c->names, c->n);
+    skv__free(c->limits);
+}
+
+/* Ids of sessions in `status` whose (key column, time column) exceed the
+ * key's limit. */
+static void expired(skv_manager *m, const char *sql, limit_fn fn,
+                    int64_t now, char ***ids, size_t *n)
+{
+    sqlite3_stmt *st;
+    limit_cache c = {0};
+    *ids = NULL;
+    *n = 0;
+    if (skv__mgr_db_prepare(m, &st, sql, NULL))
+        return;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *key = (const char *)sqlite3_column_text(st, 1);
+        uint64_t lim = key ? cached(m, &c, key, fn) : 0;
+        if (!lim || now - sqlite3_column_int64(st, 2) < (int64_t)lim)
+            continue;
+        char **v = skv__reallocarray(*ids, *n + 1, sizeof *v);
+        if (v && (v[*n] = skv__mgr_col_dup(st, 0)))
+            (*n)++;
+        if (v)
+            *ids = v;
+    }
+    skv__mgr_db_done(m, st);
+    cache_free(&c);
+}
+
+int skv__mgr_sweep(skv_manager *m, int64_t now_ms)
+{
+    char **ids;
+    size_t n;
+    expired(m, "SELECT id, resource_group, created_ms FROM sessions WHERE "
+            "status='PENDING' ORDER BY seq", group_timeout, now_ms, &ids, &n);
+    for (size_t i = 0; i < n; i++)
+        skv__mgr_session_stop(m, ids[i], SKV_SESSION_CANCELLED,
+                              "pending timeout of its resource group", NULL,
+                              now_ms, NULL);
+    skv__mgr_ids_free(ids, n);
+    expired(m, "SELECT id, owner, started_ms FROM sessions WHERE "
+            "status='RUNNING' ORDER BY seq", owner_lifetime, now_ms, &ids, &n);
+    for (size_t i = 0; i < n; i++)
+        skv__mgr_session_stop(m, ids[i], SKV_SESSION_TERMINATED,
+                              "maximum session lifetime of its resource "
+                              "policy reached", NULL, now_ms, NULL);
+    skv__mgr_ids_free(ids, n);
+    return 0;
+}

@@ -1,0 +1,138 @@
+/* Periodic work: dead connections, heartbeat timeouts (agent lost, its
+ * sessions follow the resource group's lost_batch_policy), pending
+ * timeouts, and the scheduling pass (when something changed, and every
+ * second).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "mgr_int.h"
+
+#define SWEEP_MS 1000
+
+static int lost_sessions(skv_manager *m, const char *agent, char ***ids,
+                         size_t *n)
+{
+    sqlite3_stmt *st;
+    int rc = skv__mgr_db_prepare(m, &st, "SELECT DISTINCT k.session_id FROM "
+        "kernels k JOIN sessions s ON s.id=k.session_id WHERE k.agent_id=? "
+        "AND k.status IN ('SCHEDULED','PREPARING','RUNNING','TERMINATING') "
+        "AND s.status NOT IN ('PENDING','TERMINATED','CANCELLED','ERROR')",
+        NULL);
+    if (rc)
+        return rc;
+    skv__mgr_bind_text(st, 1, agent);
+    *ids = NULL;
+    *n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        char **v = skv__reallocarray(*ids, *n + 1, sizeof *v);
+        if (!v)
+            break;
+        *ids = v;
+        if ((v[*n] = skv__mgr_col_dup(st, 0)))
+            (*n)++;
+    }
+    skv__mgr_db_done(m, st);
+    return 0;
+}
+
+/* batch + "requeue" goes back to PENDING; everything else fails. */
+static bool requeue_policy(skv_manager *m, const char *sid)
+{
+    skv_proto_session_submit s = {0};
+    char dom[SKV__MGR_ID_MAX], proj[SKV__MGR_ID_MAX], own[SKV__MGR_ID_MAX];
+    if (skv__mgr_load_submit(m, sid, &s, dom, proj, own, NULL))
+        return false;
+    skv__mgr_group_info gi;
+    bool rq = s.session_type && !strcmp(s.session_type, "batch") &&
+              skv__mgr_admin_group(&m->admin, &gi, s.resource_group,
+                                   NULL) == 0 &&
+              !strcmp(gi.lost_batch_policy, "requeue");
+    skv_proto_body_free(SKV_PROTO_SESSION_SUBMIT, &s);
+    return rq;
+}
+
+static void lose_session(skv_manager *m, const char *sid, const char *agent,
+                         int64_t now)
+{
+    char why[SKV__MGR_ID_MAX + 32];
+    snprintf(why, sizeof why, "agent %s lost", agent);
+    skv_error e = SKV_ERROR_INIT;
+    int rc = requeue_policy(m, sid)
+                 ? skv__mgr_session_requeue(m, sid, why, now, &e)
+                 : skv__mgr_session_stop(m, sid, SKV_SESSION_ERROR, why, agent,
+                                         now, &e);
+    if (rc)
+        skv__log(SKV_LOG_ERROR, "manager", "%s after %s: %s", sid, why,
+                 e.message);
+}
+
+void skv__mgr_agent_lost(skv_manager *m, skv__mgr_agent *a, int64_t now_ms)
+{
+    skv__log(SKV_LOG_WARN, "manager", "agent %s lost (no heartbeat for %lld "
+             "ms)", a->id, (long long)(now_ms - a->last_hb_ms));
+    a->state = SKV__AGENT_LOST;
+    skv__mgr_conn *c = a->conn ? skv__mgr_conn_find(m, a->conn) : NULL;
+    if (c)
+        c->agent_id[0] = 0;
+    a->conn = 0;
+    skv__mgr_store_agent_status(m, a->id, "lost", now_ms, NULL);
+    char **ids = NULL;
+    size_t n = 0;
+    if (lost_sessions(m, a->id, &ids, &n) == 0)
+        for (size_t i = 0; i < n; i++)
+            lose_session(m, ids[i], a->id, now_ms);
+    skv__mgr_ids_free(ids, n);
+    size_t n_lost = 0;
+    if (a->in_sched && skv_sched_agent_lost(m->sched, &n_lost, a->id, now_ms,
+                                            NULL) == 0)
+        a->in_sched = false;
+    if (n_lost)
+        skv__log(SKV_LOG_WARN, "manager", "agent %s: %zu more sessions lost "
+                 "in the scheduler", a->id, n_lost);
+    m->dirty = true;
+}
+
+static void close_dead(skv_manager *m, int64_t now)
+{
+    for (size_t i = 0; i < m->n_conns;) {
+        if (m->conns[i].dead)
+            skv_manager_conn_close(m, m->conns[i].id, now);
+        else
+            i++;
+    }
+}
+
+SKV_EXTERN int skv_manager_tick(skv_manager *m, int64_t now_ms,
+                                skv_error *err)
+{
+    if (!m)
+        return skv__err(err, SKV_EINVAL, "manager_tick: NULL manager");
+    close_dead(m, now_ms);
+    for (size_t i = 0; i < m->n_agents; i++) {
+        skv__mgr_agent *a = &m->agents[i];
+        if (a->state != SKV__AGENT_LOST &&
+            now_ms - a->last_hb_ms > (int64_t)m->hb_timeout_ms)
+            skv__mgr_agent_lost(m, a, now_ms);
+    }
+    if (now_ms - m->last_sweep_ms >= SWEEP_MS) {
+        m->last_sweep_ms = now_ms;
+        skv__mgr_sweep(m, now_ms);
+        m->dirty = true;
+    }
+    return m->dirty ? skv__mgr_pass(m, now_ms, err) : 0;
+}
+
+SKV_EXTERN int64_t skv_manager_next_tick_ms(const skv_manager *m,
+                                            int64_t now_ms)
+{
+    if (!m || m->dirty)
+        return 0;
+    int64_t t = m->last_sweep_ms + SWEEP_MS - now_ms;
+    for (size_t i = 0; i < m->n_agents; i++) {
+        const skv__mgr_agent *a = &m->agents[i];
+        int64_t d = a->last_hb_ms + (int64_t)m->hb_timeout_ms + 1 - now_ms;
+        if (a->state != SKV__AGENT_LOST && d < t)
+            t = d;
+    }
+    return t > 0 ? t : 0;
+}

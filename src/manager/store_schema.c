@@ -1,0 +1,128 @@
+/* Opening the manager database: WAL, foreign keys, busy timeout, and the
+ * versioned schema (PRAGMA user_version) of the core's tables. The admin
+ * plane creates its own tables through skv__mgr_admin_schema.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <stdio.h>
+#include <string.h>
+
+#include "mgr_int.h"
+
+#define SCHEMA_VERSION 1
+
+static const char *const schema_v1 =
+    "CREATE TABLE IF NOT EXISTS agents("
+    " id TEXT PRIMARY KEY, resource_group TEXT NOT NULL,"
+    " architecture TEXT, address TEXT, status TEXT NOT NULL,"
+    " capacity BLOB, registered_ms INTEGER, last_heartbeat_ms INTEGER);"
+    "CREATE TABLE IF NOT EXISTS agent_devices("
+    " agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,"
+    " idx INTEGER NOT NULL, device_id TEXT NOT NULL, kind TEXT,"
+    " numa_node INTEGER, slots BLOB, model TEXT, bus_id TEXT,"
+    " PRIMARY KEY(agent_id, idx));"
+    "CREATE TABLE IF NOT EXISTS sessions("
+    " seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,"
+    " name TEXT, owner TEXT NOT NULL, domain TEXT NOT NULL,"
+    " project TEXT NOT NULL, resource_group TEXT NOT NULL,"
+    " session_type TEXT NOT NULL, priority INTEGER NOT NULL DEFAULT 0,"
+    " cluster_mode TEXT NOT NULL, cluster_size INTEGER NOT NULL,"
+    " image TEXT NOT NULL, spec BLOB NOT NULL, slots BLOB,"
+    " status TEXT NOT NULL, status_reason TEXT, exit_code INTEGER,"
+    " end_status TEXT, end_reason TEXT,"
+    " created_ms INTEGER NOT NULL, started_ms INTEGER, finished_ms INTEGER,"
+    " client_token TEXT, UNIQUE(owner, client_token));"
+    "CREATE INDEX IF NOT EXISTS sessions_status ON sessions(status);"
+    "CREATE TABLE IF NOT EXISTS kernels("
+    " id TEXT PRIMARY KEY,"
+    " session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+    " idx INTEGER NOT NULL, role TEXT NOT NULL, image TEXT, slots BLOB,"
+    " agent_id TEXT, container_id TEXT, status TEXT NOT NULL,"
+    " exit_code INTEGER, signal INTEGER, oom INTEGER, reason TEXT,"
+    " cpu_usec INTEGER, mem_bytes INTEGER, mem_peak_bytes INTEGER,"
+    " stats_ms INTEGER);"
+    "CREATE INDEX IF NOT EXISTS kernels_agent ON kernels(agent_id, status);"
+    "CREATE INDEX IF NOT EXISTS kernels_session ON kernels(session_id);"
+    "CREATE TABLE IF NOT EXISTS kernel_alloc("
+    " kernel_id TEXT NOT NULL REFERENCES kernels(id) ON DELETE CASCADE,"
+    " device_id TEXT NOT NULL, slot TEXT NOT NULL, amount INTEGER NOT NULL,"
+    " whole INTEGER NOT NULL, PRIMARY KEY(kernel_id, device_id, slot));"
+    "CREATE TABLE IF NOT EXISTS session_history("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+    " status TEXT NOT NULL, ts_ms INTEGER NOT NULL, reason TEXT);"
+    "CREATE INDEX IF NOT EXISTS history_session"
+    " ON session_history(session_id);";
+
+static int pragmas(skv_manager *m, skv_error *err)
+{
+    sqlite3_busy_timeout(m->db, 5000);
+    /* One manager owns its database: an exclusive lock spares a lock
+     * round trip per transaction (and refuses a second manager). */
+    int rc = skv__mgr_db_exec(m, "PRAGMA locking_mode=EXCLUSIVE", err);
+    if (!rc)
+        rc = skv__mgr_db_exec(m, "PRAGMA journal_mode=WAL", err);
+    if (!rc)
+        rc = skv__mgr_db_exec(m, "PRAGMA foreign_keys=ON", err);
+    if (!rc)
+        rc = skv__mgr_db_exec(m, "PRAGMA synchronous=NORMAL", err);
+    return rc;
+}
+
+static int user_version(skv_manager *m, int *out, skv_error *err)
+{
+    sqlite3_stmt *st;
+    int rc = skv__mgr_db_prepare(m, &st, "PRAGMA user_version", err);
+    if (rc)
+        return rc;
+    *out = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    skv__mgr_db_done(m, st);
+    return 0;
+}
+
+static int schema(skv_manager *m, skv_error *err)
+{
+    int ver = 0;
+    int rc = user_version(m, &ver, err);
+    if (rc)
+        return rc;
+    if (ver > SCHEMA_VERSION)
+        return skv__err(err, SKV_EVERSION, "manager database schema version "
+                        "%d is newer than this library's %d", ver,
+                        SCHEMA_VERSION);
+    rc = skv__mgr_begin(m, err);
+    if (rc)
+        return rc;
+    rc = skv__mgr_db_exec(m, schema_v1, err);
+    if (!rc)
+        rc = skv__mgr_admin_schema(&m->admin, err);
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA user_version=%d", SCHEMA_VERSION);
+    if (!rc)
+        rc = skv__mgr_db_exec(m, sql, err);
+    if (rc) {
+        skv__mgr_rollback(m);
+        return rc;
+    }
+    return skv__mgr_commit(m, err);
+}
+
+int skv__mgr_db_open(skv_manager *m, skv_error *err)
+{
+    char *path = skv__asprintf("%s/manager.db", m->data_dir);
+    if (!path)
+        return skv__err(err, SKV_ENOMEM, "manager: out of memory");
+    int rc = sqlite3_open_v2(path, &m->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                 SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        rc = skv__err(err, SKV_EIO, "manager: cannot open '%s': %s", path,
+                      m->db ? sqlite3_errmsg(m->db) : "out of memory");
+        skv__free(path);
+        return rc;
+    }
+    skv__free(path);
+    m->admin.db = m->db;
+    rc = pragmas(m, err);
+    if (!rc)
+        rc = schema(m, err);
+    return rc;
+}

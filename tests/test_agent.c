@@ -1,0 +1,933 @@
+/* The node agent, driven as the manager would drive it: frames built with
+ * the protocol library go in, the frames it hands to its send callback are
+ * captured and decoded. Registration (signed, device-level capacity, the
+ * CPU/memory slice), refused frames, and with root the whole kernel
+ * lifecycle on real containers: create (the manager's accelerator honoured),
+ * exit report, logs, destroy, idempotency, and an agent restart that
+ * re-attaches to a running container.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt_fixture.h"
+#include "skv_test.h"
+
+#define NUMA4 "topologies/96em64t-4n4d3ca2co-pci.xml"
+#define AK "AKAGENTTEST0000000001"
+#define SK "agent-test-secret-key-0123456789"
+#define MAXF 256
+
+/* ---- a fake manager connection ------------------------------------------- */
+
+typedef struct conn {
+    void *frame[MAXF];
+    size_t len[MAXF];
+    size_t n;
+    int refuse;                 /* the send callback fails */
+} conn;
+
+static int capture(const void *frame, size_t len, void *payload)
+{
+    conn *c = payload;
+    if (c->refuse)
+        return -1;
+    ck_assert_uint_lt(c->n, MAXF);
+    c->frame[c->n] = malloc(len);
+    memcpy(c->frame[c->n], frame, len);
+    c->len[c->n++] = len;
+    return 0;
+}
+
+static void conn_clear(conn *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->frame[i]);
+    c->n = 0;
+}
+
+/* Decode captured frame i (length prefix checked and stripped). */
+static void decode(skv_proto_envelope *env, const conn *c, size_t i)
+{
+    skv_error e = SKV_ERROR_INIT;
+    ck_assert_uint_gt(c->len[i], SKV_PROTO_FRAME_HEADER);
+    const uint8_t *f = c->frame[i];
+    size_t n = ((size_t)f[0] << 24) | ((size_t)f[1] << 16) |
+               ((size_t)f[2] << 8) | f[3];
+    ck_assert_uint_eq(n + SKV_PROTO_FRAME_HEADER, c->len[i]);
+    SKV_CK_OK(skv_proto_envelope_decode(env, f + SKV_PROTO_FRAME_HEADER, n,
+                                        &e), &e);
+}
+
+/* Index of the first captured frame of type t from index from, or -1. */
+static long find(const conn *c, size_t from, skv_proto_type t)
+{
+    for (size_t i = from; i < c->n; i++) {
+        skv_proto_envelope env;
+        decode(&env, c, i);
+        skv_proto_type got = env.type;
+        skv_proto_envelope_free(&env);
+        if (got == t)
+            return (long)i;
+    }
+    return -1;
+}
+
+/* Decode the body of captured frame i as type t into body. */
+static void body_of(void *body, const conn *c, size_t i, skv_proto_type t,
+                    skv_proto_envelope *env_out)
+{
+    skv_proto_envelope env;
+    skv_error e = SKV_ERROR_INIT;
+    decode(&env, c, i);
+    ck_assert_int_eq(env.type, t);
+    SKV_CK_OK(skv_proto_body_decode(body, t, env.body, env.body_len, &e), &e);
+    if (env_out)
+        *env_out = env;
+    else
+        skv_proto_envelope_free(&env);
+}
+
+/* Feed one message to the agent as the manager would send it. */
+static int feed(skv_agent *a, skv_proto_kind kind, uint64_t id,
+                skv_proto_type t, const void *body, int64_t now)
+{
+    void *frame = NULL;
+    size_t len = 0;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_proto_message_encode(&frame, &len, kind, id, t, body, now,
+                                       NULL, &e), &e);
+    int rc = skv_agent_handle_frame(a, (uint8_t *)frame +
+                                           SKV_PROTO_FRAME_HEADER,
+                                    len - SKV_PROTO_FRAME_HEADER, now, &e);
+    skv_free(frame);
+    return rc;
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- agents ------------------------------------------------------------------ */
+
+static char tmp_state[PATH_MAX];
+
+static void tmp_setup(void)
+{
+    snprintf(tmp_state, sizeof(tmp_state), "/tmp/skv-agent-%ld-XXXXXX",
+             (long)getpid());
+    ck_assert_ptr_nonnull(mkdtemp(tmp_state));
+}
+
+static void tmp_teardown(void)
+{
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp_state);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static skv_agent *open_agent(conn *c, const char *state, const char *xml,
+                             const char *cpus, uint64_t mem)
+{
+    char path[PATH_MAX];
+    skv_agent_options o = SKV_AGENT_OPTIONS_INIT;
+    o.agent_id = "a1";
+    o.access_key = AK;
+    o.secret_key = SK;
+    o.state_dir = state;
+    o.plugins = "cpu;mem;mock:count=2,prefix=cuda";
+    o.topology_xml = xml ? skv_test_data_path(path, sizeof(path), xml) : NULL;
+    o.cpus = cpus;
+    o.memory_bytes = mem;
+    o.labels = "zone=a,disk=ssd";
+    o.stats_interval_ms = 100;
+    if (!xml)
+        o.image_dir = skv_rtfx_images;
+    skv_agent *a = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_agent_open(&a, &o, capture, c, wall_ms(), &e), &e);
+    return a;
+}
+
+static const skv_proto_device *dev_named(const skv_proto_agent_register *r,
+                                         const char *id)
+{
+    for (size_t i = 0; i < r->n_devices; i++)
+        if (strcmp(r->devices[i].id, id) == 0)
+            return &r->devices[i];
+    return NULL;
+}
+
+/* Registration request at frame i: signed by the agent's key, verified as
+ * the manager does; the decoded body goes to r. */
+static void check_register(skv_proto_agent_register *r, const conn *c,
+                           size_t i, int64_t now)
+{
+    skv_proto_envelope env;
+    skv_error e = SKV_ERROR_INIT;
+    body_of(r, c, i, SKV_PROTO_AGENT_REGISTER, &env);
+    ck_assert_int_eq(env.kind, SKV_PROTO_REQUEST);
+    ck_assert_int_eq(env.has_auth, 1);
+    skv_auth_verifier *v = NULL;
+    skv_auth_principal p = {"a1", SKV_AUTH_ROLE_AGENT}, got;
+    SKV_CK_OK(skv_auth_verifier_new(&v, NULL, &e), &e);
+    SKV_CK_OK(skv_auth_verifier_add_key(v, AK, SK, &p, &e), &e);
+    SKV_CK_OK(skv_proto_envelope_verify(v, &got, &env, now, &e), &e);
+    ck_assert_str_eq(got.user, "a1");
+    /* The same message again is a replay. */
+    ck_assert_int_eq(skv_proto_envelope_verify(v, &got, &env, now, NULL),
+                     SKV_EAUTH);
+    skv_auth_verifier_free(v);
+    skv_proto_envelope_free(&env);
+}
+
+START_TEST(test_register_and_heartbeat)
+{
+    conn c = {0};
+    tmp_setup();
+    int64_t now = wall_ms();
+    skv_agent *a = open_agent(&c, tmp_state, NUMA4, "0-3", 1ull << 30);
+    ck_assert_uint_eq(c.n, 0);      /* nothing before the connection */
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_agent_connected(a, now, &e), &e);
+    ck_assert_uint_eq(c.n, 1);
+    skv_proto_agent_register r = {0};
+    check_register(&r, &c, 0, now);
+    ck_assert_str_eq(r.agent_id, "a1");
+    ck_assert_str_eq(r.resource_group, "default");
+    ck_assert_uint_eq(r.n_labels, 2);
+    ck_assert_str_eq(r.labels[1].key, "disk");
+    ck_assert_uint_eq(r.n_kernels, 0);
+    /* The slice: 4 cores of 96, 1 GiB; two accelerators named by slot. */
+    ck_assert_uint_eq(r.n_devices, 4);
+    ck_assert_int_eq(skv_slots_get(dev_named(&r, "cpu")->slots, "cpu"),
+                     4 * SKV_QTY_SCALE);
+    ck_assert_int_eq(skv_slots_get(dev_named(&r, "mem")->slots, "mem"),
+                     1ll << 30);
+    for (int g = 0; g < 2; g++) {
+        char id[16];
+        snprintf(id, sizeof(id), "cuda%d", g);
+        const skv_proto_device *d = dev_named(&r, id);
+        ck_assert_ptr_nonnull(d);
+        ck_assert_str_eq(d->kind, "mock");
+        ck_assert_int_eq(skv_slots_get(d->slots, "cuda.device"),
+                         SKV_QTY_SCALE);
+        ck_assert_int_gt(skv_slots_get(d->slots, "cuda.shares"), 0);
+    }
+    skv_proto_body_free(SKV_PROTO_AGENT_REGISTER, &r);
+    /* No heartbeat before the reply; after it, at the manager's interval,
+     * each with a fresh nonce and the next sequence number. */
+    SKV_CK_OK(skv_agent_tick(a, now + 60000, &e), &e);
+    ck_assert_int_eq(find(&c, 1, SKV_PROTO_AGENT_HEARTBEAT), -1);
+    skv_proto_agent_register_reply rep = {250, 1000, now};
+    ck_assert_int_eq(feed(a, SKV_PROTO_RESPONSE, 1,
+                          SKV_PROTO_AGENT_REGISTER_REPLY, &rep, now), 0);
+    ck_assert_int_le(skv_agent_next_tick_ms(a, now), 250);
+    size_t before = c.n;
+    SKV_CK_OK(skv_agent_tick(a, now + 250, &e), &e);
+    SKV_CK_OK(skv_agent_tick(a, now + 500, &e), &e);
+    long h1 = find(&c, before, SKV_PROTO_AGENT_HEARTBEAT);
+    ck_assert_int_ge(h1, 0);
+    long h2 = find(&c, (size_t)h1 + 1, SKV_PROTO_AGENT_HEARTBEAT);
+    ck_assert_int_ge(h2, 0);
+    skv_proto_envelope e1, e2;
+    skv_proto_agent_heartbeat hb1 = {0}, hb2 = {0};
+    body_of(&hb1, &c, (size_t)h1, SKV_PROTO_AGENT_HEARTBEAT, &e1);
+    body_of(&hb2, &c, (size_t)h2, SKV_PROTO_AGENT_HEARTBEAT, &e2);
+    ck_assert_uint_eq(hb2.seq, hb1.seq + 1);
+    ck_assert_int_eq(e1.has_auth && e2.has_auth, 1);
+    ck_assert_int_ne(memcmp(e1.auth.nonce, e2.auth.nonce,
+                            sizeof(e1.auth.nonce)), 0);
+    skv_proto_body_free(SKV_PROTO_AGENT_HEARTBEAT, &hb1);
+    skv_proto_body_free(SKV_PROTO_AGENT_HEARTBEAT, &hb2);
+    skv_proto_envelope_free(&e1);
+    skv_proto_envelope_free(&e2);
+    /* Retained logs older than an hour are pruned on a tick. */
+    char old[PATH_MAX + 32], fresh[PATH_MAX + 32];
+    snprintf(old, sizeof(old), "%s/logs/s-1-0.stdout", tmp_state);
+    snprintf(fresh, sizeof(fresh), "%s/logs/s-2-0.stdout", tmp_state);
+    FILE *f1 = fopen(old, "w"), *f2 = fopen(fresh, "w");
+    ck_assert_ptr_nonnull(f1);
+    ck_assert_ptr_nonnull(f2);
+    fclose(f1);
+    fclose(f2);
+    struct timeval tv[2] = {{time(NULL) - 7200, 0}, {time(NULL) - 7200, 0}};
+    ck_assert_int_eq(utimes(old, tv), 0);
+    SKV_CK_OK(skv_agent_tick(a, now + 180000, &e), &e);
+    ck_assert_int_ne(access(old, F_OK), 0);
+    ck_assert_int_eq(access(fresh, F_OK), 0);
+    /* Down: nothing is sent, the kernels stay. */
+    skv_agent_disconnected(a, now);
+    before = c.n;
+    SKV_CK_OK(skv_agent_tick(a, now + 10000, &e), &e);
+    ck_assert_uint_eq(c.n, before);
+    skv_agent_free(a);
+    conn_clear(&c);
+    tmp_teardown();
+}
+END_TEST
+
+/* Last captured frame is an error with this code; returns its message. */
+static void expect_error(const conn *c, int code)
+{
+    ck_assert_uint_gt(c->n, 0);
+    skv_proto_error m = {0};
+    body_of(&m, c, c->n - 1, SKV_PROTO_ERROR, NULL);
+    ck_assert_msg(m.code == code, "error %s (%s), expected %s",
+                  skv_err_name(m.code), m.message, skv_err_name(code));
+    ck_assert_ptr_nonnull(m.message);
+    skv_proto_body_free(SKV_PROTO_ERROR, &m);
+}
+
+static skv_proto_device_alloc *make_alloc(size_t *n, skv_qty cpu, skv_qty mem,
+                                          const char *gpu)
+{
+    skv_proto_device_alloc *al = calloc(3, sizeof(*al));
+    al[0].device_id = "cpu";
+    skv_slots_new(&al[0].slots, NULL);
+    skv_slots_set(al[0].slots, "cpu", SKV_SLOT_COUNT, cpu, NULL);
+    al[1].device_id = "mem";
+    skv_slots_new(&al[1].slots, NULL);
+    skv_slots_set(al[1].slots, "mem", SKV_SLOT_BYTES, mem, NULL);
+    *n = 2;
+    if (gpu) {
+        al[2].device_id = (char *)gpu;
+        skv_slots_new(&al[2].slots, NULL);
+        skv_slots_set(al[2].slots, "cuda.device", SKV_SLOT_COUNT,
+                      SKV_QTY_SCALE, NULL);
+        *n = 3;
+    }
+    return al;
+}
+
+static void free_alloc(skv_proto_device_alloc *al, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        skv_slots_free(al[i].slots);
+    free(al);
+}
+
+START_TEST(test_refused_frames)
+{
+    conn c = {0};
+    tmp_setup();
+    int64_t now = wall_ms();
+    skv_agent *a = open_agent(&c, tmp_state, NUMA4, NULL, 0);
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_agent_connected(a, now, &e), &e);
+    /* Garbage: an error reply, and the host must drop the connection. */
+    static const uint8_t junk[] = {0x93, 0x01, 0xc1, 0xff};
+    ck_assert_int_lt(skv_agent_handle_frame(a, junk, sizeof(junk), now, &e),
+                     0);
+    ck_assert_int_eq(find(&c, 1, SKV_PROTO_ERROR), 1);
+    /* A request an agent does not serve: refused, connection kept. */
+    skv_proto_session_id sid = {"s-1"};
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 7, SKV_PROTO_SESSION_SHOW,
+                          &sid, now), 0);
+    expect_error(&c, SKV_ENOTSUP);
+    /* kernel.create naming a device the agent does not have, or an id
+     * that would escape the state directory: errors, nothing held. */
+    size_t n = 0;
+    skv_proto_device_alloc *al = make_alloc(&n, 1000, 1 << 20, "cuda7");
+    char *argv[] = {"true"};
+    skv_proto_kernel_create kc = {0};
+    kc.session_id = "s-0123456789abcdef";
+    kc.kernel_id = "s-0123456789abcdef-0";
+    kc.image = "busybox";
+    kc.argv = argv;
+    kc.n_argv = 1;
+    kc.alloc = al;
+    kc.n_alloc = n;
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 8, SKV_PROTO_KERNEL_CREATE,
+                          &kc, now), 0);
+    expect_error(&c, SKV_EINVAL);
+    kc.n_alloc = 2;
+    kc.kernel_id = "../../etc";
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 9, SKV_PROTO_KERNEL_CREATE,
+                          &kc, now), 0);
+    expect_error(&c, SKV_EINVAL);
+    /* More cpu than the agent has. */
+    kc.kernel_id = "s-0123456789abcdef-0";
+    skv_slots_set(al[0].slots, "cpu", SKV_SLOT_COUNT, 97 * SKV_QTY_SCALE,
+                  NULL);
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 10, SKV_PROTO_KERNEL_CREATE,
+                          &kc, now), 0);
+    expect_error(&c, SKV_ENOSPC);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 0);
+    free_alloc(al, n);
+    /* Destroying an unknown kernel is acknowledged; its logs do not exist. */
+    skv_proto_kernel_destroy kd = {"s-1", "s-1-0", "test", 0};
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 11, SKV_PROTO_KERNEL_DESTROY,
+                          &kd, now), 0);
+    ck_assert_int_eq(find(&c, c.n - 1, SKV_PROTO_ACK), (long)c.n - 1);
+    skv_proto_logs_request lq = {0};
+    lq.session_id = "s-1";
+    lq.kernel_id = "s-1-0";
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 12, SKV_PROTO_KERNEL_LOGS,
+                          &lq, now), 0);
+    expect_error(&c, SKV_ENOENT);
+    lq.stream = "stdin";
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 13, SKV_PROTO_KERNEL_LOGS,
+                          &lq, now), 0);
+    expect_error(&c, SKV_EINVAL);
+    /* The manager refuses the registration: the host must drop it. */
+    SKV_CK_OK(skv_agent_connected(a, now, &e), &e);
+    void *frame = NULL;
+    size_t len = 0;
+    uint64_t rid = 0;
+    {
+        skv_proto_envelope env;
+        decode(&env, &c, c.n - 1);
+        rid = env.request_id;
+        skv_proto_envelope_free(&env);
+    }
+    SKV_CK_OK(skv_proto_error_encode(&frame, &len, rid, SKV_EAUTH,
+                                     "bad signature", "agent.register", now,
+                                     NULL, &e), &e);
+    ck_assert_int_eq(skv_agent_handle_frame(a, (uint8_t *)frame + 4, len - 4,
+                                            now, &e), SKV_EAUTH);
+    ck_assert_ptr_nonnull(strstr(e.message, "bad signature"));
+    skv_free(frame);
+    skv_agent_free(a);
+    conn_clear(&c);
+    tmp_teardown();
+}
+END_TEST
+
+START_TEST(test_accelerator_slice)
+{
+    conn c = {0};
+    tmp_setup();
+    char path[PATH_MAX];
+    skv_agent_options o = SKV_AGENT_OPTIONS_INIT;
+    o.agent_id = "a2";
+    o.access_key = AK;
+    o.secret_key = SK;
+    o.state_dir = tmp_state;
+    o.plugins = "cpu;mem;mock:count=2,prefix=cuda";
+    o.topology_xml = skv_test_data_path(path, sizeof(path), NUMA4);
+    o.accelerators = "cuda9";
+    skv_agent *a = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    ck_assert_int_eq(skv_agent_open(&a, &o, capture, &c, 0, &e), SKV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.message, "cuda9"));
+    /* Version 1 options end before the field: all accelerators. */
+    o.version = 1;
+    SKV_CK_OK(skv_agent_open(&a, &o, capture, &c, 0, &e), &e);
+    SKV_CK_OK(skv_agent_connected(a, wall_ms(), &e), &e);
+    skv_proto_agent_register r = {0};
+    body_of(&r, &c, 0, SKV_PROTO_AGENT_REGISTER, NULL);
+    ck_assert_uint_eq(r.n_devices, 4);
+    skv_proto_body_free(SKV_PROTO_AGENT_REGISTER, &r);
+    skv_agent_free(a);
+    conn_clear(&c);
+    /* Only cuda1: cuda0 is neither registered nor usable. */
+    o.version = SKV_AGENT_OPTIONS_VERSION;
+    o.accelerators = "cuda1";
+    SKV_CK_OK(skv_agent_open(&a, &o, capture, &c, 0, &e), &e);
+    SKV_CK_OK(skv_agent_connected(a, wall_ms(), &e), &e);
+    body_of(&r, &c, 0, SKV_PROTO_AGENT_REGISTER, NULL);
+    ck_assert_uint_eq(r.n_devices, 3);
+    ck_assert_ptr_null(dev_named(&r, "cuda0"));
+    ck_assert_ptr_nonnull(dev_named(&r, "cuda1"));
+    skv_proto_body_free(SKV_PROTO_AGENT_REGISTER, &r);
+    size_t n = 0;
+    skv_proto_device_alloc *al = make_alloc(&n, 1000, 1 << 20, "cuda0");
+    char *argv[] = {"true"};
+    skv_proto_kernel_create kc = {0};
+    kc.session_id = "s-0123456789abcdef";
+    kc.kernel_id = "s-0123456789abcdef-0";
+    kc.image = "busybox";
+    kc.argv = argv;
+    kc.n_argv = 1;
+    kc.alloc = al;
+    kc.n_alloc = n;
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 8, SKV_PROTO_KERNEL_CREATE,
+                          &kc, wall_ms()), 0);
+    expect_error(&c, SKV_EINVAL);
+    free_alloc(al, n);
+    skv_agent_free(a);
+    conn_clear(&c);
+    tmp_teardown();
+}
+END_TEST
+
+START_TEST(test_bad_records)
+{
+    conn c = {0};
+    tmp_setup();
+    char dir[PATH_MAX + 16], p1[PATH_MAX + 64], p2[PATH_MAX + 64];
+    snprintf(dir, sizeof(dir), "%s/kernels", tmp_state);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    snprintf(p1, sizeof(p1), "%s/s-1-0.rec", dir);
+    snprintf(p2, sizeof(p2), "%s/s-2-0.rec", dir);
+    FILE *f = fopen(p1, "wb");
+    fputs("not a record", f);
+    fclose(f);
+    /* A length prefix promising more than there is. */
+    static const uint8_t trunc[] = {0, 0, 0, 9, 0x81, 0xa1};
+    f = fopen(p2, "wb");
+    fwrite(trunc, 1, sizeof(trunc), f);
+    fclose(f);
+    skv_agent *a = open_agent(&c, tmp_state, NUMA4, NULL, 0);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 0);
+    ck_assert_int_ne(access(p1, F_OK), 0);
+    strcat(p1, ".bad");
+    strcat(p2, ".bad");
+    ck_assert_int_eq(access(p1, F_OK), 0);
+    ck_assert_int_eq(access(p2, F_OK), 0);
+    skv_agent_free(a);
+    /* Set aside once: the next agent does not read them again. */
+    a = open_agent(&c, tmp_state, NUMA4, NULL, 0);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 0);
+    skv_agent_free(a);
+    tmp_teardown();
+}
+END_TEST
+
+START_TEST(test_open_errors)
+{
+    conn c = {0};
+    skv_agent *a = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    skv_agent_options o = SKV_AGENT_OPTIONS_INIT;
+    o.agent_id = "a1";
+    o.access_key = AK;
+    o.secret_key = SK;
+    o.state_dir = "relative/dir";
+    ck_assert_int_eq(skv_agent_open(&a, &o, capture, &c, 0, &e), SKV_EINVAL);
+    o.state_dir = "/tmp/x";
+    o.agent_id = "bad/id";
+    ck_assert_int_eq(skv_agent_open(&a, &o, capture, &c, 0, &e), SKV_EINVAL);
+    o.agent_id = "a1";
+    o.secret_key = NULL;
+    ck_assert_int_eq(skv_agent_open(&a, &o, capture, &c, 0, &e), SKV_EINVAL);
+    o.secret_key = SK;
+    o.version = 99;
+    ck_assert_int_eq(skv_agent_open(&a, &o, capture, &c, 0, &e),
+                     SKV_EVERSION);
+    o.version = SKV_AGENT_OPTIONS_VERSION;
+    ck_assert_int_eq(skv_agent_open(&a, &o, NULL, &c, 0, &e), SKV_EINVAL);
+    /* Node problems: no cpu plugin; an unknown plugin; a CPU list without
+     * a whole core. */
+    tmp_setup();
+    char path[PATH_MAX];
+    o.state_dir = tmp_state;
+    o.topology_xml = skv_test_data_path(path, sizeof(path), NUMA4);
+    o.plugins = "mem";
+    ck_assert_int_eq(skv_agent_open(&a, &o, capture, &c, 0, &e), SKV_EINVAL);
+    o.plugins = "cpu;mem;nope";
+    ck_assert_int_eq(skv_agent_open(&a, &o, capture, &c, 0, &e), SKV_ENOENT);
+    ck_assert_ptr_nonnull(strstr(e.message, "nope"));
+    o.plugins = "cpu;mem";
+    o.cpus = "500";
+    ck_assert_int_eq(skv_agent_open(&a, &o, capture, &c, 0, &e), SKV_EINVAL);
+    ck_assert_ptr_null(a);
+    tmp_teardown();
+}
+END_TEST
+
+/* ---- containers (root) ----------------------------------------------------- */
+
+static char *agent_state(char *buf, size_t n, const char *name)
+{
+    snprintf(buf, n, "%s/state-%s", skv_rtfx_root, name);
+    return buf;
+}
+
+static void build_create(skv_proto_kernel_create *kc, const char *kid,
+                         char **argv, size_t argc, skv_proto_device_alloc *al,
+                         size_t nal)
+{
+    memset(kc, 0, sizeof(*kc));
+    kc->session_id = "s-00000000000000aa";
+    kc->kernel_id = (char *)kid;
+    kc->owner = "alice";
+    kc->session_type = "batch";
+    kc->image = "busybox";
+    kc->argv = argv;
+    kc->n_argv = argc;
+    kc->alloc = al;
+    kc->n_alloc = nal;
+    kc->cluster_mode = "single-node";
+    kc->cluster_role = "main";
+    kc->cluster_idx = 1;
+    kc->cluster_size = 1;
+}
+
+/* Tick (real time) until a kernel.exit for kid arrives; returns its frame
+ * index. */
+static long wait_exit(skv_agent *a, conn *c, size_t from, const char *kid)
+{
+    skv_error e = SKV_ERROR_INIT;
+    for (int i = 0; i < 400; i++) {
+        SKV_CK_OK(skv_agent_tick(a, wall_ms(), &e), &e);
+        long x = find(c, from, SKV_PROTO_KERNEL_EXIT);
+        if (x >= 0) {
+            skv_proto_kernel_exit m = {0};
+            body_of(&m, c, (size_t)x, SKV_PROTO_KERNEL_EXIT, NULL);
+            int same = strcmp(m.kernel_id, kid) == 0;
+            skv_proto_body_free(SKV_PROTO_KERNEL_EXIT, &m);
+            if (same)
+                return x;
+            from = (size_t)x + 1;
+            continue;
+        }
+        usleep(50 * 1000);
+    }
+    return -1;
+}
+
+static skv_proto_logs_reply logs(skv_agent *a, conn *c, const char *kid,
+                                 const char *stream, uint64_t off)
+{
+    skv_proto_logs_request lq = {0};
+    lq.session_id = "s-00000000000000aa";
+    lq.kernel_id = (char *)kid;
+    lq.stream = (char *)stream;
+    lq.offset = off;
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 50, SKV_PROTO_KERNEL_LOGS,
+                          &lq, wall_ms()), 0);
+    skv_proto_logs_reply r = {0};
+    body_of(&r, c, c->n - 1, SKV_PROTO_LOGS_REPLY, NULL);
+    return r;
+}
+
+static void registered(skv_agent *a, conn *c)
+{
+    skv_error e = SKV_ERROR_INIT;
+    size_t from = c->n;
+    SKV_CK_OK(skv_agent_connected(a, wall_ms(), &e), &e);
+    ck_assert_int_eq(find(c, from, SKV_PROTO_AGENT_REGISTER), (long)from);
+    skv_proto_agent_register_reply rep = {1000, 5000, wall_ms()};
+    ck_assert_int_eq(feed(a, SKV_PROTO_RESPONSE, 1,
+                          SKV_PROTO_AGENT_REGISTER_REPLY, &rep, wall_ms()),
+                     0);
+}
+
+START_TEST(test_kernel_lifecycle)
+{
+    SKV_RTFX_REQUIRE();
+    conn c = {0};
+    char state[PATH_MAX];
+    skv_agent *a = open_agent(&c, agent_state(state, sizeof(state), "life"),
+                              NULL, NULL, 0);
+    registered(a, &c);
+    size_t n = 0;
+    skv_proto_device_alloc *al = make_alloc(&n, 500, 64 << 20, "cuda1");
+    char *argv[] = {"sh", "-c", "echo hello; echo gpu=$CUDA_VISIBLE_DEVICES;"
+                    " hostname; echo oops >&2; exit 3"};
+    skv_proto_kernel_create kc;
+    const char *kid = "s-00000000000000aa-0";
+    build_create(&kc, kid, argv, 3, al, n);
+    /* A container that cannot be created: an error naming the image, and
+     * nothing held (no kernel, no record, the GPU free again below). */
+    kc.image = "no-such-image";
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 19, SKV_PROTO_KERNEL_CREATE,
+                          &kc, wall_ms()), 0);
+    {
+        skv_proto_error m = {0};
+        body_of(&m, &c, c.n - 1, SKV_PROTO_ERROR, NULL);
+        ck_assert_ptr_nonnull(strstr(m.message, "no-such-image"));
+        skv_proto_body_free(SKV_PROTO_ERROR, &m);
+    }
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 0);
+    kc.image = "busybox";
+    size_t from = c.n;
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 20, SKV_PROTO_KERNEL_CREATE,
+                          &kc, wall_ms()), 0);
+    long r = find(&c, from, SKV_PROTO_KERNEL_CREATE_REPLY);
+    ck_assert_msg(r >= 0, "no create reply (last frame: error?)");
+    skv_proto_kernel_create_reply cr = {0};
+    skv_proto_envelope env;
+    body_of(&cr, &c, (size_t)r, SKV_PROTO_KERNEL_CREATE_REPLY, &env);
+    ck_assert_uint_eq(env.request_id, 20);
+    ck_assert_int_eq(env.kind, SKV_PROTO_RESPONSE);
+    ck_assert_str_eq(cr.container_id, kid);
+    skv_proto_envelope_free(&env);
+    skv_proto_body_free(SKV_PROTO_KERNEL_CREATE_REPLY, &cr);
+    long st = find(&c, from, SKV_PROTO_KERNEL_STATUS);
+    ck_assert_int_ge(st, 0);
+    skv_proto_kernel_status ks = {0};
+    body_of(&ks, &c, (size_t)st, SKV_PROTO_KERNEL_STATUS, NULL);
+    ck_assert_str_eq(ks.status, "running");
+    skv_proto_body_free(SKV_PROTO_KERNEL_STATUS, &ks);
+    /* The record names the accelerator the manager chose. */
+    char rec[PATH_MAX + 64], buf[4096] = {0};
+    snprintf(rec, sizeof(rec), "%s/kernels/%s.rec", state, kid);
+    FILE *f = fopen(rec, "rb");
+    ck_assert_ptr_nonnull(f);
+    size_t got = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    ck_assert_uint_gt(got, 0);
+    ck_assert_ptr_nonnull(memmem(buf, got, "cuda.device\t1\t1000", 18));
+    /* Idempotent: the same create again answers, starts nothing. */
+    from = c.n;
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 21, SKV_PROTO_KERNEL_CREATE,
+                          &kc, wall_ms()), 0);
+    ck_assert_int_ge(find(&c, from, SKV_PROTO_KERNEL_CREATE_REPLY), 0);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 1);
+    /* The exit is reported with its code; the kernel is kept. */
+    long x = wait_exit(a, &c, from, kid);
+    ck_assert_int_ge(x, 0);
+    skv_proto_kernel_exit ke = {0};
+    body_of(&ke, &c, (size_t)x, SKV_PROTO_KERNEL_EXIT, NULL);
+    ck_assert_int_eq(ke.exit_code, 3);
+    ck_assert_int_eq(ke.signal, 0);
+    ck_assert_str_eq(ke.agent_id, "a1");
+    ck_assert_int_gt(ke.finished_ms, 0);
+    skv_proto_body_free(SKV_PROTO_KERNEL_EXIT, &ke);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 1);
+    skv_proto_logs_reply lr = logs(a, &c, kid, NULL, 0);
+    ck_assert_uint_gt(lr.data_len, 0);
+    ck_assert_msg(memmem(lr.data, lr.data_len, "hello\ngpu=1\nmain1\n", 18),
+                  "stdout: %.*s", (int)lr.data_len, (char *)lr.data);
+    ck_assert_int_eq(lr.eof, 1);
+    skv_proto_body_free(SKV_PROTO_LOGS_REPLY, &lr);
+    /* Destroy: ack, nothing held, logs kept (from an offset too). */
+    skv_proto_kernel_destroy kd = {"s-00000000000000aa", (char *)kid, "done",
+                                   0};
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 22, SKV_PROTO_KERNEL_DESTROY,
+                          &kd, wall_ms()), 0);
+    ck_assert_int_eq(find(&c, c.n - 1, SKV_PROTO_ACK), (long)c.n - 1);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 0);
+    ck_assert_int_ne(access(rec, F_OK), 0);
+    lr = logs(a, &c, kid, "stderr", 0);
+    /* Ends with the command's output (under ASan the runtime's forked
+     * side may warn first on the container's stderr). */
+    ck_assert_msg(lr.data_len >= 5 &&
+                      memcmp(lr.data + lr.data_len - 5, "oops\n", 5) == 0,
+                  "stderr: %.*s", (int)lr.data_len, (char *)lr.data);
+    ck_assert_int_eq(lr.eof, 1);
+    skv_proto_body_free(SKV_PROTO_LOGS_REPLY, &lr);
+    lr = logs(a, &c, kid, "stdout", 6);
+    ck_assert_uint_ge(lr.data_len, 6);
+    ck_assert_int_eq(memcmp(lr.data, "gpu=1\n", 6), 0);
+    skv_proto_body_free(SKV_PROTO_LOGS_REPLY, &lr);
+    /* Everything was released: the same GPU can be had again. */
+    kc.kernel_id = "s-00000000000000aa-1";
+    char *argv2[] = {"true"};
+    kc.argv = argv2;
+    kc.n_argv = 1;
+    from = c.n;
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 23, SKV_PROTO_KERNEL_CREATE,
+                          &kc, wall_ms()), 0);
+    ck_assert_int_ge(find(&c, from, SKV_PROTO_KERNEL_CREATE_REPLY), 0);
+    ck_assert_int_ge(wait_exit(a, &c, from, kc.kernel_id), 0);
+    kd.kernel_id = kc.kernel_id;
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 24, SKV_PROTO_KERNEL_DESTROY,
+                          &kd, wall_ms()), 0);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 0);
+    free_alloc(al, n);
+    skv_agent_free(a);
+    conn_clear(&c);
+}
+END_TEST
+
+START_TEST(test_restart_reattaches)
+{
+    SKV_RTFX_REQUIRE();
+    conn c = {0};
+    char state[PATH_MAX];
+    agent_state(state, sizeof(state), "restart");
+    skv_agent *a = open_agent(&c, state, NULL, NULL, 0);
+    registered(a, &c);
+    size_t n = 0;
+    skv_proto_device_alloc *al = make_alloc(&n, 1000, 32 << 20, "cuda0");
+    char *argv[] = {"sh", "-c", "sleep 2; echo done; exit 7"};
+    skv_proto_kernel_create kc;
+    const char *kid = "s-00000000000000aa-0";
+    build_create(&kc, kid, argv, 3, al, n);
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 30, SKV_PROTO_KERNEL_CREATE,
+                          &kc, wall_ms()), 0);
+    ck_assert_int_ge(find(&c, 0, SKV_PROTO_KERNEL_CREATE_REPLY), 0);
+    /* The agent goes away while the container runs. */
+    skv_agent_free(a);
+    conn_clear(&c);
+    a = open_agent(&c, state, NULL, NULL, 0);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 1);
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_agent_connected(a, wall_ms(), &e), &e);
+    skv_proto_agent_register r = {0};
+    check_register(&r, &c, 0, wall_ms());
+    ck_assert_uint_eq(r.n_kernels, 1);
+    ck_assert_str_eq(r.kernels[0].kernel_id, kid);
+    ck_assert_uint_eq(r.kernels[0].n_alloc, 3);
+    ck_assert_str_eq(r.kernels[0].alloc[2].device_id, "cuda0");
+    skv_proto_body_free(SKV_PROTO_AGENT_REGISTER, &r);
+    skv_proto_agent_register_reply rep = {1000, 5000, wall_ms()};
+    ck_assert_int_eq(feed(a, SKV_PROTO_RESPONSE, 1,
+                          SKV_PROTO_AGENT_REGISTER_REPLY, &rep, wall_ms()),
+                     0);
+    /* Statistics of the running kernel it re-attached to. */
+    size_t from = c.n;
+    SKV_CK_OK(skv_agent_tick(a, wall_ms(), &e), &e);
+    long sx = find(&c, from, SKV_PROTO_AGENT_STATS);
+    ck_assert_int_ge(sx, 0);
+    skv_proto_agent_stats as = {0};
+    body_of(&as, &c, (size_t)sx, SKV_PROTO_AGENT_STATS, NULL);
+    ck_assert_uint_eq(as.n_kernels, 1);
+    ck_assert_str_eq(as.kernels[0].kernel_id, kid);
+    skv_proto_body_free(SKV_PROTO_AGENT_STATS, &as);
+    /* Its GPU is still held: asking for it again for another kernel fails. */
+    build_create(&kc, "s-00000000000000aa-1", argv, 3, al, n);
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 31, SKV_PROTO_KERNEL_CREATE,
+                          &kc, wall_ms()), 0);
+    {
+        skv_proto_error m = {0};
+        body_of(&m, &c, c.n - 1, SKV_PROTO_ERROR, NULL);
+        skv_proto_body_free(SKV_PROTO_ERROR, &m);
+    }
+    /* The exit is reported by the new agent, and again after the next
+     * registration until kernel.destroy confirms it. */
+    long x = wait_exit(a, &c, 0, kid);
+    ck_assert_int_ge(x, 0);
+    skv_proto_kernel_exit ke = {0};
+    body_of(&ke, &c, (size_t)x, SKV_PROTO_KERNEL_EXIT, NULL);
+    ck_assert_int_eq(ke.exit_code, 7);
+    skv_proto_body_free(SKV_PROTO_KERNEL_EXIT, &ke);
+    skv_agent_disconnected(a, wall_ms());
+    from = c.n;
+    registered(a, &c);
+    ck_assert_int_ge(find(&c, from, SKV_PROTO_KERNEL_EXIT), 0);
+    skv_proto_kernel_destroy kd = {"s-00000000000000aa", (char *)kid, "done",
+                                   0};
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 32, SKV_PROTO_KERNEL_DESTROY,
+                          &kd, wall_ms()), 0);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 0);
+    skv_proto_logs_reply lr = logs(a, &c, kid, NULL, 0);
+    ck_assert_uint_eq(lr.data_len, 5);
+    skv_proto_body_free(SKV_PROTO_LOGS_REPLY, &lr);
+    free_alloc(al, n);
+    skv_agent_free(a);
+    conn_clear(&c);
+}
+END_TEST
+
+START_TEST(test_cluster_kernel)
+{
+    SKV_RTFX_REQUIRE();
+    conn c = {0};
+    char state[PATH_MAX];
+    skv_agent *a = open_agent(&c, agent_state(state, sizeof(state), "clu"),
+                              NULL, NULL, 0);
+    registered(a, &c);
+    /* The third kernel of a 3-kernel multi-node session: sub2, one whole
+     * core (an exclusive placement), no accelerator. */
+    size_t n = 0;
+    skv_proto_device_alloc *al = make_alloc(&n, 1000, 32 << 20, NULL);
+    char *argv[] = {"sh", "-c", "echo $(hostname) $SOKOVAN_CLUSTER_HOSTS "
+                    "$SOKOVAN_CLUSTER_SIZE $SOKOVAN_CLUSTER_LOCAL_RANK "
+                    "$SOKOVAN_CLUSTER_MODE $FOO"};
+    skv_proto_cluster_host hosts[3] = {{"main1", "main", 1, "10.0.0.1"},
+                                       {"sub1", "sub", 1, "10.0.0.1"},
+                                       {"sub2", "sub", 2, "10.0.0.2"}};
+    skv_proto_kv env[] = {{"FOO", "bar"}};
+    skv_proto_kernel_create kc;
+    const char *kid = "s-00000000000000aa-2";
+    build_create(&kc, kid, argv, 3, al, n);
+    kc.cluster_mode = "multi-node";
+    kc.cluster_role = "sub";
+    kc.cluster_idx = 2;
+    kc.cluster_size = 3;
+    kc.cluster_hosts = hosts;
+    kc.n_cluster_hosts = 3;
+    kc.env = env;
+    kc.n_env = 1;
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 40, SKV_PROTO_KERNEL_CREATE,
+                          &kc, wall_ms()), 0);
+    ck_assert_msg(find(&c, 0, SKV_PROTO_KERNEL_CREATE_REPLY) >= 0,
+                  "no create reply");
+    ck_assert_int_ge(wait_exit(a, &c, 0, kid), 0);
+    skv_proto_logs_reply lr = logs(a, &c, kid, NULL, 0);
+    static const char want[] = "sub2 main1,sub1,sub2 3 2 multi-node bar\n";
+    ck_assert_msg(lr.data_len == sizeof(want) - 1 &&
+                      memcmp(lr.data, want, lr.data_len) == 0,
+                  "stdout: %.*s", (int)lr.data_len, (char *)lr.data);
+    skv_proto_body_free(SKV_PROTO_LOGS_REPLY, &lr);
+    skv_proto_kernel_destroy kd = {"s-00000000000000aa", (char *)kid, "done",
+                                   0};
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 41, SKV_PROTO_KERNEL_DESTROY,
+                          &kd, wall_ms()), 0);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 0);
+    /* Destroying a running kernel with a grace period does not block: the
+     * ack comes from a later tick, and no kernel.exit is reported. */
+    char *sleeper[] = {"sleep", "30"};
+    build_create(&kc, "s-00000000000000aa-3", sleeper, 2, al, n);
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 42, SKV_PROTO_KERNEL_CREATE,
+                          &kc, wall_ms()), 0);
+    size_t from = c.n;
+    kd.kernel_id = kc.kernel_id;
+    kd.grace_ms = 300;
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 43, SKV_PROTO_KERNEL_DESTROY,
+                          &kd, wall_ms()), 0);
+    ck_assert_uint_eq(c.n, from);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 1);
+    skv_error e = SKV_ERROR_INIT;
+    for (int i = 0; i < 200 && skv_agent_kernel_count(a) > 0; i++) {
+        usleep(20 * 1000);
+        SKV_CK_OK(skv_agent_tick(a, wall_ms(), &e), &e);
+    }
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 0);
+    long ak = find(&c, from, SKV_PROTO_ACK);
+    ck_assert_int_ge(ak, 0);
+    skv_proto_envelope ackenv;
+    decode(&ackenv, &c, (size_t)ak);
+    ck_assert_uint_eq(ackenv.request_id, 43);
+    skv_proto_envelope_free(&ackenv);
+    ck_assert_int_eq(find(&c, from, SKV_PROTO_KERNEL_EXIT), -1);
+    free_alloc(al, n);
+    skv_agent_free(a);
+    conn_clear(&c);
+}
+END_TEST
+
+/* Containers of agent state directories a failed test left behind. */
+static void agent_fx_teardown(void)
+{
+    if (skv_rtfx_root[0]) {
+        DIR *d = opendir(skv_rtfx_root);
+        struct dirent *de;
+        while (d && (de = readdir(d)) != NULL) {
+            if (strncmp(de->d_name, "state-", 6) != 0)
+                continue;
+            char path[PATH_MAX];
+            snprintf(path, sizeof(path), "%s/%s/containers", skv_rtfx_root,
+                     de->d_name);
+            destroy_all(path);
+        }
+        if (d)
+            closedir(d);
+    }
+    skv_rtfx_teardown();
+}
+
+Suite *skv_test_suite_agent(void);
+Suite *skv_test_suite_agent(void)
+{
+    Suite *s = suite_create("agent");
+    TCase *tc = tcase_create("agent");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_register_and_heartbeat);
+    tcase_add_test(tc, test_refused_frames);
+    tcase_add_test(tc, test_open_errors);
+    tcase_add_test(tc, test_accelerator_slice);
+    tcase_add_test(tc, test_bad_records);
+    suite_add_tcase(s, tc);
+    TCase *rt = tcase_create("agent-containers");
+    tcase_add_unchecked_fixture(rt, skv_rtfx_setup_import, agent_fx_teardown);
+    tcase_set_timeout(rt, 60);
+    tcase_add_test(rt, test_kernel_lifecycle);
+    tcase_add_test(rt, test_restart_reattaches);
+    tcase_add_test(rt, test_cluster_kernel);
+    suite_add_tcase(s, rt);
+    return s;
+}

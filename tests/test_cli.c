@@ -1,0 +1,642 @@
+/* The `sokovan` command line, run as a program: usage errors and help
+ * (exit code 2 / 0), and against an in-process fake manager the requests
+ * it builds and the shape of its output. End-to-end runs against the real
+ * daemons live in the cluster suites.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "fake_mgr.h"
+#include "skv_test.h"
+
+typedef struct cli_result {
+    int status;                 /* exit code, or 128+signal */
+    char out[65536];
+    char err[16384];
+} cli_result;
+
+static void slurp(int fd, char *buf, size_t cap)
+{
+    lseek(fd, 0, SEEK_SET);
+    size_t len = 0;
+    ssize_t n;
+    while (len + 1 < cap && (n = read(fd, buf + len, cap - 1 - len)) > 0)
+        len += (size_t)n;
+    buf[len] = 0;
+    close(fd);
+}
+
+/* Run build/bin/sokovan with args; endpoint NULL: none set. The
+ * environment is built before fork (the fake manager's thread is live). */
+static void run_cli(cli_result *r, const char *endpoint, const char *const *args)
+{
+    char bin[512], ep[256], tmpo[] = "/tmp/skv-cli-out-XXXXXX",
+         tmpe[] = "/tmp/skv-cli-err-XXXXXX";
+    snprintf(bin, sizeof bin, "%s/bin/sokovan", skv_test_build_dir());
+    ck_assert_msg(access(bin, X_OK) == 0, "%s not built", bin);
+    snprintf(ep, sizeof ep, "SOKOVAN_ENDPOINT=%s",
+             endpoint ? endpoint : "unix:/nonexistent/skv-test.sock");
+    char *envp[] = {ep, "SOKOVAN_ACCESS_KEY=" FAKE_AK,
+                    "SOKOVAN_SECRET_KEY=" FAKE_SK, "HOME=/nonexistent",
+                    "PATH=/usr/bin:/bin", NULL};
+    char *argv[64];
+    int n = 0;
+    argv[n++] = bin;
+    for (; args[n - 1] && n < 63; n++)
+        argv[n] = (char *)args[n - 1];
+    argv[n] = NULL;
+    int fo = mkstemp(tmpo), fe = mkstemp(tmpe);
+    ck_assert(fo >= 0 && fe >= 0);
+    unlink(tmpo);
+    unlink(tmpe);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(fo, 1);
+        dup2(fe, 2);
+        execve(bin, argv, envp);
+        _exit(127);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    slurp(fo, r->out, sizeof r->out);
+    slurp(fe, r->err, sizeof r->err);
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void expect(const cli_result *r, int status, const char *in_err)
+{
+    ck_assert_msg(r->status == status, "exit %d, wanted %d; stderr: %s",
+                  r->status, status, r->err);
+    if (in_err)
+        ck_assert_msg(strstr(r->err, in_err), "stderr lacks '%s': %s", in_err,
+                      r->err);
+}
+
+START_TEST(test_usage_errors)
+{
+    const struct { const char *const *args; const char *msg; } cases[] = {
+        {ARGS("frobnicate"), "unknown command 'frobnicate'"},
+        {ARGS("--bogus", "ps"), "unknown option '--bogus'"},
+        {ARGS("ps", "--bogus"), "unknown option '--bogus'"},
+        {ARGS("ps", "extra"), "unexpected argument"},
+        {ARGS("ps", "--all", "--status", "running"), "exclusive"},
+        {ARGS("ps", "--status", "sleeping"), "SLEEPING"},
+        {ARGS("ps", "--limit", "0"), "--limit"},
+        {ARGS("run"), "missing IMAGE"},
+        {ARGS("run", "--cpu", "-1", "busybox"), "--cpu"},
+        {ARGS("run", "--cpu", "0", "busybox"), "positive"},
+        {ARGS("run", "--cpu", "0.0001", "busybox"), "--cpu"},
+        {ARGS("run", "--mem", "4q", "busybox"), "--mem"},
+        {ARGS("run", "--cpu"), "needs a value"},
+        {ARGS("run", "--cpu", "1", "--cpu", "2", "busybox"), "twice"},
+        {ARGS("run", "--gpu", "0.5", "--gpus", "1", "busybox"), "exclusive"},
+        {ARGS("run", "--gpus", "1.5", "busybox"), "whole number"},
+        {ARGS("run", "--cluster-size", "0", "busybox"), "--cluster-size"},
+        {ARGS("run", "--cluster-size", "x", "busybox"), "--cluster-size"},
+        {ARGS("run", "--cluster-mode", "mesh", "busybox"), "--cluster-mode"},
+        {ARGS("run", "--type", "daemon", "busybox"), "--type"},
+        {ARGS("run", "--priority", "1e3", "busybox"), "--priority"},
+        {ARGS("run", "--env", "NOEQUALS", "busybox"), "KEY=VALUE"},
+        {ARGS("run", "--env", "=v", "busybox"), "KEY=VALUE"},
+        {ARGS("run", "--slot", "Bad!=1", "busybox"), "--slot"},
+        {ARGS("run", "--wait=yes", "busybox"), "takes no value"},
+        {ARGS("--timeout", "0", "ps"), "--timeout"},
+        {ARGS("show"), "missing session ID"},
+        {ARGS("show", "a", "b"), "unexpected argument 'b'"},
+        {ARGS("logs"), "missing session ID"},
+        {ARGS("logs", "s-1", "--json"), "--json"},
+        {ARGS("terminate"), "missing session ID"},
+        {ARGS("agents", "x"), "unexpected argument"},
+        {ARGS("admin"), "usage: sokovan admin"},
+        {ARGS("admin", "robot", "list"), "unknown kind 'robot'"},
+        {ARGS("admin", "user"), "missing operation"},
+        {ARGS("admin", "user", "rename", "bob"), "unknown operation"},
+        {ARGS("admin", "user", "create"), "missing the user's name"},
+        {ARGS("admin", "user", "create", "bob", "--role", "god"), "--role"},
+        {ARGS("admin", "keypair", "create"), "--user"},
+        {ARGS("admin", "user", "create", "bob", "--out", "f"), "--out"},
+        {ARGS("admin", "policy", "create", "p", "--max-slots", "cpu=-1"),
+         "--max-slots"},
+        {ARGS("admin", "policy", "create", "p", "--max-lifetime", "5y"),
+         "--max-lifetime"},
+        {ARGS("admin", "group", "create", "g", "--lost-batch-policy", "x"),
+         "--lost-batch-policy"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cli_result r;
+        run_cli(&r, NULL, cases[i].args);
+        ck_assert_msg(r.status == 2, "case %zu (%s ...): exit %d, stderr: %s",
+                      i, cases[i].args[0], r.status, r.err);
+        ck_assert_msg(strstr(r.err, cases[i].msg), "case %zu: stderr lacks "
+                      "'%s': %s", i, cases[i].msg, r.err);
+        ck_assert_str_eq(r.out, "");
+    }
+    cli_result r;
+    run_cli(&r, NULL, ARGS("ps"));      /* valid, but nobody listens */
+    expect(&r, 1, "cannot reach the manager");
+}
+END_TEST
+
+START_TEST(test_help)
+{
+    const char *const *cases[] = {ARGS("--help"), ARGS("-h"),
+        ARGS("run", "--help"), ARGS("ps", "--help"), ARGS("show", "-h"),
+        ARGS("logs", "--help"), ARGS("terminate", "--help"),
+        ARGS("agents", "--help"), ARGS("images", "--help"),
+        ARGS("admin", "--help"), ARGS("admin", "user", "--help"),
+        ARGS("admin", "keypair", "create", "--help")};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cli_result r;
+        run_cli(&r, NULL, cases[i]);
+        ck_assert_msg(r.status == 0, "case %zu: exit %d: %s", i, r.status,
+                      r.err);
+        ck_assert_msg(strstr(r.out, "usage: sokovan"), "case %zu: %s", i,
+                      r.out);
+    }
+    cli_result r;
+    run_cli(&r, NULL, ARGS("run", "--help"));
+    ck_assert_ptr_nonnull(strstr(r.out, "--cluster-size"));
+}
+END_TEST
+
+/* ---- against the fake manager ------------------------------------------ */
+
+typedef struct script {
+    int shows;                  /* session.show calls so far */
+    int logs_calls;
+    int drop_submits;           /* hang up on this many submits */
+    int submits;
+    char token[64];             /* the first submit's client token */
+    int token_changed;          /* a resubmission used another token */
+} script;
+
+/* Submit: remember the token; maybe hang up as a dying manager would. */
+static int submit_reply(fake_mgr *m, int fd, const skv_proto_envelope *env)
+{
+    script *sc = m->payload;
+    skv_proto_session_submit req;
+    ck_assert_int_eq(skv_proto_body_decode(&req, env->type, env->body,
+                                           env->body_len, NULL), 0);
+    if (sc->submits++ == 0)
+        snprintf(sc->token, sizeof sc->token, "%s", req.client_token);
+    else if (strcmp(sc->token, req.client_token) != 0)
+        sc->token_changed = 1;
+    skv_proto_body_free(env->type, &req);
+    if (sc->drop_submits-- > 0)
+        return -1;
+    skv_proto_session_ref ref = {"s-0123456789abcdef", "PENDING"};
+    return fake_mgr_reply(fd, env->request_id, SKV_PROTO_SESSION_SUBMIT_REPLY,
+                          &ref);
+}
+
+static void session_fill(skv_proto_session_info *s, const char *id,
+                         const char *name, const char *status, skv_slots *sl)
+{
+    memset(s, 0, sizeof *s);
+    s->session_id = (char *)id;
+    s->name = (char *)name;
+    s->owner = "alice";
+    s->status = (char *)status;
+    s->session_type = "batch";
+    s->image = "busybox";
+    s->cluster_mode = "single-node";
+    s->cluster_size = 1;
+    s->created_ms = fake_mgr_now() - 5000;
+    s->slots = sl;
+}
+
+static int list_reply(int fd, uint64_t id)
+{
+    skv_slots *sl;
+    ck_assert_int_eq(skv_slots_parse(&sl, "cpu=0.5,mem=1g", NULL, NULL), 0);
+    skv_proto_session_info ss[2];
+    session_fill(&ss[0], "s-00000000000000a1", "quote\"and\nnewline",
+                 "RUNNING", sl);
+    session_fill(&ss[1], "s-00000000000000b2", "plain", "TERMINATED", NULL);
+    ss[1].exit_code = 3;
+    skv_proto_session_list_reply r = {ss, 2, 2};
+    int rc = fake_mgr_reply(fd, id, SKV_PROTO_SESSION_LIST_REPLY, &r);
+    skv_slots_free(sl);
+    return rc;
+}
+
+/* A session that runs on the second show and has ended on the third;
+ * its stdout is "hello\n", its stderr "oops\n". */
+static int show_reply(fake_mgr *m, int fd, const skv_proto_envelope *env)
+{
+    script *sc = m->payload;
+    skv_proto_session_id req;
+    ck_assert_int_eq(skv_proto_body_decode(&req, env->type, env->body,
+                                           env->body_len, NULL), 0);
+    if (strcmp(req.session_id, "s-missing") == 0) {
+        skv_proto_body_free(env->type, &req);
+        return fake_mgr_error(fd, env->request_id, SKV_ENOENT,
+                              "no session 's-missing'");
+    }
+    sc->shows++;
+    const char *st = sc->shows == 1 ? "PENDING" : sc->shows == 2 ? "RUNNING"
+                                                                 : "TERMINATED";
+    skv_proto_session_show_reply r;
+    session_fill(&r.session, req.session_id, "job", st, NULL);
+    r.session.exit_code = 3;
+    skv_proto_status_change h[] = {{"PENDING", 1, "submitted"},
+                                   {"RUNNING", 2, "all kernels running"}};
+    r.session.history = h;
+    r.session.n_history = 2;
+    skv_proto_pending_reason pr = {"default", "fits", "mem", 1073741824,
+                                   "not enough memory"};
+    if (sc->shows == 1) {
+        r.session.pending = &pr;
+        r.session.n_pending = 1;
+    }
+    int rc = fake_mgr_reply(fd, env->request_id, SKV_PROTO_SESSION_SHOW_REPLY,
+                            &r);
+    skv_proto_body_free(env->type, &req);
+    return rc;
+}
+
+static int logs_reply(fake_mgr *m, int fd, const skv_proto_envelope *env)
+{
+    script *sc = m->payload;
+    sc->logs_calls++;
+    skv_proto_logs_request req;
+    ck_assert_int_eq(skv_proto_body_decode(&req, env->type, env->body,
+                                           env->body_len, NULL), 0);
+    int is_err = req.stream && strcmp(req.stream, "stderr") == 0;
+    const char *text = is_err ? "oops\n" : "hello\n";
+    size_t len = strlen(text);
+    skv_proto_logs_reply r = {0};
+    if (req.offset < len) {     /* two bytes at a time: offsets must chain */
+        r.data = (uint8_t *)text + req.offset;
+        r.data_len = len - req.offset < 2 ? len - req.offset : 2;
+    }
+    r.next_offset = req.offset + r.data_len;
+    r.eof = (sc->shows >= 3 || strcmp(req.session_id, "s-done") == 0) &&
+            r.next_offset == len;
+    int rc = fake_mgr_reply(fd, env->request_id, SKV_PROTO_LOGS_REPLY, &r);
+    skv_proto_body_free(env->type, &req);
+    return rc;
+}
+
+static int agents_reply(int fd, uint64_t id)
+{
+    skv_slots *cap, *dev;
+    ck_assert_int_eq(skv_slots_parse(&cap, "cpu=8,mem=16g", NULL, NULL), 0);
+    ck_assert_int_eq(skv_slots_parse(&dev, "cuda.device=1,cuda.shares=1",
+                                     NULL, NULL), 0);
+    skv_proto_device d = {"cuda0", "cuda", 0, dev, "H100", "0000:17:00.0"};
+    skv_proto_kv label = {"zone", "a"};
+    skv_proto_agent_info a = {0};
+    a.agent_id = "a1";
+    a.resource_group = "default";
+    a.architecture = "x86_64";
+    a.status = "alive";
+    a.labels = &label;
+    a.n_labels = 1;
+    a.devices = &d;
+    a.n_devices = 1;
+    a.capacity = cap;
+    a.n_running = 2;
+    skv_proto_agent_list_reply r = {&a, 1};
+    int rc = fake_mgr_reply(fd, id, SKV_PROTO_AGENT_LIST_REPLY, &r);
+    skv_slots_free(cap);
+    skv_slots_free(dev);
+    return rc;
+}
+
+/* Admin requests are echoed back as the reply's one object; keypair
+ * create gets a generated key. */
+static int admin_reply(int fd, const skv_proto_envelope *env)
+{
+    if (env->type == SKV_PROTO_ADMIN_USER) {
+        skv_proto_admin_user req;
+        ck_assert_int_eq(skv_proto_body_decode(&req, env->type, env->body,
+                                               env->body_len, NULL), 0);
+        skv_proto_admin_user_reply r = {&req.user, 1};
+        int rc = fake_mgr_reply(fd, env->request_id,
+                                SKV_PROTO_ADMIN_USER_REPLY, &r);
+        skv_proto_body_free(env->type, &req);
+        return rc;
+    }
+    skv_proto_admin_keypair req;
+    ck_assert_int_eq(skv_proto_body_decode(&req, env->type, env->body,
+                                           env->body_len, NULL), 0);
+    skv_proto_keypair kp = req.keypair;
+    kp.access_key = "AKNEWKEY0000000000001";
+    kp.secret_key = "new-secret-new-secret-new-secret";
+    skv_proto_admin_keypair_reply r = {&kp, 1};
+    int rc = fake_mgr_reply(fd, env->request_id,
+                            SKV_PROTO_ADMIN_KEYPAIR_REPLY, &r);
+    skv_proto_body_free(env->type, &req);
+    return rc;
+}
+
+static int cli_handler(fake_mgr *m, int fd, const skv_proto_envelope *env)
+{
+    switch (env->type) {
+    case SKV_PROTO_AGENT_LIST:
+        return agents_reply(fd, env->request_id);
+    case SKV_PROTO_ADMIN_USER:
+    case SKV_PROTO_ADMIN_KEYPAIR:
+        return admin_reply(fd, env);
+    case SKV_PROTO_SESSION_LIST:
+        return list_reply(fd, env->request_id);
+    case SKV_PROTO_SESSION_SHOW:
+        return show_reply(m, fd, env);
+    case SKV_PROTO_SESSION_LOGS:
+        return logs_reply(m, fd, env);
+    case SKV_PROTO_SESSION_SUBMIT:
+        return submit_reply(m, fd, env);
+    default:
+        return fake_mgr_error(fd, env->request_id, SKV_ENOTSUP, "not here");
+    }
+}
+
+START_TEST(test_ps_json_and_table)
+{
+    script sc = {0};
+    fake_mgr m;
+    fake_mgr_start(&m, cli_handler, &sc);
+    cli_result r;
+    run_cli(&r, m.endpoint, ARGS("ps", "--json"));
+    expect(&r, 0, NULL);
+    /* one document, one line, escaped strings, exact quantities */
+    ck_assert_msg(strncmp(r.out, "{\"total\":2,\"sessions\":[{\"session_id\":"
+                  "\"s-00000000000000a1\",\"name\":\"quote\\\"and\\nnewline\","
+                  "\"owner\":\"alice\"", 86) == 0, "%s", r.out);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"slots\":{\"cpu\":0.5,"
+                                        "\"mem\":1073741824}"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\"status\":\"TERMINATED\""));
+    ck_assert_ptr_nonnull(strstr(r.out, "\"exit_code\":3,\"slots\":null,"
+                                        "\"history\":[],\"pending\":[],"
+                                        "\"kernels\":[]}]}\n"));
+    ck_assert_ptr_eq(strchr(r.out, '\n'), r.out + strlen(r.out) - 1);
+    /* default: the active statuses were asked for */
+    skv_proto_session_list req;
+    ck_assert_int_eq(m.last_type, SKV_PROTO_SESSION_LIST);
+    ck_assert_int_eq(skv_proto_body_decode(&req, SKV_PROTO_SESSION_LIST,
+                     m.last_body, m.last_body_len, NULL), 0);
+    ck_assert_uint_eq(req.n_statuses, 5);
+    ck_assert_str_eq(req.statuses[0], "PENDING");
+    skv_proto_body_free(SKV_PROTO_SESSION_LIST, &req);
+
+    run_cli(&r, m.endpoint, ARGS("ps", "--all"));
+    expect(&r, 0, NULL);
+    ck_assert_msg(strncmp(r.out, "SESSION             NAME", 24) == 0, "%s",
+                  r.out);
+    /* the newline in the name does not break the row */
+    ck_assert_ptr_nonnull(strstr(r.out, "s-00000000000000a1  quote\"and "
+                                        "newline  alice"));
+    ck_assert_ptr_nonnull(strstr(r.out, "cpu=0.5,mem=1g"));
+    ck_assert_int_eq(skv_proto_body_decode(&req, SKV_PROTO_SESSION_LIST,
+                     m.last_body, m.last_body_len, NULL), 0);
+    ck_assert_uint_eq(req.n_statuses, 0);
+    skv_proto_body_free(SKV_PROTO_SESSION_LIST, &req);
+    fake_mgr_stop(&m);
+    ck_assert_int_eq(m.n_refused, 0);
+}
+END_TEST
+
+START_TEST(test_run_builds_submit)
+{
+    script sc = {0};
+    fake_mgr m;
+    fake_mgr_start(&m, cli_handler, &sc);
+    cli_result r;
+    run_cli(&r, m.endpoint, ARGS("run", "--cpu", "2", "--mem", "4g", "--gpu",
+            "0.5", "--cluster-size", "3", "--cluster-mode", "multi-node",
+            "--rg", "gpu", "--priority", "-5", "--type", "interactive",
+            "--name", "train", "--env", "A=1", "--env", "B=x=y", "busybox",
+            "--", "sh", "-c", "echo hi"));
+    expect(&r, 0, NULL);
+    ck_assert_str_eq(r.out, "s-0123456789abcdef\n");
+    skv_proto_session_submit s;
+    ck_assert_int_eq(m.last_type, SKV_PROTO_SESSION_SUBMIT);
+    ck_assert_int_eq(skv_proto_body_decode(&s, SKV_PROTO_SESSION_SUBMIT,
+                     m.last_body, m.last_body_len, NULL), 0);
+    ck_assert_str_eq(s.image, "busybox");
+    ck_assert_uint_eq(s.n_command, 3);
+    ck_assert_str_eq(s.command[2], "echo hi");
+    ck_assert_uint_eq(s.cluster_size, 3);
+    ck_assert_str_eq(s.cluster_mode, "multi-node");
+    ck_assert_str_eq(s.resource_group, "gpu");
+    ck_assert_int_eq(s.priority, -5);
+    ck_assert_str_eq(s.session_type, "interactive");
+    ck_assert_str_eq(s.name, "train");
+    ck_assert_uint_eq(s.n_env, 2);
+    ck_assert_str_eq(s.env[1].key, "B");
+    ck_assert_str_eq(s.env[1].value, "x=y");
+    ck_assert(strncmp(s.client_token, "cli-", 4) == 0);
+    ck_assert_uint_eq(strlen(s.client_token), 36);
+    ck_assert_uint_eq(s.n_kernels, 3);
+    ck_assert_str_eq(s.kernels[0].role, "main");
+    ck_assert_str_eq(s.kernels[2].role, "sub");
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(skv_slots_get(s.kernels[i].slots, "cpu"), 2000);
+        ck_assert_int_eq(skv_slots_get(s.kernels[i].slots, "mem"),
+                         4LL << 30);
+        ck_assert_int_eq(skv_slots_get(s.kernels[i].slots, "cuda.shares"),
+                         500);
+    }
+    skv_proto_body_free(SKV_PROTO_SESSION_SUBMIT, &s);
+
+    /* defaults: one main kernel, 1 CPU; command words after IMAGE */
+    run_cli(&r, m.endpoint, ARGS("run", "--gpus", "2", "--json", "busybox",
+            "echo", "--cpu"));
+    expect(&r, 0, NULL);
+    ck_assert_str_eq(r.out, "{\"session_id\":\"s-0123456789abcdef\","
+                            "\"status\":\"PENDING\"}\n");
+    ck_assert_int_eq(skv_proto_body_decode(&s, SKV_PROTO_SESSION_SUBMIT,
+                     m.last_body, m.last_body_len, NULL), 0);
+    ck_assert_uint_eq(s.n_command, 2);
+    ck_assert_str_eq(s.command[1], "--cpu");
+    ck_assert_uint_eq(s.n_kernels, 1);
+    ck_assert_str_eq(s.cluster_mode, "single-node");
+    ck_assert_str_eq(s.session_type, "batch");
+    ck_assert_int_eq(skv_slots_get(s.kernels[0].slots, "cpu"), 1000);
+    ck_assert_int_eq(skv_slots_get(s.kernels[0].slots, "cuda.device"), 2000);
+    skv_proto_body_free(SKV_PROTO_SESSION_SUBMIT, &s);
+    fake_mgr_stop(&m);
+}
+END_TEST
+
+START_TEST(test_run_wait_streams_and_exits)
+{
+    script sc = {0};
+    fake_mgr m;
+    fake_mgr_start(&m, cli_handler, &sc);
+    cli_result r;
+    run_cli(&r, m.endpoint, ARGS("run", "--wait", "busybox", "--", "true"));
+    expect(&r, 3, "s-0123456789abcdef");     /* the session's exit code */
+    ck_assert_str_eq(r.out, "hello\n");
+    ck_assert_ptr_nonnull(strstr(r.err, "oops\n"));
+    ck_assert_int_eq(sc.shows, 3);
+    fake_mgr_stop(&m);
+}
+END_TEST
+
+START_TEST(test_show_and_errors)
+{
+    script sc = {0};
+    fake_mgr m;
+    fake_mgr_start(&m, cli_handler, &sc);
+    cli_result r;
+    run_cli(&r, m.endpoint, ARGS("show", "s-1"));    /* first show: pending */
+    expect(&r, 0, NULL);
+    ck_assert_ptr_nonnull(strstr(r.out, "Status:      PENDING"));
+    ck_assert_ptr_nonnull(strstr(r.out, "Status history:"));
+    ck_assert_ptr_nonnull(strstr(r.out, "all kernels running"));
+    ck_assert_ptr_nonnull(strstr(r.out, "Why pending:"));
+    ck_assert_ptr_nonnull(strstr(r.out, "default  fits       mem   1g"));
+    run_cli(&r, m.endpoint, ARGS("show", "--json", "s-1"));
+    expect(&r, 0, NULL);
+    ck_assert(strncmp(r.out, "{\"session\":{\"session_id\":\"s-1\"", 30) == 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"history\":[{\"status\":\"PENDING\","
+                                        "\"timestamp_ms\":1,\"reason\":"
+                                        "\"submitted\"},"));
+    run_cli(&r, m.endpoint, ARGS("show", "s-missing"));
+    expect(&r, 1, "no session 's-missing' (SKV_ENOENT)");
+    ck_assert_str_eq(r.out, "");
+    run_cli(&r, m.endpoint, ARGS("images"));
+    expect(&r, 1, "not here");
+    run_cli(&r, m.endpoint, ARGS("logs", "s-1", "--stderr"));
+    expect(&r, 0, NULL);
+    ck_assert_str_eq(r.out, "oops\n");
+    fake_mgr_stop(&m);
+    ck_assert_int_eq(m.n_refused, 0);
+}
+END_TEST
+
+START_TEST(test_key_file)
+{
+    script sc = {0};
+    fake_mgr m;
+    fake_mgr_start(&m, cli_handler, &sc);
+    char key[128];
+    snprintf(key, sizeof key, "%s/key", m.dir);
+    int fd = open(key, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    ck_assert_int_ge(fd, 0);
+    const char text[] = "access_key=" FAKE_AK "\nsecret_key=" FAKE_SK "\n";
+    ck_assert_int_eq(write(fd, text, sizeof text - 1), sizeof text - 1);
+    close(fd);
+    chmod(key, 0644);
+    cli_result r;
+    run_cli(&r, m.endpoint, ARGS("--key-file", key, "ps"));
+    expect(&r, 1, "chmod 600");
+    chmod(key, 0600);
+    run_cli(&r, m.endpoint, ARGS("ps", "--key-file", key, "--json"));
+    expect(&r, 0, NULL);
+    ck_assert(strncmp(r.out, "{\"total\":2", 10) == 0);
+    unlink(key);
+    fake_mgr_stop(&m);
+}
+END_TEST
+
+START_TEST(test_follow_agents_admin)
+{
+    script sc = {0};
+    fake_mgr m;
+    fake_mgr_start(&m, cli_handler, &sc);
+    cli_result r;
+    run_cli(&r, m.endpoint, ARGS("logs", "s-done", "--follow"));
+    expect(&r, 0, NULL);
+    ck_assert_str_eq(r.out, "hello\n");
+
+    run_cli(&r, m.endpoint, ARGS("agents", "--json"));
+    expect(&r, 0, NULL);
+    ck_assert_msg(strncmp(r.out, "{\"agents\":[{\"agent_id\":\"a1\","
+                  "\"resource_group\":\"default\"", 46) == 0, "%s", r.out);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"labels\":{\"zone\":\"a\"},"
+        "\"devices\":[{\"id\":\"cuda0\",\"kind\":\"cuda\",\"numa_node\":0,"
+        "\"slots\":{\"cuda.device\":1,\"cuda.shares\":1}"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\"capacity\":{\"cpu\":8,"
+        "\"mem\":17179869184},\"occupied\":null"));
+    run_cli(&r, m.endpoint, ARGS("agents"));
+    expect(&r, 0, NULL);
+    ck_assert_ptr_nonnull(strstr(r.out, "a1     default  alive   x86_64  "
+                                        "cpu=8,mem=16g"));
+
+    run_cli(&r, m.endpoint, ARGS("admin", "user", "create", "bob", "--role",
+            "admin", "--project", "p1", "--project", "p2", "--json"));
+    expect(&r, 0, NULL);
+    ck_assert_str_eq(r.out, "{\"users\":[{\"name\":\"bob\",\"email\":null,"
+        "\"role\":\"admin\",\"domain\":null,\"projects\":[\"p1\",\"p2\"],"
+        "\"resource_policy\":null,\"description\":null,\"active\":true}]}\n");
+    skv_proto_admin_user u;
+    ck_assert_int_eq(skv_proto_body_decode(&u, SKV_PROTO_ADMIN_USER,
+                     m.last_body, m.last_body_len, NULL), 0);
+    ck_assert_uint_eq(u.op, SKV_PROTO_ADMIN_CREATE);
+    skv_proto_body_free(SKV_PROTO_ADMIN_USER, &u);
+    run_cli(&r, m.endpoint, ARGS("admin", "user", "update", "bob",
+            "--inactive"));
+    expect(&r, 0, NULL);
+    ck_assert_ptr_nonnull(strstr(r.out, "bob   -     -       -"));
+    ck_assert_ptr_nonnull(strstr(r.out, "  no\n"));
+
+    char out[128];
+    snprintf(out, sizeof out, "%s/new.key", m.dir);
+    run_cli(&r, m.endpoint, ARGS("admin", "keypair", "create", "--user",
+            "bob", "--out", out));
+    expect(&r, 0, "shown only once");
+    ck_assert_ptr_nonnull(strstr(r.out, "AKNEWKEY0000000000001"));
+    char ak[SKV_AUTH_ACCESS_KEY_MAX], sk[SKV_AUTH_SECRET_KEY_MAX];
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_client_read_keyfile(ak, sk, out, &e), &e);
+    ck_assert_str_eq(sk, "new-secret-new-secret-new-secret");
+    /* never overwritten */
+    int before = m.n_requests;
+    run_cli(&r, m.endpoint, ARGS("admin", "keypair", "create", "--user",
+            "bob", "--out", out));
+    expect(&r, 1, "exists");
+    ck_assert_int_eq(m.n_requests, before);   /* refused before asking */
+    unlink(out);
+    fake_mgr_stop(&m);
+}
+END_TEST
+
+/* The manager hangs up twice after receiving the submission: the CLI
+ * reconnects and resends with the same client token. */
+START_TEST(test_run_resubmits_same_token)
+{
+    script sc = {0};
+    sc.drop_submits = 2;
+    fake_mgr m;
+    fake_mgr_start(&m, cli_handler, &sc);
+    cli_result r;
+    run_cli(&r, m.endpoint, ARGS("run", "busybox", "true"));
+    expect(&r, 0, NULL);
+    ck_assert_str_eq(r.out, "s-0123456789abcdef\n");
+    fake_mgr_stop(&m);
+    ck_assert_int_eq(sc.submits, 3);
+    ck_assert_int_eq(m.n_conns, 3);
+    ck_assert_int_eq(sc.token_changed, 0);
+    ck_assert_int_eq(m.n_refused, 0);      /* fresh nonces on resend */
+}
+END_TEST
+
+Suite *skv_test_suite_cli(void);
+Suite *skv_test_suite_cli(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("cli");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_usage_errors);
+    tcase_add_test(tc, test_help);
+    tcase_add_test(tc, test_ps_json_and_table);
+    tcase_add_test(tc, test_run_builds_submit);
+    tcase_add_test(tc, test_run_wait_streams_and_exits);
+    tcase_add_test(tc, test_show_and_errors);
+    tcase_add_test(tc, test_key_file);
+    tcase_add_test(tc, test_follow_agents_admin);
+    tcase_add_test(tc, test_run_resubmits_same_token);
+    tcase_add_unchecked_fixture(tc, fake_mgr_base_setup,
+                                fake_mgr_base_teardown);
+    suite_add_tcase(s, tc);
+    return s;
+}
