@@ -7,9 +7,13 @@
  * re-attaches to a running container.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <limits.h>
+#include <net/if.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -812,9 +816,44 @@ START_TEST(test_restart_reattaches)
 }
 END_TEST
 
+/* Session networks (bridges, rules, forwarding) go into a network
+ * namespace of the forked test process, gone with it. */
+static void private_netns(void)
+{
+    ck_assert_msg(unshare(CLONE_NEWNET) == 0, "unshare(CLONE_NEWNET): %m");
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof(ifr));
+    snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ioctl(fd, SIOCGIFFLAGS, &ifr), 0);
+    ifr.ifr_flags |= IFF_UP;
+    ck_assert_int_eq(ioctl(fd, SIOCSIFFLAGS, &ifr), 0);
+    close(fd);
+}
+
+/* Links of session networks: in the private namespace, every link but the
+ * loopback. */
+static size_t net_links(void)
+{
+    char **names = NULL;
+    size_t n = 0, count = 0;
+    skv_error e = SKV_ERROR_INIT;
+    const char *letters = "abcdefghijklmnopqrstuvwxyz";
+    for (const char *l = letters; *l; l++) {
+        char p[2] = {*l, '\0'};
+        SKV_CK_OK(skv_net_links(p, &names, &n, &e), &e);
+        for (size_t i = 0; i < n; i++)
+            count += strcmp(names[i], "lo") != 0;
+        skv_net_links_free(names, n);
+    }
+    return count;
+}
+
 START_TEST(test_cluster_kernel)
 {
     SKV_RTFX_REQUIRE();
+    private_netns();
     conn c = {0};
     char state[PATH_MAX];
     skv_agent *a = open_agent(&c, agent_state(state, sizeof(state), "clu"),
@@ -890,6 +929,169 @@ START_TEST(test_cluster_kernel)
 }
 END_TEST
 
+static char *stdout_of(skv_agent *a, conn *c, const char *kid)
+{
+    skv_proto_logs_reply lr = logs(a, c, kid, NULL, 0);
+    char *s = strndup((const char *)lr.data, lr.data_len);
+    skv_proto_body_free(SKV_PROTO_LOGS_REPLY, &lr);
+    return s;
+}
+
+/* Two kernels of one session on one agent: a bridge of their own, each
+ * resolves the other by cluster hostname and they talk TCP; both have the
+ * same SSH key pair; the main kernel's port is published; destroying the
+ * last kernel removes every link. */
+START_TEST(test_cluster_network)
+{
+    SKV_RTFX_REQUIRE();
+    private_netns();
+    conn c = {0};
+    char state[PATH_MAX];
+    skv_agent *a = open_agent(&c, agent_state(state, sizeof(state), "cnet"),
+                              NULL, NULL, 0);
+    registered(a, &c);
+    size_t n = 0;
+    skv_proto_device_alloc *al = make_alloc(&n, 500, 32 << 20, NULL);
+#define SUMS "busybox md5sum /home/work/.ssh/id_ed25519 /home/work/.ssh/authorized_keys 2>&1"
+    char *main_argv[] = {"sh", "-c", "echo hello-from-$(hostname) | "
+                         "busybox nc -l -p 7411; " SUMS};
+    char *sub_argv[] = {"sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 "
+                        "14 15 16 17 18 19 20; do busybox nc main1 7411 && "
+                        "break; sleep 1; done; " SUMS};
+    skv_proto_cluster_host hosts[2] = {{"main1", "main", 1, NULL},
+                                       {"sub1", "sub", 1, NULL}};
+    uint32_t ports[] = {7411};
+    const char *kids[2] = {"s-00000000000000bb-0", "s-00000000000000bb-1"};
+    skv_proto_kernel_create kc;
+    for (int i = 0; i < 2; i++) {
+        build_create(&kc, kids[i], i ? sub_argv : main_argv, 3, al, n);
+        kc.session_id = "s-00000000000000bb";
+        kc.cluster_role = i ? "sub" : "main";
+        kc.cluster_size = 2;
+        kc.cluster_hosts = hosts;
+        kc.n_cluster_hosts = 2;
+        kc.ports = ports;
+        kc.n_ports = 1;
+        size_t from = c.n;
+        ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 60 + (uint64_t)i,
+                              SKV_PROTO_KERNEL_CREATE, &kc, wall_ms()), 0);
+        long r = find(&c, from, SKV_PROTO_KERNEL_CREATE_REPLY);
+        ck_assert_msg(r >= 0, "kernel %d: no create reply", i);
+        skv_proto_kernel_create_reply cr = {0};
+        body_of(&cr, &c, (size_t)r, SKV_PROTO_KERNEL_CREATE_REPLY, NULL);
+        ck_assert_str_eq(cr.address, i ? "10.250.0.3" : "10.250.0.2");
+        /* Published ports: the main kernel's only. */
+        ck_assert_uint_eq(cr.n_published, i ? 0 : 1);
+        if (!i)
+            ck_assert_msg(!strncmp(cr.published[0], "tcp:7411=", 9), "%s",
+                          cr.published[0]);
+        skv_proto_body_free(SKV_PROTO_KERNEL_CREATE_REPLY, &cr);
+    }
+    /* The session's bridge (the veths go when the kernels end). */
+    ck_assert_uint_ge(net_links(), 1);
+    ck_assert_int_ge(wait_exit(a, &c, 0, kids[0]), 0);
+    ck_assert_int_ge(wait_exit(a, &c, 0, kids[1]), 0);
+    char *out0 = stdout_of(a, &c, kids[0]);
+    char *out1 = stdout_of(a, &c, kids[1]);
+    ck_assert_msg(!strncmp(out1, "hello-from-main1\n", 17), "sub1: '%s'",
+                  out1);
+    /* The same two checksums, for the same files, in both kernels. */
+    const char *sums1 = out1 + 17;
+    size_t want = 2 * 34 + strlen("/home/work/.ssh/id_ed25519\n"
+                                  "/home/work/.ssh/authorized_keys\n");
+    ck_assert_msg(strlen(out0) == want &&
+                      strcmp(out0, sums1) == 0 &&
+                      strstr(out0, "  /home/work/.ssh/id_ed25519\n") &&
+                      strstr(out0, "  /home/work/.ssh/authorized_keys\n"),
+                  "main1: '%s' sub1: '%s'", out0, sums1);
+    free(out0);
+    free(out1);
+    skv_proto_kernel_destroy kd = {"s-00000000000000bb", (char *)kids[0],
+                                   "done", 0};
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 70, SKV_PROTO_KERNEL_DESTROY,
+                          &kd, wall_ms()), 0);
+    /* The bridge stays while sub1 is held. */
+    ck_assert_uint_ge(net_links(), 1);
+    kd.kernel_id = (char *)kids[1];
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 71, SKV_PROTO_KERNEL_DESTROY,
+                          &kd, wall_ms()), 0);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 0);
+    ck_assert_uint_eq(net_links(), 0);
+    free_alloc(al, n);
+    skv_agent_free(a);
+    conn_clear(&c);
+}
+END_TEST
+
+/* A restarted agent adopts the network of a session it still holds and
+ * removes the network of one it no longer holds (its record is gone). */
+START_TEST(test_cluster_network_restart)
+{
+    SKV_RTFX_REQUIRE();
+    private_netns();
+    conn c = {0};
+    char state[PATH_MAX];
+    agent_state(state, sizeof(state), "cnetr");
+    skv_agent *a = open_agent(&c, state, NULL, NULL, 0);
+    registered(a, &c);
+    size_t n = 0;
+    skv_proto_device_alloc *al = make_alloc(&n, 500, 32 << 20, NULL);
+    char *argv[] = {"sleep", "30"};
+    skv_proto_cluster_host hosts[2] = {{"main1", "main", 1, NULL},
+                                       {"sub1", "sub", 1, NULL}};
+    const char *kids[2] = {"s-00000000000000c1-0", "s-00000000000000c2-0"};
+    const char *sids[2] = {"s-00000000000000c1", "s-00000000000000c2"};
+    skv_proto_kernel_create kc;
+    for (int i = 0; i < 2; i++) {
+        build_create(&kc, kids[i], argv, 2, al, n);
+        kc.session_id = (char *)sids[i];
+        kc.cluster_size = 2;
+        kc.cluster_hosts = hosts;
+        kc.n_cluster_hosts = 2;
+        size_t from = c.n;
+        ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 80 + (uint64_t)i,
+                              SKV_PROTO_KERNEL_CREATE, &kc, wall_ms()), 0);
+        ck_assert_int_ge(find(&c, from, SKV_PROTO_KERNEL_CREATE_REPLY), 0);
+    }
+    /* Two bridges and two veths. */
+    ck_assert_uint_eq(net_links(), 4);
+    skv_agent_free(a);
+    conn_clear(&c);
+    char rec[PATH_MAX + 64];
+    snprintf(rec, sizeof(rec), "%s/kernels/%s.rec", state, kids[1]);
+    ck_assert_int_eq(unlink(rec), 0);
+    a = open_agent(&c, state, NULL, NULL, 0);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 1);
+    /* The second session's container and network are gone. */
+    ck_assert_uint_eq(net_links(), 2);
+    registered(a, &c);
+    /* The same answer as before the restart. */
+    build_create(&kc, kids[0], argv, 2, al, n);
+    kc.session_id = (char *)sids[0];
+    kc.cluster_size = 2;
+    kc.cluster_hosts = hosts;
+    kc.n_cluster_hosts = 2;
+    size_t from = c.n;
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 90, SKV_PROTO_KERNEL_CREATE,
+                          &kc, wall_ms()), 0);
+    long r = find(&c, from, SKV_PROTO_KERNEL_CREATE_REPLY);
+    ck_assert_int_ge(r, 0);
+    skv_proto_kernel_create_reply cr = {0};
+    body_of(&cr, &c, (size_t)r, SKV_PROTO_KERNEL_CREATE_REPLY, NULL);
+    ck_assert_str_eq(cr.address, "10.250.0.2");
+    skv_proto_body_free(SKV_PROTO_KERNEL_CREATE_REPLY, &cr);
+    skv_proto_kernel_destroy kd = {(char *)sids[0], (char *)kids[0], "done",
+                                   0};
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 91, SKV_PROTO_KERNEL_DESTROY,
+                          &kd, wall_ms()), 0);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 0);
+    ck_assert_uint_eq(net_links(), 0);
+    free_alloc(al, n);
+    skv_agent_free(a);
+    conn_clear(&c);
+}
+END_TEST
+
 /* Containers of agent state directories a failed test left behind. */
 static void agent_fx_teardown(void)
 {
@@ -928,6 +1130,8 @@ Suite *skv_test_suite_agent(void)
     tcase_add_test(rt, test_kernel_lifecycle);
     tcase_add_test(rt, test_restart_reattaches);
     tcase_add_test(rt, test_cluster_kernel);
+    tcase_add_test(rt, test_cluster_network);
+    tcase_add_test(rt, test_cluster_network_restart);
     suite_add_tcase(s, rt);
     return s;
 }

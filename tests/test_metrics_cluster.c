@@ -725,7 +725,9 @@ START_TEST(test_agent_kernel_series)
     for (int i = 0; i < 200 && cpu <= 0; i++) {
         SKV_CK_OK(skv_agent_metrics_collect(a, reg, wall_ms(), &e), &e);
         scrape(&pr, reg);
-        cpu = val(&pr, "sokovan_kernel_cpu_seconds_total", lbl);
+        const sample *sc = find_sample(&pr, "sokovan_kernel_cpu_seconds_total",
+                                       lbl);
+        cpu = sc ? sc->value : 0;
         if (cpu <= 0)
             usleep(20 * 1000);
     }

@@ -109,7 +109,8 @@ int skv_agent_open(skv_agent **out, const skv_agent_options *opts,
     a->stats_ms = opts->stats_interval_ms ? opts->stats_interval_ms : 5000;
     a->hb_ms = SKV__AGENT_DEFAULT_HEARTBEAT_MS;
     a->next_poll = a->next_prune = now_ms;
-    static const char *const dirs[] = {NULL, "kernels", "logs"};
+    static const char *const dirs[] = {NULL, "kernels", "logs", "ssh"};
+    skv__agent_net_prefix(a);
     for (size_t i = 0; rc == 0 && i < SKV__ARRAY_LEN(dirs); i++)
         rc = make_dir(a, dirs[i], err);
     if (rc == 0)
@@ -117,7 +118,12 @@ int skv_agent_open(skv_agent **out, const skv_agent_options *opts,
     if (rc == 0)
         rc = open_runtime(a, opts, err);
     if (rc == 0)
+        rc = skv__agent_net_load(a, err);
+    if (rc == 0)
         rc = skv__agent_records_restore(a, now_ms, err);
+    /* Networks of sessions that ended while the agent was away. */
+    if (rc == 0)
+        skv__agent_net_cleanup(a);
     if (rc) {
         skv_agent_free(a);
         return rc;
@@ -136,6 +142,7 @@ void skv_agent_free(skv_agent *a)
     for (size_t i = 0; i < a->nk; i++)
         skv__agent_kernel_free(a->k[i]);
     skv__free(a->k);
+    skv__agent_net_free(a);
     skv_runtime_free(a->rt);
     skv_image_store_free(a->images);
     skv__agent_free_node(a);

@@ -176,12 +176,23 @@ int skv__agent_destroy_finish(skv_agent *a, skv__agent_kernel *k,
 void skv__agent_prune_logs(skv_agent *a, int64_t now_ms);
 
 /* ---- net.c / net_kernel.c / net_routes.c: cluster networking ---- */
+/* Session subnets of an agent the manager gave no subnet. */
+#define SKV__AGENT_LOCAL_CIDR "10.250.0.0/16"
+bool skv__agent_net_inside(const char *subnet, const char *ip);
+skv__agent_net *skv__agent_net_find(const skv_agent *a, const char *sid);
+/* Remove n from the table: destroy its network, or only free the handle. */
+void skv__agent_net_drop(skv_agent *a, skv__agent_net *n, bool destroy);
+/* state_dir/network: the subnet and cluster CIDR of the last registration
+ * (isolation rules of adopted networks need them before the next one). */
+int skv__agent_net_load(skv_agent *a, skv_error *err);
 /* The link prefix from the agent id (several agents may share a host). */
 void skv__agent_net_prefix(skv_agent *a);
 /* Resolve k's network mode; for a cluster network fill the request's
  * subnet (the session's, or a new one from the local pool), host
- * addresses and SSH seed, and compute host_index and address. */
-int skv__agent_net_resolve(skv_agent *a, skv__agent_kernel *k,
+ * addresses and SSH seed, and compute host_index and address. A restored
+ * record without a subnet comes from an agent that ran multi-kernel
+ * sessions on the host network: it stays there. */
+int skv__agent_net_resolve(skv_agent *a, skv__agent_kernel *k, bool restore,
                            skv_error *err);
 /* Session network up (created or adopted), peers allowed, SSH files
  * written. On failure what this call created is removed again. */

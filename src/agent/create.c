@@ -24,6 +24,8 @@ static int id_check(const char *what, const char *id, skv_error *err)
     return 0;
 }
 
+/* The session network joins between create and start, so the command
+ * never runs without its interface. */
 static int run_container(skv_agent *a, skv__agent_kernel *k, skv_error *err)
 {
     skv_container_spec *spec = NULL;
@@ -33,23 +35,44 @@ static int run_container(skv_agent *a, skv__agent_kernel *k, skv_error *err)
     skv_container_spec_free(spec);
     if (rc)
         return rc;
-    rc = skv_runtime_start(a->rt, k->req.kernel_id, err);
+    rc = skv__agent_net_attach(a, k, err);
+    if (rc == 0)
+        rc = skv_runtime_start(a->rt, k->req.kernel_id, err);
     if (rc)
         skv_runtime_destroy(a->rt, k->req.kernel_id, 0, NULL);
     return rc;
 }
 
-static int start_kernel(skv_agent *a, skv__agent_kernel *k,
-                        const skv_proto_envelope *env, skv_error *err)
+/* The record holds the request as resolved (network filled in by the
+ * agent), so it is encoded again. */
+static int record(skv_agent *a, skv__agent_kernel *k, skv_error *err)
+{
+    void *body = NULL;
+    size_t len = 0;
+    int rc = skv_proto_body_encode(&body, &len, SKV_PROTO_KERNEL_CREATE,
+                                   &k->req, err);
+    if (rc == 0)
+        rc = skv__agent_record_write(a, k, body, len, err);
+    skv_free(body);
+    return rc;
+}
+
+static int start_kernel(skv_agent *a, skv__agent_kernel *k, skv_error *err)
 {
     int rc = id_check("session id", k->req.session_id, err);
     if (rc == 0)
         rc = id_check("kernel id", k->req.kernel_id, err);
     if (rc == 0)
+        rc = skv__agent_net_resolve(a, k, false, err);
+    if (rc == 0)
         rc = skv__agent_kernel_take(a, k, NULL, 0, err);
-    if (rc)
+    if (rc) {
+        skv__agent_net_release(a, k);
         return rc;
-    rc = skv__agent_record_write(a, k, env->body, env->body_len, err);
+    }
+    rc = record(a, k, err);
+    if (rc == 0 && (rc = skv__agent_net_prepare(a, k, false, err)) != 0)
+        skv__agent_record_remove(a, k->req.kernel_id);
     if (rc == 0) {
         rc = run_container(a, k, err);
         if (rc)
@@ -59,17 +82,27 @@ static int start_kernel(skv_agent *a, skv__agent_kernel *k,
         skv_runtime_destroy(a->rt, k->req.kernel_id, 0, NULL);
         skv__agent_record_remove(a, k->req.kernel_id);
     }
-    if (rc)
+    if (rc) {
         skv__agent_kernel_release(a, k);
+        skv__agent_net_release(a, k);
+    }
     return rc;
 }
 
-static int reply(skv_agent *a, uint64_t id, const char *kernel_id,
+static int reply(skv_agent *a, uint64_t id, const skv__agent_kernel *k,
                  int64_t now_ms, skv_error *err)
 {
-    skv_proto_kernel_create_reply r = {(char *)kernel_id, (char *)kernel_id};
-    return skv__agent_emit(a, SKV_PROTO_RESPONSE, id,
-                           SKV_PROTO_KERNEL_CREATE_REPLY, &r, now_ms, err);
+    skv_proto_kernel_create_reply r;
+    memset(&r, 0, sizeof(r));
+    r.kernel_id = r.container_id = k->req.kernel_id;
+    r.address = k->address[0] ? (char *)k->address : NULL;
+    int rc = skv__agent_net_published(a, k, &r.published, &r.n_published,
+                                      err);
+    if (rc == 0)
+        rc = skv__agent_emit(a, SKV_PROTO_RESPONSE, id,
+                             SKV_PROTO_KERNEL_CREATE_REPLY, &r, now_ms, err);
+    skv__agent_net_published_free(r.published, r.n_published);
+    return rc;
 }
 
 int skv__agent_on_create(skv_agent *a, const skv_proto_envelope *env,
@@ -91,9 +124,9 @@ int skv__agent_on_create(skv_agent *a, const skv_proto_envelope *env,
     if (old) {
         /* The manager asked again (restart, lost reply): same answer. */
         skv__agent_kernel_free(k);
-        return reply(a, env->request_id, old->req.kernel_id, now_ms, err);
+        return reply(a, env->request_id, old, now_ms, err);
     }
-    rc = start_kernel(a, k, env, &e);
+    rc = start_kernel(a, k, &e);
     if (rc) {
         skv__log(SKV_LOG_WARN, "agent", "kernel %s not started: %s",
                  k->req.kernel_id ? k->req.kernel_id : "?", e.message);
@@ -102,7 +135,7 @@ int skv__agent_on_create(skv_agent *a, const skv_proto_envelope *env,
                                       env->type_name, now_ms) == 0
                    ? 0 : skv__err(err, SKV_EIO, "agent: cannot reply");
     }
-    rc = reply(a, env->request_id, k->req.kernel_id, now_ms, err);
+    rc = reply(a, env->request_id, k, now_ms, err);
     if (rc == 0)
         rc = skv__agent_send_status(a, k, "running", NULL, now_ms, err);
     return rc;

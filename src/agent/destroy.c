@@ -59,6 +59,7 @@ int skv__agent_destroy_finish(skv_agent *a, skv__agent_kernel *k,
                                       now_ms);
     }
     skv__agent_kernel_release(a, k);
+    skv__agent_net_release(a, k);
     skv__agent_record_remove(a, id);
     skv__agent_kernel_remove(a, k);
     /* Pruning lists the whole logs directory: the minute tick does it. */

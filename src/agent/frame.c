@@ -60,6 +60,8 @@ int skv_agent_handle_frame(skv_agent *a, const void *payload, size_t len,
     else if (env.kind == SKV_PROTO_RESPONSE &&
              env.type == SKV_PROTO_AGENT_REGISTER_REPLY)
         rc = skv__agent_on_register_reply(a, &env, now_ms, err);
+    else if (env.kind == SKV_PROTO_EVENT && env.type == SKV_PROTO_AGENT_ROUTES)
+        rc = skv__agent_on_routes(a, &env, now_ms, err);
     else if (env.kind == SKV_PROTO_RESPONSE && env.type == SKV_PROTO_ERROR &&
              env.request_id == a->register_id)
         rc = refused(&env, err);

@@ -36,6 +36,7 @@ void skv__agent_kernel_free(skv__agent_kernel *k)
         return;
     skv_proto_body_free(SKV_PROTO_KERNEL_CREATE, &k->req);
     skv_node_placement_free(k->pl);
+    skv__free(k->ssh_dir);
     skv__free(k);
 }
 

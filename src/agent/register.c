@@ -140,6 +140,10 @@ int skv__agent_on_register_reply(skv_agent *a, const skv_proto_envelope *env,
     a->hb_ms = r.heartbeat_interval_ms ? r.heartbeat_interval_ms
                                        : SKV__AGENT_DEFAULT_HEARTBEAT_MS;
     a->next_hb = now_ms + a->hb_ms;
+    skv_error e = SKV_ERROR_INIT;
+    /* Kernels on this agent still run without the peers' routes. */
+    if (skv__agent_net_registered(a, &r, &e) != 0)
+        skv__log(SKV_LOG_WARN, "agent", "cluster network: %s", e.message);
     skv_proto_body_free(SKV_PROTO_AGENT_REGISTER_REPLY, &r);
     skv__log(SKV_LOG_INFO, "agent", "registered as %s (heartbeat %u ms, "
              "%zu kernels)", a->agent_id, a->hb_ms, a->nk);

@@ -89,6 +89,17 @@ static int decode_record(skv__agent_kernel *k, char **text, const char *buf,
     return rc;
 }
 
+/* The kernel's session network, as the previous agent left it. A failure
+ * leaves the kernel running without it (logged). */
+static void adopt_network(skv_agent *a, skv__agent_kernel *k)
+{
+    skv_error e = SKV_ERROR_INIT;
+    if (skv__agent_net_resolve(a, k, true, &e) != 0 ||
+        skv__agent_net_prepare(a, k, true, &e) != 0)
+        skv__log(SKV_LOG_WARN, "agent", "kernel %s: network not adopted: %s",
+                 k->req.kernel_id, e.message);
+}
+
 static int load_one(skv_agent *a, const char *path, const char *id,
                     int64_t now_ms, skv_error *err)
 {
@@ -123,6 +134,8 @@ static int load_one(skv_agent *a, const char *path, const char *id,
         if (rc)
             skv__agent_kernel_release(a, k);
         else
+            adopt_network(a, k);
+        if (rc == 0)
             k = NULL;
     }
     skv__agent_kernel_free(k);

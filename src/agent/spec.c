@@ -35,6 +35,35 @@ static size_t roles_of(const skv_proto_kernel_create *r,
     return n;
 }
 
+/* Cluster network: the container gets its own namespace (mode NONE; the
+ * agent attaches it to the session's bridge before start), every cluster
+ * host resolves through /etc/hosts, and the session's SSH key pair is
+ * mounted read-only for root and for the conventional user "work". */
+static int network(skv_container_spec *spec, const skv__agent_kernel *k,
+                   skv_error *err)
+{
+    const skv_proto_kernel_create *r = &k->req;
+    if (k->net_mode != SKV__AGENT_NET_CLUSTER)
+        return skv_container_spec_set_network(
+            spec, k->net_mode == SKV__AGENT_NET_HOST ? SKV_NETWORK_HOST
+                                                     : SKV_NETWORK_NONE,
+            err);
+    int rc = skv_container_spec_set_network(spec, SKV_NETWORK_NONE, err);
+    for (size_t i = 0; rc == 0 && i < r->n_cluster_hosts; i++) {
+        const skv_proto_cluster_host *h = &r->cluster_hosts[i];
+        if (h->hostname && *h->hostname && h->address && *h->address)
+            rc = skv_container_spec_add_host(spec, h->hostname, h->address,
+                                             err);
+    }
+    if (rc == 0 && k->ssh_dir)
+        rc = skv_container_spec_add_mount(spec, k->ssh_dir, "/root/.ssh",
+                                          true, err);
+    if (rc == 0 && k->ssh_dir)
+        rc = skv_container_spec_add_mount(spec, k->ssh_dir,
+                                          "/home/work/.ssh", true, err);
+    return rc;
+}
+
 static int cluster(skv_container_spec *spec, const skv_proto_kernel_create *r,
                    skv_error *err)
 {
@@ -47,15 +76,7 @@ static int cluster(skv_container_spec *spec, const skv_proto_kernel_create *r,
     ci.idx = r->cluster_idx ? r->cluster_idx : 1;
     ci.roles = roles;
     ci.n_roles = roles_of(r, roles, ci.role, ci.idx);
-    int rc = skv_container_spec_set_cluster(spec, &ci, err);
-    /* Several kernels talk to each other: the host network for now. */
-    if (rc == 0)
-        rc = skv_container_spec_set_network(spec, r->cluster_size > 1 ||
-                                                      r->n_cluster_hosts > 1
-                                                  ? SKV_NETWORK_HOST
-                                                  : SKV_NETWORK_NONE,
-                                            err);
-    return rc;
+    return skv_container_spec_set_cluster(spec, &ci, err);
 }
 
 static int limits(skv_container_spec *spec, const skv__agent_kernel *k,
@@ -141,6 +162,8 @@ int skv__agent_build_spec(skv_container_spec **out, skv_agent *a,
         rc = plugin_config(spec, skv_node_placement_config(k->pl), err);
     if (rc == 0)
         rc = cluster(spec, &k->req, err);
+    if (rc == 0)
+        rc = network(spec, k, err);
     if (rc == 0)
         rc = limits(spec, k, err);
     /* Whole cores: the placement's; fractional or none: the slice's cores,
