@@ -10,8 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "metrics_loop.h"
-#include "skvd.h"
+#include "driver.h"
 #include "sokovan/agent.h"
 #include "sokovan/auth.h"
 #include "sokovan/client.h"
@@ -22,12 +21,8 @@
 typedef struct agent_daemon {
     skvd_config cfg;
     uv_loop_t loop;
-    skvd_net net;
-    uv_timer_t timer;
-    uv_check_t check;
+    skvd_driver drv;
     skv_agent *a;
-    skvd_metrics metrics;
-    bool dirty;
     char access_key[SKV_AUTH_ACCESS_KEY_MAX];
     char secret_key[SKV_AUTH_SECRET_KEY_MAX];
 } agent_daemon;
@@ -35,7 +30,7 @@ typedef struct agent_daemon {
 static int send_cb(const void *frame, size_t len, void *payload)
 {
     agent_daemon *d = payload;
-    skvd_conn *c = skvd_connect_conn(&d->net);
+    skvd_conn *c = skvd_connect_conn(&d->drv.net);
     return c ? skvd_conn_send(c, frame, len) : -1;
 }
 
@@ -49,7 +44,7 @@ static int on_open(skvd_conn *c, void *ctx)
         skv_agent_disconnected(d->a, skvd_now_ms());
         return -1;
     }
-    d->dirty = true;
+    skvd_driver_poke(&d->drv);
     return 0;
 }
 
@@ -67,7 +62,7 @@ static int on_frame(skvd_conn *c, const void *p, size_t len, void *ctx)
 
 static void on_batch(void *ctx)
 {
-    ((agent_daemon *)ctx)->dirty = true;
+    skvd_driver_poke(&((agent_daemon *)ctx)->drv);
 }
 
 static void on_close(skvd_conn *c, void *ctx)
@@ -77,42 +72,14 @@ static void on_close(skvd_conn *c, void *ctx)
     skv_agent_disconnected(d->a, skvd_now_ms());
 }
 
-static void timer_cb(uv_timer_t *t);
-
-static void tick(agent_daemon *d)
+static int tick(void *obj, int64_t now_ms, skv_error *err)
 {
-    skv_error e = SKV_ERROR_INIT;
-    d->dirty = false;
-    if (d->net.stopping)
-        return;
-    if (skv_agent_tick(d->a, skvd_now_ms(), &e))
-        skvd_log(SKV_LOG_WARN, "tick: %s", e.message);
-    skvd_timer_arm(&d->timer, timer_cb,
-                   skv_agent_next_tick_ms(d->a, skvd_now_ms()), TICK_MAX_MS);
+    return skv_agent_tick(obj, now_ms, err);
 }
 
-static void timer_cb(uv_timer_t *t)
+static int64_t next_tick(const void *obj, int64_t now_ms)
 {
-    tick(t->data);
-}
-
-static void check_cb(uv_check_t *h)
-{
-    agent_daemon *d = h->data;
-    if (d->dirty)
-        tick(d);
-}
-
-static void stop(void *ctx)
-{
-    agent_daemon *d = ctx;
-    if (d->net.stopping)
-        return;
-    skvd_net_stop(&d->net);
-    uv_close((uv_handle_t *)&d->timer, NULL);
-    uv_close((uv_handle_t *)&d->check, NULL);
-    skvd_metrics_close(&d->metrics);
-    skvd_signals_close();
+    return skv_agent_next_tick_ms(obj, now_ms);
 }
 
 static int collect(void *obj, skv_metrics *reg, int64_t now_ms,
@@ -217,29 +184,22 @@ static int start_io(agent_daemon *d)
     const skvd_agent_conf *c = &d->cfg.agent;
     char why[320];
     skvd_net_cbs cbs = {on_open, on_frame, on_batch, on_close};
-    skvd_net_init(&d->net, &d->loop, &cbs, d, c->max_frame, c->max_queue);
-    uv_timer_init(&d->loop, &d->timer);
-    uv_check_init(&d->loop, &d->check);
-    skvd_metrics_init(&d->metrics, &d->loop);
-    d->timer.data = d->check.data = d;
-    uv_check_start(&d->check, check_cb);
-    if (skvd_signals_start(&d->loop, stop, d)) {
-        skvd_log(SKV_LOG_ERROR, "cannot install signal handlers");
+    if (skvd_driver_init(&d->drv, &d->loop, &cbs, d, c->max_frame,
+                         c->max_queue, TICK_MAX_MS))
         return -1;
-    }
     if (c->pidfile && (skvd_mkdirs_parent(c->pidfile, why, sizeof(why)) ||
                        skvd_pidfile_write(c->pidfile, why, sizeof(why)))) {
         skvd_log(SKV_LOG_ERROR, "%s", why);
         return -1;
     }
-    if (skvd_metrics_start(&d->metrics, c->metrics_listen, collect, d->a))
+    if (skvd_metrics_start(&d->drv.metrics, c->metrics_listen, collect, d->a))
         return -1;
-    if (skvd_connect_start(&d->net, c->manager, c->reconnect_min_ms,
+    if (skvd_connect_start(&d->drv.net, c->manager, c->reconnect_min_ms,
                            c->reconnect_max_ms, why, sizeof(why))) {
         skvd_log(SKV_LOG_ERROR, "manager %s: %s", c->manager, why);
         return -1;
     }
-    tick(d);
+    skvd_driver_bind(&d->drv, tick, next_tick, d->a);
     return 0;
 }
 
@@ -257,7 +217,7 @@ static int run(agent_daemon *d)
     }
     if (start_io(d)) {
         rc = SKVD_EXIT_FAIL;
-        stop(d);
+        skvd_driver_stop(&d->drv);
     } else {
         skvd_log(SKV_LOG_INFO, "agent %s ready (state dir %s, manager %s)",
                  d->cfg.agent.agent_id, d->cfg.agent.state_dir,
@@ -265,8 +225,8 @@ static int run(agent_daemon *d)
         uv_run(&d->loop, UV_RUN_DEFAULT);
     }
     skvd_loop_drain(&d->loop);
-    skvd_net_release(&d->net);
-    skvd_metrics_release(&d->metrics);
+    skvd_net_release(&d->drv.net);
+    skvd_metrics_release(&d->drv.metrics);
     /* Containers keep running under their supervisors: a restarted agent
      * re-attaches to them. */
     skv_agent_free(d->a);

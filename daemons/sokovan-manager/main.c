@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics_loop.h"
-#include "skvd.h"
+#include "driver.h"
 #include "sokovan/manager.h"
 
 #define PROG "sokovan-manager"
@@ -18,19 +17,15 @@
 typedef struct mgr_daemon {
     skvd_config cfg;
     uv_loop_t loop;
-    skvd_net net;
-    uv_timer_t timer;
-    uv_check_t check;     /* ticks after an iteration that had frames */
+    skvd_driver drv;
     skv_manager *m;
-    skvd_metrics metrics;
-    bool dirty;
 } mgr_daemon;
 
 static int send_cb(uint64_t conn_id, const void *frame, size_t len,
                    void *payload)
 {
     mgr_daemon *d = payload;
-    skvd_conn *c = skvd_table_find(&d->net, conn_id);
+    skvd_conn *c = skvd_table_find(&d->drv.net, conn_id);
     return c ? skvd_conn_send(c, frame, len) : -1;
 }
 
@@ -59,53 +54,24 @@ static int on_frame(skvd_conn *c, const void *p, size_t len, void *ctx)
 
 static void on_batch(void *ctx)
 {
-    ((mgr_daemon *)ctx)->dirty = true;
+    skvd_driver_poke(&((mgr_daemon *)ctx)->drv);
 }
 
 static void on_close(skvd_conn *c, void *ctx)
 {
     mgr_daemon *d = ctx;
-    d->dirty = true;
+    skvd_driver_poke(&d->drv);
     skv_manager_conn_close(d->m, c->id, skvd_now_ms());
 }
 
-static void timer_cb(uv_timer_t *t);
-
-static void tick(mgr_daemon *d)
+static int tick(void *obj, int64_t now_ms, skv_error *err)
 {
-    skv_error e = SKV_ERROR_INIT;
-    int64_t now = skvd_now_ms();
-    d->dirty = false;
-    if (d->net.stopping)
-        return;
-    if (skv_manager_tick(d->m, now, &e))
-        skvd_log(SKV_LOG_WARN, "tick: %s", e.message);
-    skvd_timer_arm(&d->timer, timer_cb,
-                   skv_manager_next_tick_ms(d->m, skvd_now_ms()), TICK_MAX_MS);
+    return skv_manager_tick(obj, now_ms, err);
 }
 
-static void timer_cb(uv_timer_t *t)
+static int64_t next_tick(const void *obj, int64_t now_ms)
 {
-    tick(t->data);
-}
-
-static void check_cb(uv_check_t *h)
-{
-    mgr_daemon *d = h->data;
-    if (d->dirty)
-        tick(d);
-}
-
-static void stop(void *ctx)
-{
-    mgr_daemon *d = ctx;
-    if (d->net.stopping)
-        return;
-    skvd_net_stop(&d->net);
-    uv_close((uv_handle_t *)&d->timer, NULL);
-    uv_close((uv_handle_t *)&d->check, NULL);
-    skvd_metrics_close(&d->metrics);
-    skvd_signals_close();
+    return skv_manager_next_tick_ms(obj, now_ms);
 }
 
 static int collect(void *obj, skv_metrics *reg, int64_t now_ms,
@@ -143,24 +109,19 @@ static int open_manager(mgr_daemon *d)
 }
 
 /* Sockets first: a second manager on the same socket fails before it
- * touches the database. On failure the caller undoes it with stop(). */
+ * touches the database. On failure the caller undoes it with
+ * skvd_driver_stop(). */
 static int start_io(mgr_daemon *d)
 {
     const skvd_manager_conf *c = &d->cfg.manager;
     char why[320];
     skvd_net_cbs cbs = {on_open, on_frame, on_batch, on_close};
-    skvd_net_init(&d->net, &d->loop, &cbs, d, c->max_frame, c->max_queue);
-    uv_timer_init(&d->loop, &d->timer);
-    uv_check_init(&d->loop, &d->check);
-    skvd_metrics_init(&d->metrics, &d->loop);
-    d->timer.data = d->check.data = d;
-    uv_check_start(&d->check, check_cb);
-    if (skvd_signals_start(&d->loop, stop, d)) {
-        skvd_log(SKV_LOG_ERROR, "cannot install signal handlers");
+    if (skvd_driver_init(&d->drv, &d->loop, &cbs, d, c->max_frame,
+                         c->max_queue, TICK_MAX_MS))
         return -1;
-    }
-    if ((c->listen && skvd_listen_unix(&d->net, c->listen, why, sizeof(why)))
-        || (c->tcp && skvd_listen_tcp(&d->net, c->tcp, why, sizeof(why)))) {
+    skvd_net *n = &d->drv.net;
+    if ((c->listen && skvd_listen_unix(n, c->listen, why, sizeof(why)))
+        || (c->tcp && skvd_listen_tcp(n, c->tcp, why, sizeof(why)))) {
         skvd_log(SKV_LOG_ERROR, "%s", why);
         return -1;
     }
@@ -180,19 +141,19 @@ static int run(mgr_daemon *d)
         return SKVD_EXIT_FAIL;
     }
     if (start_io(d) || open_manager(d) ||
-        skvd_metrics_start(&d->metrics, d->cfg.manager.metrics_listen,
+        skvd_metrics_start(&d->drv.metrics, d->cfg.manager.metrics_listen,
                            collect, d->m)) {
         rc = SKVD_EXIT_FAIL;
-        stop(d);
+        skvd_driver_stop(&d->drv);
     } else {
-        tick(d);
+        skvd_driver_bind(&d->drv, tick, next_tick, d->m);
         skvd_log(SKV_LOG_INFO, "ready (data dir %s)", d->cfg.manager.data_dir);
         uv_run(&d->loop, UV_RUN_DEFAULT);
     }
     skvd_loop_drain(&d->loop);
-    skvd_net_release(&d->net);
+    skvd_net_release(&d->drv.net);
     skv_manager_metrics_detach(d->m);
-    skvd_metrics_release(&d->metrics);
+    skvd_metrics_release(&d->drv.metrics);
     skv_manager_free(d->m);
     skvd_pidfile_remove(d->cfg.manager.pidfile);
     skvd_log(SKV_LOG_INFO, "stopped");
