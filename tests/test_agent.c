@@ -952,7 +952,9 @@ START_TEST(test_cluster_network)
     registered(a, &c);
     size_t n = 0;
     skv_proto_device_alloc *al = make_alloc(&n, 500, 32 << 20, NULL);
-#define SUMS "busybox md5sum /home/work/.ssh/id_ed25519 /home/work/.ssh/authorized_keys 2>&1"
+#define SUMS                                                                 \
+    "busybox md5sum /home/work/.ssh/id_ed25519 "                             \
+    "/home/work/.ssh/authorized_keys 2>&1"
     char *main_argv[] = {"sh", "-c", "echo hello-from-$(hostname) | "
                          "busybox nc -l -p 7411; " SUMS};
     char *sub_argv[] = {"sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 "
@@ -1092,6 +1094,67 @@ START_TEST(test_cluster_network_restart)
 }
 END_TEST
 
+static void sh_line(const char *cmd, char *out, size_t cap)
+{
+    out[0] = '\0';
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    pclose(p);
+}
+
+/* The agent's subnet and routes from the manager: forwarding on, a route
+ * per peer agent (not to itself), replaced as a whole by agent.routes,
+ * and the subnet remembered in state_dir/network. */
+START_TEST(test_cluster_routes)
+{
+    SKV_RTFX_REQUIRE();
+    private_netns();
+    ck_assert_int_eq(system("ip link add skvr0 type veth peer name skvr1 && "
+                            "ip addr add 10.77.0.2/24 dev skvr0 && "
+                            "ip link set skvr0 up && ip link set skvr1 up"),
+                     0);
+    conn c = {0};
+    char state[PATH_MAX], out[512];
+    skv_agent *a = open_agent(&c, agent_state(state, sizeof(state), "routes"),
+                              NULL, NULL, 0);
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_agent_connected(a, wall_ms(), &e), &e);
+    skv_proto_route routes[] = {{"10.128.0.0/20", "10.77.0.2", "a1"},
+                                {"10.128.16.0/20", "10.77.0.3", "a2"},
+                                {"10.128.32.0/20", "10.77.0.4", "a3"}};
+    skv_proto_agent_register_reply rep = {1000, 5000, wall_ms(),
+                                          "10.128.0.0/20", "10.128.0.0/9",
+                                          routes, 3};
+    ck_assert_int_eq(feed(a, SKV_PROTO_RESPONSE, 1,
+                          SKV_PROTO_AGENT_REGISTER_REPLY, &rep, wall_ms()),
+                     0);
+    sh_line("cat /proc/sys/net/ipv4/ip_forward", out, sizeof(out));
+    ck_assert_str_eq(out, "1\n");
+    sh_line("ip route show proto 173 | cut -d' ' -f1-3 | tr '\\n' ' '", out,
+            sizeof(out));
+    ck_assert_str_eq(out, "10.128.16.0/20 via 10.77.0.3 "
+                     "10.128.32.0/20 via 10.77.0.4 ");
+    /* a2 left, a4 came. */
+    skv_proto_route now[] = {{"10.128.32.0/20", "10.77.0.4", "a3"},
+                             {"10.128.48.0/20", "10.77.0.5", "a4"}};
+    skv_proto_agent_routes ev = {now, 2};
+    ck_assert_int_eq(feed(a, SKV_PROTO_EVENT, 0, SKV_PROTO_AGENT_ROUTES, &ev,
+                          wall_ms()), 0);
+    sh_line("ip route show proto 173 | cut -d' ' -f1-3 | tr '\\n' ' '", out,
+            sizeof(out));
+    ck_assert_str_eq(out, "10.128.32.0/20 via 10.77.0.4 "
+                     "10.128.48.0/20 via 10.77.0.5 ");
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof(cmd), "cat %s/network", state);
+    sh_line(cmd, out, sizeof(out));
+    ck_assert_str_eq(out, "subnet=10.128.0.0/20\ncluster_cidr=10.128.0.0/9\n");
+    skv_agent_free(a);
+    conn_clear(&c);
+}
+END_TEST
+
 /* Containers of agent state directories a failed test left behind. */
 static void agent_fx_teardown(void)
 {
@@ -1132,6 +1195,7 @@ Suite *skv_test_suite_agent(void)
     tcase_add_test(rt, test_cluster_kernel);
     tcase_add_test(rt, test_cluster_network);
     tcase_add_test(rt, test_cluster_network_restart);
+    tcase_add_test(rt, test_cluster_routes);
     suite_add_tcase(s, rt);
     return s;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <linux/magic.h>
 #include <sys/wait.h>
@@ -722,6 +723,67 @@ START_TEST(test_bad_limits)
 }
 END_TEST
 
+static int count_fds(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    ck_assert_ptr_nonnull(d);
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
+/* Device rules are validated before anything is loaded; a cgroup without a
+ * cgroup2 directory is refused; a failed attach leaves no fd open. */
+START_TEST(test_devices_bad_rules)
+{
+    skv_error e = SKV_ERROR_INIT;
+    fake_root(MI_V1_ALL MI_UNIFIED, false);
+    skv_cgroup *cg = NULL;
+    SKV_CK_OK(skv__cgroup_create(&cg, &cfg_default, "d", &e), &e);
+    static const struct { skv_cgroup_device d; int code; const char *word; } bad[] = {
+        {{'x', 1, 3, "rw"}, SKV_EINVAL, "type 'x'"},
+        {{'\0', 1, 3, "rw"}, SKV_EINVAL, "type '?'"},
+        {{'c', 1, 3, "rwx"}, SKV_EINVAL, "access 'rwx'"},
+        {{'c', 1, 3, ""}, SKV_EINVAL, "access ''"},
+        {{'c', 1, 3, NULL}, SKV_EINVAL, "access '(null)'"},
+        {{'c', 1, 3, "rwmr"}, SKV_EINVAL, "access 'rwmr'"},
+        {{'c', 1, 3, "rr"}, SKV_EINVAL, "repeats 'r'"},
+        {{'b', 4096, 0, "r"}, SKV_ERANGE, "major 4096"},
+        {{'b', -2, 0, "r"}, SKV_ERANGE, "major -2"},
+        {{'c', 1, 1048576, "r"}, SKV_ERANGE, "minor 1048576"},
+    };
+    for (size_t i = 0; i < SKV__ARRAY_LEN(bad); i++) {
+        skv_cgroup_device two[2] = {{'c', 1, -1, "r"}, bad[i].d};
+        ck_assert_int_eq(skv__cgroup_devices_set(cg, two, 2, &e), bad[i].code);
+        ck_assert_msg(strstr(e.message, "rule 1") && strstr(e.message, bad[i].word),
+                      "case %zu: %s", i, e.message);
+        ck_assert(!skv__cgroup_devices_filtered(cg));
+    }
+    ck_assert_int_eq(skv__cgroup_devices_set(NULL, NULL, 0, &e), SKV_EINVAL);
+    ck_assert_int_eq(skv__cgroup_devices_set(cg, NULL, 1, &e), SKV_EINVAL);
+    ck_assert(!skv__cgroup_devices_filtered(NULL));
+    /* The fake unified directory is no cgroup: the kernel refuses (or, not
+     * root, refuses the load); nothing stays open. */
+    int fds = count_fds();
+    ck_assert_int_lt(skv__cgroup_devices_set(cg, NULL, 0, &e), 0);
+    ck_assert_msg(strstr(e.message, "device allow-list"), "%s", e.message);
+    ck_assert_int_eq(count_fds(), fds);
+    ck_assert(!skv__cgroup_devices_filtered(cg));
+    SKV_CK_OK(skv__cgroup_destroy(cg, &e), &e);
+    skv__cgroup_free(cg);
+    /* Plain v1: no cgroup2 directory at all. */
+    const skv_cgroup_config v1 = {SKV_CGROUP_MODE_V1, NULL, false};
+    SKV_CK_OK(skv__cgroup_create(&cg, &v1, "d1", &e), &e);
+    ck_assert_int_eq(skv__cgroup_devices_set(cg, NULL, 0, &e), SKV_ENOTSUP);
+    ck_assert_msg(strstr(e.message, "no cgroup2 directory"), "%s", e.message);
+    SKV_CK_OK(skv__cgroup_destroy(cg, &e), &e);
+    skv__cgroup_free(cg);
+    fake_cleanup();
+}
+END_TEST
+
 /* A missing controller: the limit is refused with SKV_ENOTSUP. */
 START_TEST(test_missing_controller)
 {
@@ -895,6 +957,9 @@ static void real_teardown(void)
         kill_and_rmdir(p);
     }
     closedir(d);
+    snprintf(p, sizeof(p), "rm -rf /tmp/skv-cgdev-%ld-*", (long)getpid());
+    if (system(p) != 0)
+        fprintf(stderr, "warning: '%s' failed\n", p);
 }
 
 /* Every hierarchy directory of cg, then the test parent, must be gone. */
@@ -1192,6 +1257,106 @@ static void kill_race(skv_cgroup_mode mode)
     skv__cgroup_free(cg);
 }
 
+/* ---- eBPF device filter on the real unified hierarchy ---------------------- */
+static char dev_tmp[64]; /* nodes made outside the cgroup, before the fork */
+
+static bool opens(const char *path, int flags, int *why)
+{
+    int fd = open(path, flags | O_CLOEXEC);
+    if (fd < 0) {
+        *why = errno;
+        return false;
+    }
+    close(fd);
+    return true;
+}
+
+/* Bits: 1 null rw, 2 zero rw, 4 kmsg (1:11) read refused with EPERM,
+ * 8 mknod 1:11 refused with EPERM, 16 mknod of an allowed 1:3 works. */
+static int dev_round_std(void)
+{
+    char p[128];
+    int why = 0, r = 0;
+    r |= opens("/dev/null", O_RDWR, &why) ? 1 : 0;
+    r |= opens("/dev/zero", O_RDWR, &why) ? 2 : 0;
+    snprintf(p, sizeof(p), "%s/kmsg", dev_tmp);
+    r |= !opens(p, O_RDONLY, &why) && why == EPERM ? 4 : 0;
+    snprintf(p, sizeof(p), "%s/kmsg2", dev_tmp);
+    r |= mknod(p, S_IFCHR | 0600, makedev(1, 11)) < 0 && errno == EPERM ? 8 : 0;
+    snprintf(p, sizeof(p), "%s/null2", dev_tmp);
+    r |= mknod(p, S_IFCHR | 0600, makedev(1, 3)) == 0 ? 16 : 0;
+    return r;
+}
+
+/* After "c 1:* r": 1 kmsg opens read-only, 2 write refused with EPERM,
+ * 4 mknod 1:11 still refused (no 'm'), 8 block devices still refused. */
+static int dev_round_wild(void)
+{
+    char p[128];
+    int why = 0, r = 0;
+    snprintf(p, sizeof(p), "%s/kmsg", dev_tmp);
+    r |= opens(p, O_RDONLY, &why) ? 1 : 0;
+    r |= !opens(p, O_WRONLY, &why) && why == EPERM ? 2 : 0;
+    snprintf(p, sizeof(p), "%s/kmsg3", dev_tmp);
+    r |= mknod(p, S_IFCHR | 0600, makedev(1, 11)) < 0 && errno == EPERM ? 4 : 0;
+    snprintf(p, sizeof(p), "%s/loop", dev_tmp);
+    r |= mknod(p, S_IFBLK | 0600, makedev(7, 0)) < 0 && errno == EPERM ? 8 : 0;
+    return r;
+}
+
+static pid_t dev_child(skv_cgroup *cg, child_fn fn, int *result)
+{
+    skv_error e = SKV_ERROR_INIT;
+    int go, rep;
+    pid_t child = spawn(fn, &go, &rep);
+    SKV_CK_OK(skv__cgroup_add_pid(cg, child, &e), &e);
+    *result = report(go, rep);
+    return child;
+}
+
+START_TEST(test_real_devices)
+{
+    skv_cgroup_config cfg;
+    if (!real_setup(&cfg))
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    skv_cgroup *cg = NULL;
+    SKV_CK_OK(skv__cgroup_create(&cg, &cfg, "dev", &e), &e);
+    int rc = skv__cgroup_devices_set(cg, NULL, 0, &e);
+    if (rc == SKV_ENOTSUP) {
+        printf("note: eBPF device filter test skipped (%s)\n", e.message);
+        SKV_CK_OK(skv__cgroup_destroy(cg, &e), &e);
+        skv__cgroup_free(cg);
+        return;
+    }
+    SKV_CK_OK(rc, &e);
+    ck_assert(skv__cgroup_devices_filtered(cg));
+    snprintf(dev_tmp, sizeof(dev_tmp), "/tmp/skv-cgdev-%ld-XXXXXX", (long)getppid());
+    ck_assert_ptr_nonnull(mkdtemp(dev_tmp));
+    char p[128];
+    int why = 0;
+    snprintf(p, sizeof(p), "%s/kmsg", dev_tmp);
+    ck_assert_int_eq(mknod(p, S_IFCHR | 0600, makedev(1, 11)), 0);
+    ck_assert_msg(opens(p, O_RDONLY, &why), "kmsg outside: %s", strerror(why));
+    int ra, rb;
+    pid_t a = dev_child(cg, dev_round_std, &ra);
+    /* Replace the list: the new one is attached, the old one detached. */
+    skv_cgroup_device wild = {'c', 1, -1, "r"};
+    SKV_CK_OK(skv__cgroup_devices_set(cg, &wild, 1, &e), &e);
+    pid_t b = dev_child(cg, dev_round_wild, &rb);
+    /* Clean up first: a wrong answer must not leave the cgroup behind. */
+    assert_removed(cg);
+    skv__cgroup_free(cg);
+    ck_assert_int_eq(waitpid(a, NULL, 0), a);
+    ck_assert_int_eq(waitpid(b, NULL, 0), b);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dev_tmp);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(ra, 1 | 2 | 4 | 8 | 16);
+    ck_assert_int_eq(rb, 1 | 2 | 4 | 8);
+}
+END_TEST
+
 START_TEST(test_real_kill_race)
 {
     kill_race(SKV_CGROUP_MODE_AUTO);
@@ -1222,6 +1387,7 @@ Suite *skv_test_suite_cgroup(void)
     tcase_add_test(f, test_bad_names);
     tcase_add_test(f, test_bad_limits);
     tcase_add_test(f, test_missing_controller);
+    tcase_add_test(f, test_devices_bad_rules);
     tcase_add_test(f, test_create_rollback);
     tcase_add_test(f, test_open);
     tcase_add_test(f, test_nest_in_self);
@@ -1233,6 +1399,7 @@ Suite *skv_test_suite_cgroup(void)
     tcase_add_test(r, test_real_lifecycle);
     tcase_add_test(r, test_real_pids_limit);
     tcase_add_test(r, test_real_oom);
+    tcase_add_test(r, test_real_devices);
     tcase_add_test(r, test_real_kill_race);
     tcase_add_test(r, test_real_kill_race_v1);
     suite_add_tcase(s, r);

@@ -12,6 +12,7 @@
  * removes the directory.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -574,6 +575,224 @@ START_TEST(test_e2e_isolation)
 }
 END_TEST
 
+/* ---- cluster networking across agents (issue 7) ------------------------- */
+
+/* Two network namespaces, one per agent host, joined by a veth pair
+ * (10.77.0.2 and 10.77.0.3); the manager stays on its Unix socket. */
+static char ns_name[2][32];
+
+static void ns_setup(void)
+{
+    char cmd[512];
+    long p = (long)getpid() % 100000;
+    for (int i = 0; i < 2; i++)
+        snprintf(ns_name[i], sizeof(ns_name[i]), "skv%c%ld", 'A' + i, p);
+    snprintf(cmd, sizeof(cmd), "set -e; ip netns add %s; ip netns add %s; "
+             "ip link add skvtA%ld type veth peer name skvtB%ld; "
+             "ip link set skvtA%ld netns %s; ip link set skvtB%ld netns %s; "
+             "ip -n %s addr add 10.77.0.2/24 dev skvtA%ld; "
+             "ip -n %s addr add 10.77.0.3/24 dev skvtB%ld; "
+             "ip -n %s link set skvtA%ld up; ip -n %s link set skvtB%ld up; "
+             "ip -n %s link set lo up; ip -n %s link set lo up",
+             ns_name[0], ns_name[1], p, p, p, ns_name[0], p, ns_name[1],
+             ns_name[0], p, ns_name[1], p, ns_name[0], p, ns_name[1], p,
+             ns_name[0], ns_name[1]);
+    ck_assert_msg(system(cmd) == 0, "cannot set up the namespaces");
+}
+
+static void ns_teardown(void)
+{
+    char cmd[128];
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof(cmd), "ip netns del %s 2>/dev/null", ns_name[i]);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove netns %s\n", ns_name[i]);
+    }
+}
+
+/* e2e_spawn, but the child enters network namespace ns first (not `ip
+ * netns exec`: it would remount /sys and hide the cgroup tree). */
+static pid_t spawn_in_ns(const char *ns, const char *name, char *const argv[])
+{
+    char log[PATH_MAX + 64], pidf[PATH_MAX + 96], nsf[64];
+    snprintf(log, sizeof(log), "%s/logs/%s.log", g.root, name);
+    snprintf(nsf, sizeof(nsf), "/run/netns/%s", ns);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int nfd = open(nsf, O_RDONLY | O_CLOEXEC);
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (nfd < 0 || setns(nfd, CLONE_NEWNET) < 0 || fd < 0 || nul < 0 ||
+            dup2(nul, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+            _exit(127);
+        setpgid(0, 0);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    if (pid < 0)
+        return -1;
+    snprintf(pidf, sizeof(pidf), "%s/pids/%s.%ld", g.root, name, (long)pid);
+    FILE *f = fopen(pidf, "w");
+    if (f)
+        fclose(f);
+    return pid;
+}
+
+/* Agent i inside namespace i, reporting its namespace address. */
+static void start_ns_agent(int i)
+{
+    char exe[PATH_MAX + 32], id[16], mgr[PATH_MAX + 16], state[PATH_MAX + 32],
+         addr[16];
+    snprintf(exe, sizeof(exe), "%s/sokovan-agent", g.bin);
+    snprintf(id, sizeof(id), "a%d", i + 1);
+    snprintf(mgr, sizeof(mgr), "unix:%s", g.sock);
+    snprintf(state, sizeof(state), "%s/agent-%s", g.root, id);
+    snprintf(addr, sizeof(addr), "10.77.0.%d", i + 2);
+    snprintf(g.agent_cpus[i], sizeof(g.agent_cpus[i]), "%d", i % ncpus());
+    char *const argv[] = {exe, "--agent-id", id, "--manager", mgr, "--data-dir",
+                          g.data, "--state-dir", state, "--image-dir",
+                          g.images, "--cpus", g.agent_cpus[i], "--memory",
+                          "4g", "--address", addr, "--poll-interval-ms",
+                          "10", "--stats-interval-ms", "1000",
+                          "--reconnect-max-ms", "500", NULL};
+    g.agent[i] = spawn_in_ns(ns_name[i], id, argv);
+    ck_assert_int_gt(g.agent[i], 0);
+    if (i >= g.nagents)
+        g.nagents = i + 1;
+}
+
+/* Output of a shell command (first line). */
+static void sh_out(const char *cmd, char *out, size_t cap)
+{
+    out[0] = '\0';
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    pclose(p);
+}
+
+/* No session piece left in ns (polled for up to 15 s); else what is. */
+static bool ns_clean(const char *ns, char *out, size_t cap)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "{ ip -n %s -o link | grep -v ': lo:' | "
+             "grep -v ': skvt'; ip -n %s rule | grep iif; ip -n %s route | "
+             "grep 10.128 | grep -v 'proto 173'; } | cut -c1-60", ns, ns, ns);
+    for (int i = 0; i < 150; i++) {
+        sh_out(cmd, out, cap);
+        if (!out[0])
+            return true;
+        e2e_sleep_ms(100);
+    }
+    return false;
+}
+
+/* Wait until the session has a kernel address for main1 (RUNNING). */
+static void wait_running(skv_client *cl, const char *sid, char *main_addr)
+{
+    skv_error e = SKV_ERROR_INIT;
+    for (int i = 0; i < 300; i++) {
+        skv_proto_session_show_reply r = {0};
+        SKV_CK_OK(skv_client_show(cl, &r, sid, &e), &e);
+        const skv_proto_kernel_info *k = kernel_named(&r.session, "main", 1);
+        bool up = !strcmp(r.session.status, "RUNNING") && k && k->address;
+        if (up)
+            snprintf(main_addr, 32, "%s", k->address);
+        skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
+        if (up)
+            return;
+        e2e_sleep_ms(100);
+    }
+    ck_abort_msg("session %s did not run", sid);
+}
+
+START_TEST(test_e2e_cluster_network)
+{
+    E2E_REQUIRE();
+    if (ncpus() < 2 || access("/usr/sbin/ip", X_OK) != 0) {
+        fprintf(stderr, "%s: skipped: needs 2 CPUs and /usr/sbin/ip\n",
+                __func__);
+        return;
+    }
+    skv_client *admin = NULL, *alice = NULL, *bob = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    ns_setup();
+    E2E_OK(e2e_start_manager(&g, "a1,a2"));
+    start_ns_agent(0);
+    start_ns_agent(1);
+    E2E_OK(e2e_connect(&g, &admin, NULL, NULL));
+    E2E_OK(e2e_wait_agents(&g, admin, 2));
+    /* 2 x 0.6 CPU on two 1-CPU agents: main1 and sub1 on different ones.
+     * sub1 reaches main1 by name across the agents. */
+    e2e_job j = {"net", "if test $SOKOVAN_CLUSTER_ROLE = main; then "
+                 "echo hello-from-$(hostname) | busybox nc -l -p 7411; "
+                 "else for i in $(seq 1 30); do busybox nc main1 7411 && "
+                 "exit 0; sleep 1; done; exit 1; fi",
+                 "cpu=0.6,mem=16m", 2, true, NULL, NULL};
+    char sid[E2E_ID_MAX];
+    submit_ok(admin, sid, &j);
+    skv_proto_session_show_reply r;
+    E2E_OK(e2e_wait_final(&g, admin, sid, 90000, &r));
+    ck_assert_msg(!strcmp(r.session.status, "TERMINATED") &&
+                      r.session.exit_code == 0, "%s %s exit %d",
+                  r.session.status, r.session.status_reason ?
+                  r.session.status_reason : "", r.session.exit_code);
+    const skv_proto_kernel_info *km = kernel_named(&r.session, "main", 1);
+    const skv_proto_kernel_info *ks = kernel_named(&r.session, "sub", 1);
+    ck_assert(km && ks);
+    ck_assert_str_ne(km->agent_id, ks->agent_id);
+    ck_assert_msg(km->address && !strncmp(km->address, "10.128.", 7),
+                  "main1 address %s", km->address ? km->address : "-");
+    char out[512];
+    SKV_CK_OK(e2e_logs(admin, sid, ks->kernel_id, out, sizeof(out), &e), &e);
+    ck_assert_msg(!strcmp(out, "hello-from-main1\n"), "sub1: '%s'", out);
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
+    /* Sessions of two users: bob's kernels cannot reach alice's. */
+    char aak[SKV_AUTH_ACCESS_KEY_MAX], ask[SKV_AUTH_SECRET_KEY_MAX];
+    char bak[SKV_AUTH_ACCESS_KEY_MAX], bsk[SKV_AUTH_SECRET_KEY_MAX];
+    make_user(admin, "alice", aak, ask);
+    make_user(admin, "bob", bak, bsk);
+    E2E_OK(e2e_connect(&g, &alice, aak, ask));
+    E2E_OK(e2e_connect(&g, &bob, bak, bsk));
+    e2e_job ja = {"srv", "if test $SOKOVAN_CLUSTER_ROLE = main; then "
+                  "busybox nc -l -p 7412; fi; sleep 600",
+                  "cpu=0.2,mem=16m", 2, true, NULL, NULL};
+    char asid[E2E_ID_MAX], bsid[E2E_ID_MAX], target[32];
+    submit_ok(alice, asid, &ja);
+    wait_running(alice, asid, target);
+    char script[512];
+    snprintf(script, sizeof(script), "if test $SOKOVAN_CLUSTER_ROLE = main; "
+             "then for i in 1 2 3; do echo x | busybox nc -w 2 %s 7412 && "
+             "echo reached && exit 0; sleep 1; done; echo refused; "
+             "else sleep 600; fi", target);
+    e2e_job jb = {"cli", script, "cpu=0.2,mem=16m", 2, true, NULL, NULL};
+    submit_ok(bob, bsid, &jb);
+    E2E_OK(e2e_wait_final(&g, bob, bsid, 90000, &r));
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
+    SKV_CK_OK(e2e_logs(bob, bsid, NULL, out, sizeof(out), &e), &e);
+    ck_assert_msg(!strcmp(out, "refused\n"), "bob's kernel: '%s'", out);
+    skv_proto_session_ref ref = {0};
+    SKV_CK_OK(skv_client_terminate(alice, &ref, asid, "done", 1, &e), &e);
+    skv_proto_body_free(SKV_PROTO_SESSION_TERMINATE_REPLY, &ref);
+    E2E_OK(e2e_wait_final(&g, alice, asid, 60000, &r));
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
+    /* Nothing of the sessions is left on either agent: no link but lo and
+     * the namespace's veth, no policy rule of a bridge, no route to a
+     * session subnet but the agents' routes (protocol 173). A session ends
+     * when its kernels have; their kernel.destroy may still be on its
+     * way, so this polls. */
+    for (int i = 0; i < 2; i++)
+        ck_assert_msg(ns_clean(ns_name[i], out, sizeof(out)), "%s: %s",
+                      ns_name[i], out);
+    skv_client_free(alice);
+    skv_client_free(bob);
+    skv_client_free(admin);
+    e2e_stop(&g);
+    ns_teardown();
+}
+END_TEST
+
 /* One case per test: every test gets a fresh cluster and its own teardown. */
 #define ADD_CASE(s, name, test)                                                \
     do {                                                                       \
@@ -594,5 +813,6 @@ Suite *skv_test_suite_e2e(void)
     ADD_CASE(s, "manager_restart", test_e2e_manager_restart);
     ADD_CASE(s, "auth", test_e2e_auth);
     ADD_CASE(s, "isolation", test_e2e_isolation);
+    ADD_CASE(s, "cluster_network", test_e2e_cluster_network);
     return s;
 }

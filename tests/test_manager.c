@@ -210,6 +210,7 @@ static void register_devs(skv_manager *m, const cred *c, skv_proto_device *dev,
         ck_abort_msg("register refused: %s", er.message);
     ck_assert(take(AGENT, SKV_PROTO_AGENT_REGISTER_REPLY, &rep, NULL));
     ck_assert_uint_gt(rep.heartbeat_interval_ms, 0);
+    skv_proto_body_free(SKV_PROTO_AGENT_REGISTER_REPLY, &rep);
 }
 
 /* cpu/mem devices, plus n_gpu shareable "cudaN" accelerators. */
@@ -1208,6 +1209,82 @@ START_TEST(test_state_names)
 }
 END_TEST
 
+/* Cluster networking: the agent's subnet (stable across a restart) and
+ * routes in the registration reply; a multi-kernel session's kernels get
+ * network "cluster", the session's /27 on the agent, consecutive addresses
+ * and one SSH seed; the create reply's address and ports show up in
+ * session.show. */
+START_TEST(test_cluster_network)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 0);
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    skv_proto_device dev[2];
+    size_t nd = make_devs(dev, "cpu=4", "mem=8g", 0);
+    skv_proto_agent_register r = {0};
+    r.agent_id = "a1";
+    r.address = "10.77.0.2";
+    r.devices = dev;
+    r.n_devices = nd;
+    ck_assert_int_eq(feed(m, AGENT, SKV_PROTO_AGENT_REGISTER, &r, &ag, T0,
+                          NULL), 0);
+    skv_proto_agent_register_reply rep = {0};
+    ck_assert(take(AGENT, SKV_PROTO_AGENT_REGISTER_REPLY, &rep, NULL));
+    ck_assert_str_eq(rep.subnet, "10.128.0.0/20");
+    ck_assert_str_eq(rep.cluster_cidr, "10.128.0.0/9");
+    ck_assert_uint_eq(rep.n_routes, 1);
+    ck_assert_str_eq(rep.routes[0].via, "10.77.0.2");
+    skv_proto_body_free(SKV_PROTO_AGENT_REGISTER_REPLY, &rep);
+    ck_assert_int_ge(count_type(AGENT, SKV_PROTO_AGENT_ROUTES), 1);
+    const char *sid = submit_n(m, ADMIN, &ad, "cpu=1", "batch", NULL, 2,
+                               T0 + 1);
+    char s[64];
+    snprintf(s, sizeof s, "%s", sid);
+    tick(m, T0 + 2);
+    skv_proto_kernel_create kc[2];
+    uint64_t id[2];
+    for (int i = 0; i < 2; i++)
+        ck_assert(take(AGENT, SKV_PROTO_KERNEL_CREATE, &kc[i], &id[i]));
+    for (int i = 0; i < 2; i++) {
+        ck_assert_str_eq(kc[i].network, "cluster");
+        ck_assert_str_eq(kc[i].subnet, "10.128.0.0/27");
+        ck_assert_uint_eq(kc[i].ssh_seed_len, 32);
+        ck_assert_int_eq(memcmp(kc[i].ssh_seed, kc[0].ssh_seed, 32), 0);
+        ck_assert_uint_eq(kc[i].n_cluster_hosts, 2);
+        ck_assert_str_eq(kc[i].cluster_hosts[0].address, "10.128.0.2");
+        ck_assert_str_eq(kc[i].cluster_hosts[1].address, "10.128.0.3");
+    }
+    char *pub[] = {"tcp:22=30001"};
+    skv_proto_kernel_create_reply cr = {kc[0].kernel_id, kc[0].kernel_id,
+                                        "10.128.0.2", pub, 1};
+    ck_assert_int_eq(feed(m, AGENT, SKV_PROTO_KERNEL_CREATE_REPLY, &cr, NULL,
+                          T0 + 3, &id[0]), 0);
+    skv_proto_session_show_reply sr;
+    ck_assert_int_eq(show(m, ADMIN, &ad, s, &sr, T0 + 4), 0);
+    ck_assert_uint_eq(sr.session.n_kernels, 2);
+    ck_assert_str_eq(sr.session.kernels[0].address, "10.128.0.2");
+    ck_assert_uint_eq(sr.session.kernels[0].n_published, 1);
+    ck_assert_str_eq(sr.session.kernels[0].published[0], "tcp:22=30001");
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sr);
+    for (int i = 0; i < 2; i++)
+        skv_proto_body_free(SKV_PROTO_KERNEL_CREATE, &kc[i]);
+    /* The same subnet after a restart. */
+    skv_manager_free(m);
+    out_clear();
+    m = open_mgr(T0 + 100, 0);
+    ck_assert_int_eq(feed(m, AGENT, SKV_PROTO_AGENT_REGISTER, &r, &ag,
+                          T0 + 101, NULL), 0);
+    ck_assert(take(AGENT, SKV_PROTO_AGENT_REGISTER_REPLY, &rep, NULL));
+    ck_assert_str_eq(rep.subnet, "10.128.0.0/20");
+    skv_proto_body_free(SKV_PROTO_AGENT_REGISTER_REPLY, &rep);
+    free_devs(dev, nd);
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
 Suite *skv_test_suite_manager(void);
 Suite *skv_test_suite_manager(void)
 {
@@ -1230,6 +1307,7 @@ Suite *skv_test_suite_manager(void)
     tcase_add_test(tc, test_restart_agent_gone);
     tcase_add_test(tc, test_terminate);
     tcase_add_test(tc, test_dependencies);
+    tcase_add_test(tc, test_cluster_network);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -64,6 +64,8 @@ static const skvd_key g_keys[] = {
      "300000", 1000, 86400000, "MS", "signed requests older/newer are refused"},
     {"manager", "max_sessions_per_pass", K_UINT, MO(max_sessions_per_pass),
      M, "0", 0, 100000000, "N", "sessions placed per scheduling pass; 0: all"},
+    {"manager", "cluster_cidr", K_STR, MO(cluster_cidr), M, "10.128.0.0/9",
+     0, 0, "CIDR", "kernel addresses of cluster networks: a /20 per agent"},
     {"manager", "default_resource_group", K_ID, MO(default_resource_group),
      M, "default", 0, 0, "NAME", "resource group created when missing"},
     {"manager", "default_scheduler", K_ID, MO(default_scheduler), M, "fifo",

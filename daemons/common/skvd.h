@@ -54,6 +54,7 @@ typedef struct skvd_manager_conf {
     char *pidfile;           /* NULL: none */
     char *default_resource_group, *default_scheduler, *default_selector;
     char *bootstrap_agents;  /* NULL: none */
+    char *cluster_cidr;      /* kernel addresses; NULL: the library's */
     uint64_t heartbeat_interval_ms, heartbeat_timeout_ms, max_clock_skew_ms;
     uint64_t max_sessions_per_pass, max_frame, max_queue;
     uint64_t log_level;      /* skv_log_level */

@@ -96,6 +96,7 @@ static int open_manager(mgr_daemon *d)
     o.default_selector = c->default_selector;
     o.bootstrap_agents = c->bootstrap_agents;
     o.max_sessions_per_pass = (uint32_t)c->max_sessions_per_pass;
+    o.cluster_cidr = c->cluster_cidr;
     if (skvd_mkdirs_parent(c->data_dir, why, sizeof(why))) {
         skvd_log(SKV_LOG_ERROR, "data_dir: %s", why);
         return -1;

@@ -23,6 +23,8 @@ static const char run_help[] =
     "  --type T            batch (default), interactive or inference\n"
     "  --name N            session name\n"
     "  --env K=V           environment variable (repeatable)\n"
+    "  --port N            publish main1's TCP port N on its agent's\n"
+    "                      addresses (repeatable; see `sokovan show`)\n"
     "  --client-token T    idempotency key (default: random)\n"
     "  --wait              stream the main kernel's output and exit with the\n"
     "                      session's exit code\n"
@@ -30,7 +32,7 @@ static const char run_help[] =
     "or the first word of CMD.\n";
 
 enum { O_CPU = 1, O_MEM, O_GPU, O_GPUS, O_SLOT, O_CSIZE, O_CMODE, O_RG,
-       O_PROJECT, O_PRIO, O_TYPE, O_NAME, O_ENV, O_TOKEN, O_WAIT };
+       O_PROJECT, O_PRIO, O_TYPE, O_NAME, O_ENV, O_TOKEN, O_WAIT, O_PORT };
 
 static const cli_opt run_opts[] = {
     {"cpu", 1, O_CPU}, {"mem", 1, O_MEM}, {"gpu", 1, O_GPU},
@@ -38,7 +40,7 @@ static const cli_opt run_opts[] = {
     {"cluster-mode", 1, O_CMODE}, {"rg", 1, O_RG}, {"project", 1, O_PROJECT},
     {"priority", 1, O_PRIO}, {"type", 1, O_TYPE}, {"name", 1, O_NAME},
     {"env", 1, O_ENV}, {"client-token", 1, O_TOKEN}, {"wait", 0, O_WAIT},
-    {NULL, 0, 0}};
+    {"port", 1, O_PORT}, {NULL, 0, 0}};
 
 typedef struct run_args {
     skv_proto_session_submit sub;
@@ -114,6 +116,25 @@ static int take_env(cli *c, run_args *a, const char *val)
     return 0;
 }
 
+static int take_port(cli *c, run_args *a, const char *val)
+{
+    skv_proto_session_submit *s = &a->sub;
+    uint32_t port;
+    if (cli_parse_u32(c, "--port", val, 1, 65535, &port))
+        return CLI_USAGE;
+    for (size_t i = 0; i < s->n_ports; i++)
+        if (s->ports[i] == port)
+            return cli_usage(c, "--port: %u given twice", port);
+    if (s->n_ports == 64)
+        return cli_usage(c, "--port: at most 64 ports");
+    uint32_t *p = realloc(s->ports, (s->n_ports + 1) * sizeof *p);
+    if (!p)
+        return cli_fail("out of memory");
+    s->ports = p;
+    p[s->n_ports++] = port;
+    return 0;
+}
+
 static int take_opt(cli *c, run_args *a, int id, const char *val)
 {
     static const char *const modes[] = {"single-node", "multi-node", NULL};
@@ -146,6 +167,8 @@ static int take_opt(cli *c, run_args *a, int id, const char *val)
         return cli_parse_word(c, "--type", val, types);
     case O_ENV:
         return take_env(c, a, val);
+    case O_PORT:
+        return take_port(c, a, val);
     case O_WAIT:
         a->wait = 1;
         return 0;
@@ -253,6 +276,7 @@ static void run_args_free(run_args *a)
         free(a->env[i].key);
     free(a->env);
     free(a->sub.kernels);
+    free(a->sub.ports);
     cli_strv_free(&a->command);
     skv_slots_free(a->slots);
 }

@@ -46,17 +46,24 @@ static void kernels(const skv_proto_session_info *s)
     if (!s->n_kernels)
         return;
     static const char *const hdr[] = {"KERNEL", "ROLE", "AGENT", "STATUS",
-                                      "EXIT", "SLOTS"};
+                                      "EXIT", "SLOTS", "ADDRESS", "PORTS"};
     cli_table t;
-    cli_table_init(&t, 6, hdr);
+    cli_table_init(&t, 8, hdr);
     for (size_t i = 0; i < s->n_kernels; i++) {
         const skv_proto_kernel_info *k = &s->kernels[i];
-        char code[16] = "", slots[512];
+        char code[16] = "", slots[512], ports[512] = "";
         if (k->status && strcmp(k->status, "TERMINATED") == 0)
             snprintf(code, sizeof code, "%d", (int)k->exit_code);
+        /* Published ports: "tcp:22=30001" -> container port = agent port. */
+        for (size_t p = 0; p < k->n_published; p++) {
+            size_t l = strlen(ports);
+            snprintf(ports + l, sizeof ports - l, "%s%s", p ? "," : "",
+                     k->published[p] ? k->published[p] : "");
+        }
         const char *row[] = {k->kernel_id, k->role, k->agent_id, k->status,
                              code, cli_fmt_slots(slots, sizeof slots,
-                                                 k->slots)};
+                                                 k->slots),
+                             k->address, ports};
         cli_table_row(&t, row);
     }
     printf("\nKernels:\n");

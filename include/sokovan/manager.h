@@ -43,7 +43,8 @@ typedef struct skv_manager skv_manager;
 typedef int (*skv_manager_send_fn)(uint64_t conn_id, const void *frame,
                                    size_t len, void *payload);
 
-#define SKV_MANAGER_OPTIONS_VERSION 1
+/* Version 2 added cluster_cidr; version 1 structures are accepted. */
+#define SKV_MANAGER_OPTIONS_VERSION 2
 
 typedef struct skv_manager_options {
     unsigned version;               /* SKV_MANAGER_OPTIONS_VERSION */
@@ -60,10 +61,15 @@ typedef struct skv_manager_options {
      * may be NULL); each is written to data_dir/agents/<id>.key. */
     const char *bootstrap_agents;
     uint32_t max_sessions_per_pass; /* 0 = unlimited */
+    /* v2: kernel addresses of cluster networks; each agent gets a /20 of
+     * it (stable across restarts), each multi-kernel session a /27 of the
+     * agent's on every agent it runs on. NULL = "10.128.0.0/9". */
+    const char *cluster_cidr;
 } skv_manager_options;
 
 #define SKV_MANAGER_OPTIONS_INIT \
-    {SKV_MANAGER_OPTIONS_VERSION, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0}
+    {SKV_MANAGER_OPTIONS_VERSION, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, \
+     NULL}
 
 /* Open (creating on first start) the database in data_dir, load keys, rebuild
  * the scheduler. On first start an admin user "admin" and its keypair are

@@ -271,6 +271,10 @@ typedef struct skv_proto_session_submit {        /* "session.submit" */
     uint64_t estimated_duration_ms;
     uint8_t preemptible;
     char *client_token;                /* idempotency: same token, same session */
+    uint32_t *ports;                   /* main kernel's container TCP ports to
+                                          publish on its agent (cluster
+                                          network) */
+    size_t n_ports;
 } skv_proto_session_submit;
 
 typedef struct skv_proto_session_ref { /* "session.submit.reply",

@@ -56,9 +56,10 @@ int skv__agent_net_load(skv_agent *a, skv_error *err)
         char *eq = strchr(line, '=');
         if (!eq || !eq[1])
             continue;
-        char **dst = strncmp(line, "subnet=", 7) == 0        ? &a->subnet
-                     : strncmp(line, "cluster_cidr=", 13) == 0 ? &a->cluster_cidr
-                                                               : NULL;
+        *eq = '\0';
+        char **dst = strcmp(line, "subnet") == 0         ? &a->subnet
+                     : strcmp(line, "cluster_cidr") == 0 ? &a->cluster_cidr
+                                                         : NULL;
         if (dst && !*dst && !(*dst = skv__strdup(eq + 1)))
             rc = skv__err(err, SKV_ENOMEM, "agent: out of memory");
     }

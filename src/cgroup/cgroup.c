@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "skv_cgroup_impl.h"
 #include "skv_internal.h"
@@ -208,6 +209,8 @@ void skv__cgroup_free(skv_cgroup *cg)
     if (!cg)
         return;
     forget_made(cg);
+    if (cg->dev_filtered)
+        close(cg->dev_prog_fd); /* the attachment keeps the program */
     for (size_t i = 0; i < cg->n; i++)
         skv__free(cg->d[i].dir);
     skv__free(cg->rel);

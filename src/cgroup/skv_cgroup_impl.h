@@ -48,6 +48,10 @@ struct skv_cgroup {
     char **made;
     char **made_ctrl;
     size_t nmade;
+    /* the device program attached by skv__cgroup_devices_set (v2_devices.c);
+     * dev_prog_fd is valid only while dev_filtered */
+    bool dev_filtered;
+    int dev_prog_fd;
 };
 
 /* Validated limits in kernel units. */
@@ -129,6 +133,17 @@ int skv__cg_mkdirs_for(skv_cgroup *cg, skv__cg_dir *d, size_t nparts,
                                    const char *parent, bool made,
                                    bool leaf, skv_error *err),
                        skv_error *err);
+
+/* ---- v2_devices.c --------------------------------------------------------- */
+/* Assemble the allow-list program for rules[0..n) (validated), load it,
+ * attach it to the cgroup directory dir (absolute, without sysroot) and
+ * return its fd in *prog_fd. Nothing stays attached or open on failure. */
+int skv__cg_bpf_devices_attach(int *prog_fd, const char *dir,
+                               const skv_cgroup_device *rules, size_t n,
+                               skv_error *err);
+/* Detach prog_fd from dir (best effort: a removed cgroup took it along)
+ * and close it. */
+void skv__cg_bpf_devices_detach(int prog_fd, const char *dir);
 
 /* ---- v1.c (shared with hybrid.c) ------------------------------------------ */
 int skv__cg_v1_create(skv_cgroup *cg, const char *const *parts, size_t nparts,

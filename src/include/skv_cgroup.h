@@ -33,9 +33,9 @@
  * install skv__cgroup_set_fs_hooks() to play the kernel's part.
  *
  * Thread-safety: a skv_cgroup handle needs exclusive access for create /
- * apply / add / kill / destroy / free; skv__cgroup_stats() and the getters
- * may run concurrently with each other. Distinct handles are independent.
- * skv__cgroup_set_fs_hooks() is process-wide (tests only).
+ * apply / devices_set / add / kill / destroy / free; skv__cgroup_stats()
+ * and the getters may run concurrently with each other. Distinct handles
+ * are independent. skv__cgroup_set_fs_hooks() is process-wide (tests only).
  *
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -160,6 +160,35 @@ int skv__cgroup_kill(skv_cgroup *cg, unsigned timeout_ms, skv_error *err);
  * Idempotent: already-removed directories are fine. The handle stays valid
  * (free it with skv__cgroup_free); on failure the call can be repeated. */
 int skv__cgroup_destroy(skv_cgroup *cg, skv_error *err);
+
+/* One device rule of an allow-list: which device nodes (type, major,
+ * minor; -1 for major or minor means any) may be used how (access: a
+ * non-empty subset of "rwm": read, write, mknod). */
+typedef struct skv_cgroup_device {
+    char type;             /* 'c' (character) or 'b' (block) */
+    int64_t major, minor;  /* 0..4095 / 0..1048575, or -1 for any */
+    const char *access;    /* "r", "rw", "rwm", ... */
+} skv_cgroup_device;
+
+/* Device allow-list through an eBPF device program (cgroup v2 has no
+ * devices controller): every device access in the cgroup is denied except
+ * the standard container set (null, zero, full, random, urandom, tty,
+ * ptmx 5:2 and pts 136:*, all "rwm") and the n rules of allow. The program
+ * is attached to the cgroup's unified directory (v2, or the unified
+ * directory of a hybrid host) with BPF_F_ALLOW_MULTI: programs of parent
+ * cgroups still apply, and every one of them must allow an access. Calling
+ * it again on the same handle attaches the new list, then detaches the
+ * old one. The kernel drops the program when the cgroup is removed.
+ * Validated first (bad type, access letters or numbers: SKV_EINVAL /
+ * SKV_ERANGE naming the rule; nothing attached). SKV_ENOTSUP when the
+ * cgroup has no unified directory, or when the kernel refuses eBPF here
+ * (no CAP_BPF / CAP_SYS_ADMIN, no CONFIG_CGROUP_BPF); the message says
+ * which. Call before processes join the cgroup. */
+int skv__cgroup_devices_set(skv_cgroup *cg, const skv_cgroup_device *allow,
+                            size_t n, skv_error *err);
+
+/* true once skv__cgroup_devices_set() succeeded on this handle. */
+bool skv__cgroup_devices_filtered(const skv_cgroup *cg);
 
 /* Free the handle only (the cgroup itself stays). Accepts NULL. */
 void skv__cgroup_free(skv_cgroup *cg);

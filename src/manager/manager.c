@@ -20,9 +20,10 @@ static int check_opts(const skv_manager_options *o, skv_manager_send_fn send,
 {
     if (!o || !send)
         return skv__err(err, SKV_EINVAL, "manager_open: NULL options or send");
-    if (o->version != SKV_MANAGER_OPTIONS_VERSION)
+    if (o->version != 1 && o->version != SKV_MANAGER_OPTIONS_VERSION)
         return skv__err(err, SKV_EVERSION, "manager options version %u, "
-                        "expected %u", o->version, SKV_MANAGER_OPTIONS_VERSION);
+                        "expected 1..%u", o->version,
+                        SKV_MANAGER_OPTIONS_VERSION);
     if (!o->data_dir || o->data_dir[0] != '/')
         return skv__err(err, SKV_EINVAL,
                         "manager: data_dir must be an absolute path");
@@ -58,6 +59,9 @@ static int boot(skv_manager *m, const skv_manager_options *o, int64_t now,
         o->default_selector ? o->default_selector : "concentrated",
         o->bootstrap_agents};
     int rc = skv__mgr_db_open(m, err);
+    if (!rc)
+        rc = skv__mgr_net_open(m, o->version >= 2 ? o->cluster_cidr : NULL,
+                               err);
     if (!rc)
         rc = skv__mgr_admin_bootstrap(&m->admin, &b, now, err);
     if (!rc)
@@ -120,6 +124,7 @@ SKV_EXTERN void skv_manager_free(skv_manager *m)
     skv__free(m->conns);
     skv__free(m->reqs);
     skv__mgr_db_close(m);
+    skv__mgr_net_close(m);
     skv__mgr_metrics_free(m->metrics);
     skv_sched_free(m->sched);
     skv_auth_verifier_free(m->verifier);

@@ -12,6 +12,9 @@
 typedef struct create_ctx {
     skv_proto_session_submit sub;      /* command, env */
     skv_proto_kernel_create kc;        /* shared fields */
+    bool cluster;                      /* a cluster network */
+    uint8_t seed[32];
+    char subnet[32];                   /* of the kernel being sent */
     char domain[SKV__MGR_ID_MAX], project[SKV__MGR_ID_MAX];
     char owner[SKV__MGR_ID_MAX];
 } create_ctx;
@@ -27,14 +30,32 @@ static void hosts_free(skv_proto_kernel_create *kc)
     kc->n_cluster_hosts = 0;
 }
 
+/* Cluster network: the kernel's address on its session subnet (an agent
+ * without a placement yet: none); else the agent's address. */
+static int host_address(skv_manager *m, const char *sid, sqlite3_stmt *st,
+                        uint32_t idx, bool cluster, char **out,
+                        skv_error *err)
+{
+    const char *agent = (const char *)sqlite3_column_text(st, 2);
+    if (!cluster || !agent) {
+        *out = skv__mgr_col_dup(st, 1);
+        return 0;
+    }
+    char subnet[32], addr[32];
+    int rc = skv__mgr_net_kernel(m, sid, agent, idx, subnet, addr, err);
+    if (!rc && !(*out = skv__strdup(addr)))
+        rc = skv__err(err, SKV_ENOMEM, "out of memory");
+    return rc;
+}
+
 static int hosts_load(skv_manager *m, const char *sid,
                       skv_proto_kernel_create *kc, skv_error *err)
 {
     sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT k.idx, a.address FROM "
-                                 "kernels k LEFT JOIN agents a ON "
-                                 "a.id=k.agent_id WHERE k.session_id=? ORDER "
-                                 "BY k.idx", err);
+    int rc = skv__mgr_db_prepare(m, &st, "SELECT k.idx, a.address, "
+                                 "k.agent_id FROM kernels k LEFT JOIN agents "
+                                 "a ON a.id=k.agent_id WHERE k.session_id=? "
+                                 "ORDER BY k.idx", err);
     if (rc)
         return rc;
     skv__mgr_bind_text(st, 1, sid);
@@ -51,7 +72,9 @@ static int hosts_load(skv_manager *m, const char *sid,
         h->role = idx ? "sub" : "main";
         h->idx = idx ? idx : 1;
         h->hostname = skv__asprintf("%s%u", h->role, h->idx);
-        h->address = skv__mgr_col_dup(st, 1);
+        h->address = NULL;
+        rc = host_address(m, sid, st, idx, kc->cluster_size > 1, &h->address,
+                          err);
     }
     skv__mgr_db_done(m, st);
     return rc;
@@ -81,7 +104,13 @@ static int ctx_load(skv_manager *m, const char *sid, create_ctx *c,
     kc->n_env = c->sub.n_env;
     kc->cluster_mode = c->sub.cluster_mode;
     kc->cluster_size = c->sub.cluster_size;
-    rc = hosts_load(m, sid, kc, err);
+    c->cluster = kc->cluster_size > 1;
+    kc->network = c->cluster ? "cluster" : NULL;
+    kc->ports = c->sub.ports;
+    kc->n_ports = c->sub.n_ports;
+    rc = c->cluster ? skv__mgr_net_seed(m, sid, c->seed, err) : 0;
+    if (!rc)
+        rc = hosts_load(m, sid, kc, err);
     if (rc)
         ctx_free(c);
     return rc;
@@ -155,6 +184,14 @@ static int send_one(skv_manager *m, create_ctx *c, sqlite3_stmt *row,
     kc->cluster_role = idx ? "sub" : "main";
     kc->cluster_idx = idx ? idx : 1;
     int rc = skv__mgr_col_slots(&kc->slots, row, 3, err);
+    char addr[32];
+    kc->subnet = NULL;
+    kc->ssh_seed = c->cluster ? c->seed : NULL;
+    kc->ssh_seed_len = c->cluster ? sizeof c->seed : 0;
+    if (!rc && c->cluster &&
+        !(rc = skv__mgr_net_kernel(m, c->kc.session_id, a->id, idx,
+                                   c->subnet, addr, err)))
+        kc->subnet = c->subnet;
     if (!rc)
         rc = allocs_load(m, kid, kc, err);
     if (!rc)

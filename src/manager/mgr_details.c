@@ -73,6 +73,8 @@ static int kernels(skv_manager *m, skv_proto_session_info *i, skv_error *err)
         rc = kernel_row(&v[i->n_kernels++], st, err);
     }
     skv__mgr_db_done(m, st);
+    for (size_t k = 0; !rc && k < i->n_kernels; k++)
+        rc = skv__mgr_net_kernel_info(m, &i->kernels[k], err);
     return rc;
 }
 

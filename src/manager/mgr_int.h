@@ -102,6 +102,8 @@ struct skv_manager {
     skv__mgr_stmt stmts[SKV__MGR_STMT_CACHE];
     size_t n_stmts;
     struct skv__mgr_metrics *metrics; /* mgr_metrics.h; NULL until bound */
+    char *cluster_cidr;               /* mgr_net.c */
+    struct skv_net_pool *agent_pool;  /* agents' subnets of cluster_cidr */
 };
 
 /* ---- store (SQLite) ------------------------------------------------------ */
@@ -288,5 +290,33 @@ int skv__mgr_restore(skv_manager *m, int64_t now_ms, skv_error *err);
 void skv__mgr_reconcile(skv_manager *m, skv__mgr_agent *a,
                         const skv_proto_agent_register *r, int64_t now_ms);
 int skv__mgr_sweep(skv_manager *m, int64_t now_ms);
+
+/* ---- cluster networking (mgr_net.c, mgr_net_kernel.c) ---------------- */
+/* Tables, and the agents' subnets reserved in the pool; NULL cidr means
+ * 10.128.0.0/9. */
+int skv__mgr_net_open(skv_manager *m, const char *cidr, skv_error *err);
+void skv__mgr_net_close(skv_manager *m);
+/* Fill subnet, cluster_cidr and routes of an agent.register.reply (the
+ * agent's subnet allocated on first use); free with
+ * skv__mgr_net_reply_free. */
+int skv__mgr_net_register_reply(skv_manager *m, const char *agent_id,
+                                skv_proto_agent_register_reply *rep,
+                                skv_error *err);
+void skv__mgr_net_reply_free(skv_proto_agent_register_reply *rep);
+/* Send agent.routes (the whole set) to every connected agent. */
+void skv__mgr_net_broadcast(skv_manager *m);
+/* The session's subnet on agent_id (allocated on first use) and the
+ * address of its kernel idx there; both buffers SKV_NET_ADDR_MAX (19). */
+int skv__mgr_net_kernel(skv_manager *m, const char *sid,
+                        const char *agent_id, uint32_t idx, char *subnet,
+                        char *address, skv_error *err);
+/* The session's 32-byte SSH key seed, drawn on first use. */
+int skv__mgr_net_seed(skv_manager *m, const char *sid, uint8_t seed[32],
+                      skv_error *err);
+/* Keep address and published ports of a create reply for session.show. */
+void skv__mgr_net_kernel_reply(skv_manager *m, const char *kid,
+                               const skv_proto_kernel_create_reply *cr);
+int skv__mgr_net_kernel_info(skv_manager *m, skv_proto_kernel_info *k,
+                             skv_error *err);
 
 #endif /* SKV_MGR_INT_H */

@@ -120,8 +120,16 @@ int skv__mgr_on_register(skv_manager *m, const skv__mgr_call *c,
              "devices, %zu kernels)", a->id, a->group, r->n_devices,
              r->n_kernels);
     skv_proto_agent_register_reply rep = {m->hb_interval_ms, m->hb_timeout_ms,
-                                          c->now_ms};
+                                          c->now_ms, NULL, NULL, NULL, 0};
+    skv_error ne = SKV_ERROR_INIT;
+    /* Without a subnet the agent still runs sessions on its own pool. */
+    if (skv__mgr_net_register_reply(m, a->id, &rep, &ne))
+        skv__log(SKV_LOG_ERROR, "manager", "agent %s: no cluster subnet: %s",
+                 a->id, ne.message);
     skv__mgr_reply(m, c->conn, c->req, SKV_PROTO_AGENT_REGISTER_REPLY, &rep);
+    skv__mgr_net_reply_free(&rep);
+    /* The others learn the route to it (or its new address). */
+    skv__mgr_net_broadcast(m);
     skv__mgr_reconcile(m, a, r, c->now_ms);
     skv__mgr_send_creates(m, a->id, c->now_ms);
     m->dirty = true;

@@ -37,6 +37,7 @@ static void on_create(skv_manager *m, const skv__mgr_req *r,
     }
     const skv_proto_kernel_create_reply *cr = body;
     skv_error e = SKV_ERROR_INIT;
+    skv__mgr_net_kernel_reply(m, r->kernel_id, cr);
     if (skv__mgr_kernel_running(m, r->kernel_id, cr->container_id, now, &e))
         skv__log(SKV_LOG_ERROR, "manager", "create reply for %s: %s",
                  r->kernel_id, e.message);

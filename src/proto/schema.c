@@ -267,6 +267,7 @@ static const skv__pfield submit_f[] = {
     U64(S, "estimated_duration_ms", estimated_duration_ms),
     BOOL(S, "preemptible", preemptible),
     STR(S, "client_token", client_token, ID),
+    U32S(S, "ports", ports, 64),
 };
 DESC(submit_d, "session.submit", S, submit_f);
 #undef S

@@ -210,8 +210,8 @@ static bool spec_adds_cap(const skv_container_spec *spec, int cap)
     return false;
 }
 
-/* Cgroup with limits and device allow-list. Without a device controller
- * (cgroup v2: no eBPF program here yet) CAP_MKNOD would let root in the
+/* Cgroup with limits and device allow-list. Without one (a v2 host where
+ * the eBPF device program was refused) CAP_MKNOD would let root in the
  * container create and open any host device node, so it is dropped unless
  * the spec asks for it. */
 static int cgroup_setup(skv_cgroup **cg, const native_plan *p,

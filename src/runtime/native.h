@@ -44,8 +44,9 @@ int skv__rt_write_state(const char *dir, const char *backend, pid_t pid,
 int skv__rt_native_stats(skv_runtime *rt, const char *dir,
                          skv_container_stats *out, skv_error *err);
 
-/* v1 devices controller allow-list (native_devices.c); a no-op without
- * that controller, which skv__rt_devices_supported() tells. */
+/* Device allow-list (native_devices.c): the v1 devices controller, or on
+ * cgroup v2 an eBPF device program; a no-op where neither is available,
+ * which skv__rt_devices_supported() tells. */
 int skv__rt_devices_apply(skv_cgroup *cg, const skv_container_spec *spec,
                           skv_error *err);
 bool skv__rt_devices_supported(const skv_cgroup *cg);

@@ -1,9 +1,10 @@
-/* Device allow-list for the v1 "devices" controller (v1 and hybrid hosts):
+/* Device allow-list. v1 and hybrid hosts: the v1 "devices" controller;
  * deny everything, then allow the minimal /dev set and the granted nodes
- * with their access. With it in place a container keeps Docker's default
- * CAP_MKNOD: a node it creates for another device cannot be opened.
- * cgroup v2 needs an eBPF device program instead, which is not written
- * here; there the runtime drops CAP_MKNOD (native_plan.c).
+ * with their access. cgroup v2 hosts: the same list as an eBPF device
+ * program attached to the cgroup (skv__cgroup_devices_set). With either in
+ * place a container keeps Docker's default CAP_MKNOD: a node it creates
+ * for another device cannot be made or opened. Where neither is possible
+ * (a v2 host refusing eBPF to the agent) the runtime drops CAP_MKNOD.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <limits.h>
 #include <stdio.h>
@@ -32,7 +33,44 @@ static int write_rule(const char *dir, const char *file, const char *rule,
 
 bool skv__rt_devices_supported(const skv_cgroup *cg)
 {
-    return skv__cgroup_dir(cg, "devices") != NULL;
+    return skv__cgroup_dir(cg, "devices") != NULL ||
+           skv__cgroup_devices_filtered(cg);
+}
+
+/* cgroup v2: the granted devices (plus 'm', as below) on top of the
+ * standard set the cgroup module always allows. Without eBPF privileges
+ * the container runs unfiltered, without CAP_MKNOD, as before. */
+static int bpf_apply(skv_cgroup *cg, const skv_container_spec *spec,
+                     skv_error *err)
+{
+    if (skv__cgroup_mode(cg) != SKV_CGROUP_MODE_V2)
+        return 0;
+    skv_cgroup_device *v = NULL;
+    char (*acc)[5] = NULL;
+    if (spec->n_devices &&
+        (!(v = skv__calloc(spec->n_devices, sizeof(*v))) ||
+         !(acc = skv__calloc(spec->n_devices, sizeof(*acc))))) {
+        skv__free(v);
+        return skv__err(err, SKV_ENOMEM, "device allow-list");
+    }
+    for (size_t i = 0; i < spec->n_devices; i++) {
+        const skv__rt_device *d = &spec->devices[i];
+        snprintf(acc[i], sizeof(acc[i]), "%s%s", d->access,
+                 strchr(d->access, 'm') ? "" : "m");
+        v[i] = (skv_cgroup_device){d->type, d->major, d->minor, acc[i]};
+    }
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv__cgroup_devices_set(cg, v, spec->n_devices, &e);
+    skv__free(v);
+    skv__free(acc);
+    if (rc == SKV_ENOTSUP) {
+        skv__log(SKV_LOG_WARN, "runtime", "%s; dropping CAP_MKNOD instead",
+                 e.message);
+        return 0;
+    }
+    if (rc < 0 && err)
+        *err = e;
+    return rc;
 }
 
 int skv__rt_devices_apply(skv_cgroup *cg, const skv_container_spec *spec,
@@ -40,7 +78,7 @@ int skv__rt_devices_apply(skv_cgroup *cg, const skv_container_spec *spec,
 {
     const char *dir = skv__cgroup_dir(cg, "devices");
     if (!dir)
-        return 0;
+        return bpf_apply(cg, spec, err);
     int rc = write_rule(dir, "devices.deny", "a", err);
     for (size_t i = 0; rc == 0 && i < SKV__ARRAY_LEN(default_allow); i++)
         rc = write_rule(dir, "devices.allow", default_allow[i], err);
