@@ -15,6 +15,7 @@
 #define SKV_TEST_E2E_CLUSTER_H
 
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -47,6 +48,8 @@ typedef struct e2e_cluster {
     char endpoint[PATH_MAX + 8];
     char images[PATH_MAX];     /* image store shared by the agents */
     char tarball[PATH_MAX];    /* busybox rootfs tarball */
+    char mgr_ns[32];           /* network namespace of the manager, or "" */
+    char mgr_tcp[64];          /* its TCP listen address, or "" (none) */
     pid_t mgr;
     int nagents;
     pid_t agent[E2E_MAX_AGENTS];
@@ -150,13 +153,21 @@ static inline int e2e_init(e2e_cluster *c, const char *bin)
 
 /* fork + exec argv with stdout/stderr appended to <root>/logs/<name>.log;
  * the pid is recorded under <root>/pids for any later teardown. */
-static inline pid_t e2e_spawn(e2e_cluster *c, const char *name,
-                              char *const argv[])
+/* Start a daemon with stdout/stderr to root/logs/<name>.log, in network
+ * namespace ns (a name under /run/netns) unless ns is NULL or "". setns()
+ * rather than `ip netns exec`: that would remount /sys and hide the
+ * cgroup tree from the daemon. */
+static inline pid_t e2e_spawn_ns(e2e_cluster *c, const char *ns,
+                                 const char *name, char *const argv[])
 {
-    char log[PATH_MAX + 64], pidf[PATH_MAX + 96];
+    char log[PATH_MAX + 64], pidf[PATH_MAX + 96], nsf[64];
     snprintf(log, sizeof(log), "%s/logs/%s.log", c->root, name);
+    snprintf(nsf, sizeof(nsf), "/run/netns/%s", ns ? ns : "");
     pid_t pid = fork();
     if (pid == 0) {
+        int nfd = ns && ns[0] ? open(nsf, O_RDONLY | O_CLOEXEC) : -2;
+        if (nfd == -1 || (nfd >= 0 && setns(nfd, CLONE_NEWNET) < 0))
+            _exit(127);
         int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (fd < 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(fd, 1) < 0 ||
@@ -175,6 +186,12 @@ static inline pid_t e2e_spawn(e2e_cluster *c, const char *name,
     if (f)
         fclose(f);
     return pid;
+}
+
+static inline pid_t e2e_spawn(e2e_cluster *c, const char *name,
+                              char *const argv[])
+{
+    return e2e_spawn_ns(c, NULL, name, argv);
 }
 
 /* The last lines of a daemon's log, for failure messages. */
@@ -231,11 +248,12 @@ static inline int e2e_start_manager(e2e_cluster *c, const char *agents)
     snprintf(exe, sizeof(exe), "%s/sokovan-manager", c->bin);
     snprintf(key, sizeof(key), "%s/admin.key", c->data);
     char *const argv[] = {exe, "--data-dir", c->data, "--listen", c->sock,
-                          "--tcp", "none", "--bootstrap-agents",
-                          (char *)agents, "--heartbeat-interval-ms", "500",
+                          "--tcp", c->mgr_tcp[0] ? c->mgr_tcp : "none",
+                          "--bootstrap-agents", (char *)agents,
+                          "--heartbeat-interval-ms", "500",
                           "--heartbeat-timeout-ms", "15000", NULL};
     unlink(c->sock);
-    c->mgr = e2e_spawn(c, "manager", argv);
+    c->mgr = e2e_spawn_ns(c, c->mgr_ns, "manager", argv);
     if (c->mgr < 0)
         return e2e_fail(c, "fork: %s%s", strerror(errno), "");
     for (int64_t end = e2e_now_ms() + 15000; e2e_now_ms() < end;) {
@@ -423,6 +441,7 @@ typedef struct e2e_job {
     const char *token;         /* client_token; may be NULL */
     char *const *argv;         /* the command itself instead of sh -c
                                   script (NULL-terminated); may be NULL */
+    uint32_t port;             /* main1's TCP port to publish; 0 none */
 } e2e_job;
 
 /* Submit; *sid (E2E_ID_MAX) receives the session id. Returns the client's
@@ -452,6 +471,11 @@ static inline int e2e_submit(skv_client *cl, char *sid, const e2e_job *j,
     s.kernels = &k;
     s.n_kernels = 1;
     s.client_token = (char *)j->token;
+    uint32_t port = j->port;
+    if (port) {
+        s.ports = &port;
+        s.n_ports = 1;
+    }
     skv_proto_session_ref ref = {0};
     rc = skv_client_submit(cl, &ref, &s, err);
     if (rc == 0)

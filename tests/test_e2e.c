@@ -577,85 +577,69 @@ END_TEST
 
 /* ---- cluster networking across agents (issue 7) ------------------------- */
 
-/* Two network namespaces, one per agent host, joined by a veth pair
- * (10.77.0.2 and 10.77.0.3); the manager stays on its Unix socket. */
-static char ns_name[2][32];
+/* Three network namespaces as hosts on one switch: a bridge in the
+ * manager's namespace M (10.77.0.1) and a veth from it into each agent's
+ * namespace A (10.77.0.2) and B (10.77.0.3). The manager listens on TCP
+ * in M, where the agents reach it; the test's client uses its Unix
+ * socket (a path, not an address). */
+static char ns_name[3][32];
+enum { NS_A, NS_B, NS_M };
 
 static void ns_setup(void)
 {
-    char cmd[512];
+    char cmd[1024];
     long p = (long)getpid() % 100000;
-    for (int i = 0; i < 2; i++)
-        snprintf(ns_name[i], sizeof(ns_name[i]), "skv%c%ld", 'A' + i, p);
-    snprintf(cmd, sizeof(cmd), "set -e; ip netns add %s; ip netns add %s; "
-             "ip link add skvtA%ld type veth peer name skvtB%ld; "
-             "ip link set skvtA%ld netns %s; ip link set skvtB%ld netns %s; "
-             "ip -n %s addr add 10.77.0.2/24 dev skvtA%ld; "
-             "ip -n %s addr add 10.77.0.3/24 dev skvtB%ld; "
-             "ip -n %s link set skvtA%ld up; ip -n %s link set skvtB%ld up; "
-             "ip -n %s link set lo up; ip -n %s link set lo up",
-             ns_name[0], ns_name[1], p, p, p, ns_name[0], p, ns_name[1],
-             ns_name[0], p, ns_name[1], p, ns_name[0], p, ns_name[1], p,
-             ns_name[0], ns_name[1]);
+    for (int i = 0; i < 3; i++)
+        snprintf(ns_name[i], sizeof(ns_name[i]), "skv%c%ld", "ABM"[i], p);
+    const char *m = ns_name[NS_M];
+    int n = snprintf(cmd, sizeof(cmd), "set -e; ip netns add %s; "
+                     "ip -n %s link add skvtbr%ld type bridge; "
+                     "ip -n %s addr add 10.77.0.1/24 dev skvtbr%ld; "
+                     "ip -n %s link set skvtbr%ld up; ip -n %s link set lo up",
+                     m, m, p, m, p, m, p, m);
+    for (int i = 0; i < 2; i++) {
+        const char *h = ns_name[i];
+        char c = "AB"[i];
+        n += snprintf(cmd + n, sizeof(cmd) - (size_t)n,
+                      "; ip netns add %s; ip -n %s link add skvt%c%ld type "
+                      "veth peer name skvtM%c%ld netns %s; "
+                      "ip -n %s link set skvtM%c%ld master skvtbr%ld up; "
+                      "ip -n %s addr add 10.77.0.%d/24 dev skvt%c%ld; "
+                      "ip -n %s link set skvt%c%ld up; ip -n %s link set lo up",
+                      h, h, c, p, c, p, m, m, c, p, p, h, i + 2, c, p, h, c,
+                      p, h);
+    }
+    ck_assert_msg(n < (int)sizeof(cmd), "namespace setup command too long");
     ck_assert_msg(system(cmd) == 0, "cannot set up the namespaces");
 }
 
 static void ns_teardown(void)
 {
     char cmd[128];
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         snprintf(cmd, sizeof(cmd), "ip netns del %s 2>/dev/null", ns_name[i]);
         if (system(cmd) != 0)
             fprintf(stderr, "could not remove netns %s\n", ns_name[i]);
     }
 }
 
-/* e2e_spawn, but the child enters network namespace ns first (not `ip
- * netns exec`: it would remount /sys and hide the cgroup tree). */
-static pid_t spawn_in_ns(const char *ns, const char *name, char *const argv[])
-{
-    char log[PATH_MAX + 64], pidf[PATH_MAX + 96], nsf[64];
-    snprintf(log, sizeof(log), "%s/logs/%s.log", g.root, name);
-    snprintf(nsf, sizeof(nsf), "/run/netns/%s", ns);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int nfd = open(nsf, O_RDONLY | O_CLOEXEC);
-        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (nfd < 0 || setns(nfd, CLONE_NEWNET) < 0 || fd < 0 || nul < 0 ||
-            dup2(nul, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-            _exit(127);
-        setpgid(0, 0);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    if (pid < 0)
-        return -1;
-    snprintf(pidf, sizeof(pidf), "%s/pids/%s.%ld", g.root, name, (long)pid);
-    FILE *f = fopen(pidf, "w");
-    if (f)
-        fclose(f);
-    return pid;
-}
-
-/* Agent i inside namespace i, reporting its namespace address. */
+/* Agent i inside namespace i, reporting its namespace address and
+ * reaching the manager over TCP. */
 static void start_ns_agent(int i)
 {
-    char exe[PATH_MAX + 32], id[16], mgr[PATH_MAX + 16], state[PATH_MAX + 32],
-         addr[16];
+    char exe[PATH_MAX + 32], id[16], state[PATH_MAX + 32], addr[16];
     snprintf(exe, sizeof(exe), "%s/sokovan-agent", g.bin);
     snprintf(id, sizeof(id), "a%d", i + 1);
-    snprintf(mgr, sizeof(mgr), "unix:%s", g.sock);
     snprintf(state, sizeof(state), "%s/agent-%s", g.root, id);
     snprintf(addr, sizeof(addr), "10.77.0.%d", i + 2);
     snprintf(g.agent_cpus[i], sizeof(g.agent_cpus[i]), "%d", i % ncpus());
-    char *const argv[] = {exe, "--agent-id", id, "--manager", mgr, "--data-dir",
-                          g.data, "--state-dir", state, "--image-dir",
-                          g.images, "--cpus", g.agent_cpus[i], "--memory",
-                          "4g", "--address", addr, "--poll-interval-ms",
-                          "10", "--stats-interval-ms", "1000",
-                          "--reconnect-max-ms", "500", NULL};
-    g.agent[i] = spawn_in_ns(ns_name[i], id, argv);
+    char *const argv[] = {exe, "--agent-id", id, "--manager", g.mgr_tcp,
+                          "--data-dir", g.data, "--state-dir", state,
+                          "--image-dir", g.images, "--cpus", g.agent_cpus[i],
+                          "--memory", "4g", "--address", addr,
+                          "--poll-interval-ms", "10", "--stats-interval-ms",
+                          "1000", "--reconnect-max-ms", "500", NULL};
+    g.agent[i] = e2e_spawn_ns(&g, ns_name[i], id, argv);
     ck_assert_int_gt(g.agent[i], 0);
     if (i >= g.nagents)
         g.nagents = i + 1;
@@ -688,8 +672,28 @@ static bool ns_clean(const char *ns, char *out, size_t cap)
     return false;
 }
 
-/* Wait until the session has a kernel address for main1 (RUNNING). */
-static void wait_running(skv_client *cl, const char *sid, char *main_addr)
+/* main1 of a running session: its address, its agent's namespace
+ * address and the host port its container port `port` is published on. */
+typedef struct main_kernel {
+    char address[32];
+    char host[32];
+    unsigned host_port;
+} main_kernel;
+
+/* The host port of "tcp:<port>=<host port>" among k's published ports. */
+static unsigned published_port(const skv_proto_kernel_info *k, uint32_t port)
+{
+    char want[24];
+    int n = snprintf(want, sizeof(want), "tcp:%u=", (unsigned)port);
+    for (size_t i = 0; i < k->n_published; i++)
+        if (!strncmp(k->published[i], want, (size_t)n))
+            return (unsigned)atoi(k->published[i] + n);
+    return 0;
+}
+
+/* Wait until the session is RUNNING with an address for main1. */
+static void wait_running(skv_client *cl, const char *sid, uint32_t port,
+                         main_kernel *mk)
 {
     skv_error e = SKV_ERROR_INIT;
     for (int i = 0; i < 300; i++) {
@@ -697,8 +701,13 @@ static void wait_running(skv_client *cl, const char *sid, char *main_addr)
         SKV_CK_OK(skv_client_show(cl, &r, sid, &e), &e);
         const skv_proto_kernel_info *k = kernel_named(&r.session, "main", 1);
         bool up = !strcmp(r.session.status, "RUNNING") && k && k->address;
-        if (up)
-            snprintf(main_addr, 32, "%s", k->address);
+        if (up) {
+            snprintf(mk->address, sizeof(mk->address), "%s", k->address);
+            /* agent a<i> runs in the namespace with address 10.77.0.<i+1> */
+            snprintf(mk->host, sizeof(mk->host), "10.77.0.%d",
+                     atoi(k->agent_id + 1) + 1);
+            mk->host_port = published_port(k, port);
+        }
         skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
         if (up)
             return;
@@ -718,18 +727,22 @@ START_TEST(test_e2e_cluster_network)
     skv_client *admin = NULL, *alice = NULL, *bob = NULL;
     skv_error e = SKV_ERROR_INIT;
     ns_setup();
+    snprintf(g.mgr_ns, sizeof(g.mgr_ns), "%s", ns_name[NS_M]);
+    snprintf(g.mgr_tcp, sizeof(g.mgr_tcp), "10.77.0.1:5020");
     E2E_OK(e2e_start_manager(&g, "a1,a2"));
-    start_ns_agent(0);
-    start_ns_agent(1);
+    start_ns_agent(NS_A);
+    start_ns_agent(NS_B);
     E2E_OK(e2e_connect(&g, &admin, NULL, NULL));
     E2E_OK(e2e_wait_agents(&g, admin, 2));
-    /* 2 x 0.6 CPU on two 1-CPU agents: main1 and sub1 on different ones.
-     * sub1 reaches main1 by name across the agents. */
+    /* 3 kernels of 1.5 GiB on two 4 GiB agents: two on one agent, one on
+     * the other, so at least one sub is on another agent than main1.
+     * Every sub reaches main1 by name and the two exchange a line. */
     e2e_job j = {"net", "if test $SOKOVAN_CLUSTER_ROLE = main; then "
-                 "echo hello-from-$(hostname) | busybox nc -l -p 7411; "
-                 "else for i in $(seq 1 30); do busybox nc main1 7411 && "
-                 "exit 0; sleep 1; done; exit 1; fi",
-                 "cpu=0.6,mem=16m", 2, true, NULL, NULL};
+                 "for i in 1 2; do echo hello-from-$(hostname) | "
+                 "busybox nc -l -p 7411; done; "
+                 "else for i in $(seq 1 30); do echo ping-from-$(hostname) | "
+                 "busybox nc main1 7411 && exit 0; sleep 1; done; exit 1; fi",
+                 "cpu=0.2,mem=1536m", 3, true, NULL, NULL};
     char sid[E2E_ID_MAX];
     submit_ok(admin, sid, &j);
     skv_proto_session_show_reply r;
@@ -739,14 +752,24 @@ START_TEST(test_e2e_cluster_network)
                   r.session.status, r.session.status_reason ?
                   r.session.status_reason : "", r.session.exit_code);
     const skv_proto_kernel_info *km = kernel_named(&r.session, "main", 1);
-    const skv_proto_kernel_info *ks = kernel_named(&r.session, "sub", 1);
-    ck_assert(km && ks);
-    ck_assert_str_ne(km->agent_id, ks->agent_id);
+    ck_assert_ptr_nonnull(km);
     ck_assert_msg(km->address && !strncmp(km->address, "10.128.", 7),
                   "main1 address %s", km->address ? km->address : "-");
     char out[512];
-    SKV_CK_OK(e2e_logs(admin, sid, ks->kernel_id, out, sizeof(out), &e), &e);
-    ck_assert_msg(!strcmp(out, "hello-from-main1\n"), "sub1: '%s'", out);
+    int remote = 0;
+    for (int i = 1; i <= 2; i++) {
+        const skv_proto_kernel_info *ks = kernel_named(&r.session, "sub", i);
+        ck_assert_ptr_nonnull(ks);
+        remote += strcmp(km->agent_id, ks->agent_id) != 0;
+        SKV_CK_OK(e2e_logs(admin, sid, ks->kernel_id, out, sizeof(out), &e),
+                  &e);
+        ck_assert_msg(!strcmp(out, "hello-from-main1\n"), "sub%d: '%s'", i,
+                      out);
+    }
+    ck_assert_msg(remote >= 1, "all kernels ran on agent %s", km->agent_id);
+    SKV_CK_OK(e2e_logs(admin, sid, km->kernel_id, out, sizeof(out), &e), &e);
+    ck_assert_msg(strstr(out, "ping-from-sub1\n") &&
+                      strstr(out, "ping-from-sub2\n"), "main1: '%s'", out);
     skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
     /* Sessions of two users: bob's kernels cannot reach alice's. */
     char aak[SKV_AUTH_ACCESS_KEY_MAX], ask[SKV_AUTH_SECRET_KEY_MAX];
@@ -757,21 +780,37 @@ START_TEST(test_e2e_cluster_network)
     E2E_OK(e2e_connect(&g, &bob, bak, bsk));
     e2e_job ja = {"srv", "if test $SOKOVAN_CLUSTER_ROLE = main; then "
                   "busybox nc -l -p 7412; fi; sleep 600",
-                  "cpu=0.2,mem=16m", 2, true, NULL, NULL};
-    char asid[E2E_ID_MAX], bsid[E2E_ID_MAX], target[32];
+                  "cpu=0.2,mem=16m", 2, true, NULL, NULL, 7412};
+    char asid[E2E_ID_MAX], bsid[E2E_ID_MAX];
+    main_kernel mk;
     submit_ok(alice, asid, &ja);
-    wait_running(alice, asid, target);
+    wait_running(alice, asid, 7412, &mk);
+    ck_assert_msg(mk.host_port > 0, "main1's port 7412 is not published");
     char script[512];
     snprintf(script, sizeof(script), "if test $SOKOVAN_CLUSTER_ROLE = main; "
              "then for i in 1 2 3; do echo x | busybox nc -w 2 %s 7412 && "
              "echo reached && exit 0; sleep 1; done; echo refused; "
-             "else sleep 600; fi", target);
+             "else sleep 600; fi", mk.address);
     e2e_job jb = {"cli", script, "cpu=0.2,mem=16m", 2, true, NULL, NULL};
     submit_ok(bob, bsid, &jb);
     E2E_OK(e2e_wait_final(&g, bob, bsid, 90000, &r));
     skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
     SKV_CK_OK(e2e_logs(bob, bsid, NULL, out, sizeof(out), &e), &e);
     ck_assert_msg(!strcmp(out, "refused\n"), "bob's kernel: '%s'", out);
+    /* From another host (the manager's namespace), main1 is reachable
+     * through the published port on its agent's address. */
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "echo via-published | ip netns exec %s "
+             "busybox nc -w 3 %s %u", ns_name[NS_M], mk.host, mk.host_port);
+    ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+    for (int i = 0; i < 100; i++) {
+        SKV_CK_OK(e2e_logs(alice, asid, NULL, out, sizeof(out), &e), &e);
+        if (strstr(out, "via-published"))
+            break;
+        e2e_sleep_ms(100);
+    }
+    ck_assert_msg(!strcmp(out, "via-published\n"), "alice's main1: '%s'",
+                  out);
     skv_proto_session_ref ref = {0};
     SKV_CK_OK(skv_client_terminate(alice, &ref, asid, "done", 1, &e), &e);
     skv_proto_body_free(SKV_PROTO_SESSION_TERMINATE_REPLY, &ref);
@@ -782,7 +821,7 @@ START_TEST(test_e2e_cluster_network)
      * session subnet but the agents' routes (protocol 173). A session ends
      * when its kernels have; their kernel.destroy may still be on its
      * way, so this polls. */
-    for (int i = 0; i < 2; i++)
+    for (int i = NS_A; i <= NS_B; i++)
         ck_assert_msg(ns_clean(ns_name[i], out, sizeof(out)), "%s: %s",
                       ns_name[i], out);
     skv_client_free(alice);

@@ -125,7 +125,12 @@ static void setup_mounts(const skv__rt_launch *l, const native_plan *p)
         "mount /sys read-only");
     setup_dev(l, p);
     TRY(l, mkdir_ok("tmp", 01777), "mkdir /tmp");
-    TRY(l, chmod("tmp", 01777), "chmod /tmp");
+    /* chmod only when needed: on an image directory it copies /tmp up
+     * into the writable layer, which costs a directory create there. */
+    struct stat tst;
+    TRY(l, stat("tmp", &tst), "stat /tmp");
+    if ((tst.st_mode & 07777) != 01777)
+        TRY(l, chmod("tmp", 01777), "chmod /tmp");
     for (size_t i = 0; i < p->spec->n_mounts; i++) {
         const skv__rt_mount *m = &p->spec->mounts[i];
         const char *rel = m->target + 1;
