@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <net/if.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -898,7 +899,9 @@ START_TEST(test_cluster_kernel)
                           &kd, wall_ms()), 0);
     ck_assert_uint_eq(skv_agent_kernel_count(a), 0);
     /* Destroying a running kernel with a grace period does not block: the
-     * ack comes from a later tick, and no kernel.exit is reported. */
+     * ack comes from a later tick, after a kernel.exit that says how the
+     * container ended (sleep as PID 1 ignores SIGTERM: SIGKILL after the
+     * grace period). */
     char *sleeper[] = {"sleep", "30"};
     build_create(&kc, "s-00000000000000aa-3", sleeper, 2, al, n);
     ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 42, SKV_PROTO_KERNEL_CREATE,
@@ -922,7 +925,13 @@ START_TEST(test_cluster_kernel)
     decode(&ackenv, &c, (size_t)ak);
     ck_assert_uint_eq(ackenv.request_id, 43);
     skv_proto_envelope_free(&ackenv);
-    ck_assert_int_eq(find(&c, from, SKV_PROTO_KERNEL_EXIT), -1);
+    long x = find(&c, from, SKV_PROTO_KERNEL_EXIT);
+    ck_assert_msg(x >= 0 && x < ak, "kernel.exit at %ld, ack at %ld", x, ak);
+    skv_proto_kernel_exit ke;
+    body_of(&ke, &c, (size_t)x, SKV_PROTO_KERNEL_EXIT, NULL);
+    ck_assert_int_eq(ke.signal, SIGKILL);
+    ck_assert_str_eq(ke.kernel_id, "s-00000000000000aa-3");
+    skv_proto_body_free(SKV_PROTO_KERNEL_EXIT, &ke);
     free_alloc(al, n);
     skv_agent_free(a);
     conn_clear(&c);

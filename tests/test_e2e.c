@@ -672,22 +672,30 @@ static bool ns_clean(const char *ns, char *out, size_t cap)
     return false;
 }
 
-/* main1 of a running session: its address, its agent's namespace
- * address and the host port its container port `port` is published on. */
+/* main1 of a running session: its address, and the host address and
+ * port its container port is published on (from session.show). */
 typedef struct main_kernel {
     char address[32];
     char host[32];
     unsigned host_port;
 } main_kernel;
 
-/* The host port of "tcp:<port>=<host port>" among k's published ports. */
-static unsigned published_port(const skv_proto_kernel_info *k, uint32_t port)
+/* "tcp:<port>=<host>:<host port>" among k's published ports: host into
+ * mk->host, the host port returned (0: not published). */
+static unsigned published_port(const skv_proto_kernel_info *k, uint32_t port,
+                               main_kernel *mk)
 {
     char want[24];
     int n = snprintf(want, sizeof(want), "tcp:%u=", (unsigned)port);
-    for (size_t i = 0; i < k->n_published; i++)
-        if (!strncmp(k->published[i], want, (size_t)n))
-            return (unsigned)atoi(k->published[i] + n);
+    for (size_t i = 0; i < k->n_published; i++) {
+        const char *v = k->published[i];
+        const char *colon = strrchr(v, ':');
+        if (strncmp(v, want, (size_t)n) || !colon || colon < v + n)
+            continue;
+        snprintf(mk->host, sizeof(mk->host), "%.*s", (int)(colon - v - n),
+                 v + n);
+        return (unsigned)atoi(colon + 1);
+    }
     return 0;
 }
 
@@ -703,10 +711,12 @@ static void wait_running(skv_client *cl, const char *sid, uint32_t port,
         bool up = !strcmp(r.session.status, "RUNNING") && k && k->address;
         if (up) {
             snprintf(mk->address, sizeof(mk->address), "%s", k->address);
+            mk->host_port = published_port(k, port, mk);
             /* agent a<i> runs in the namespace with address 10.77.0.<i+1> */
-            snprintf(mk->host, sizeof(mk->host), "10.77.0.%d",
+            char want[32];
+            snprintf(want, sizeof(want), "10.77.0.%d",
                      atoi(k->agent_id + 1) + 1);
-            mk->host_port = published_port(k, port);
+            ck_assert_str_eq(mk->host, want);
         }
         skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
         if (up)
@@ -778,8 +788,9 @@ START_TEST(test_e2e_cluster_network)
     make_user(admin, "bob", bak, bsk);
     E2E_OK(e2e_connect(&g, &alice, aak, ask));
     E2E_OK(e2e_connect(&g, &bob, bak, bsk));
-    e2e_job ja = {"srv", "if test $SOKOVAN_CLUSTER_ROLE = main; then "
-                  "busybox nc -l -p 7412; fi; sleep 600",
+    e2e_job ja = {"srv", "trap 'exit 7' TERM; "
+                  "if test $SOKOVAN_CLUSTER_ROLE = main; then "
+                  "busybox nc -l -p 7412; fi; sleep 600 & wait",
                   "cpu=0.2,mem=16m", 2, true, NULL, NULL, 7412};
     char asid[E2E_ID_MAX], bsid[E2E_ID_MAX];
     main_kernel mk;
@@ -812,9 +823,14 @@ START_TEST(test_e2e_cluster_network)
     ck_assert_msg(!strcmp(out, "via-published\n"), "alice's main1: '%s'",
                   out);
     skv_proto_session_ref ref = {0};
-    SKV_CK_OK(skv_client_terminate(alice, &ref, asid, "done", 1, &e), &e);
+    SKV_CK_OK(skv_client_terminate(alice, &ref, asid, "done", 0, &e), &e);
     skv_proto_body_free(SKV_PROTO_SESSION_TERMINATE_REPLY, &ref);
     E2E_OK(e2e_wait_final(&g, alice, asid, 60000, &r));
+    /* Terminate sends SIGTERM: the kernels' own exit code is recorded. */
+    for (size_t i = 0; i < r.session.n_kernels; i++)
+        ck_assert_msg(r.session.kernels[i].exit_code == 7,
+                      "kernel %s ended with %d", r.session.kernels[i].role,
+                      (int)r.session.kernels[i].exit_code);
     skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
     /* Nothing of the sessions is left on either agent: no link but lo and
      * the namespace's veth, no policy rule of a bridge, no route to a

@@ -54,7 +54,8 @@ static void kernels(const skv_proto_session_info *s)
         char code[16] = "", slots[512], ports[512] = "";
         if (k->status && strcmp(k->status, "TERMINATED") == 0)
             snprintf(code, sizeof code, "%d", (int)k->exit_code);
-        /* Published ports: "tcp:22=30001" -> container port = agent port. */
+        /* Published ports: "tcp:22=HOST:30001": container port 22 is
+         * reached at HOST:30001 (the agent's address). */
         for (size_t p = 0; p < k->n_published; p++) {
             size_t l = strlen(ports);
             snprintf(ports + l, sizeof ports - l, "%s%s", p ? "," : "",

@@ -38,6 +38,7 @@ typedef struct skv__agent_kernel {
     skv_node_placement *pl;         /* cores, memory, accelerators */
     skv_qty cpu, mem;               /* pooled amounts held (ledger) */
     bool exited;
+    bool exit_sent;                 /* kernel.exit sent for this exit */
     skv_container_status st;
     int64_t finished_ms;
     /* kernel.destroy of a running kernel: SIGTERM sent, answered once the
@@ -150,7 +151,8 @@ int skv__agent_reply_error(skv_agent *a, uint64_t id, int code,
  * the array with skv__free. */
 skv_proto_kernel_report *skv__agent_reports(const skv_agent *a,
                                             size_t *n, skv_error *err);
-int skv__agent_send_exit(skv_agent *a, const skv__agent_kernel *k,
+/* Sets k->exit_sent once the event is out. */
+int skv__agent_send_exit(skv_agent *a, skv__agent_kernel *k,
                          int64_t now_ms, skv_error *err);
 int skv__agent_send_status(skv_agent *a, const skv__agent_kernel *k,
                            const char *status, const char *reason,

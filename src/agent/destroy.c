@@ -42,12 +42,33 @@ static int ack(skv_agent *a, uint64_t id, const char *message, int64_t now_ms,
                            now_ms, err);
 }
 
+/* A kernel still running at destroy (no grace, or out of it) is killed
+ * here and its status read, so the manager records how it ended (killed
+ * by a signal) instead of a bare "destroyed". SIGKILL ends a container
+ * within milliseconds; the bound keeps a stuck one from holding the loop. */
+static void end_now(skv_agent *a, skv__agent_kernel *k, int64_t now_ms)
+{
+    const char *id = k->req.kernel_id;
+    skv_container_status st = SKV_CONTAINER_STATUS_INIT;
+    if (k->exited || skv_runtime_signal(a->rt, id, SIGKILL, NULL) != 0 ||
+        skv_runtime_wait(a->rt, id, 2000, &st, NULL) != 0)
+        return;
+    k->exited = true;
+    k->st = st;
+    k->finished_ms = now_ms;
+}
+
 int skv__agent_destroy_finish(skv_agent *a, skv__agent_kernel *k,
                               int64_t now_ms, skv_error *err)
 {
     uint64_t req = k->destroy_req;
     const char *id = k->req.kernel_id;
     skv_error e = SKV_ERROR_INIT;
+    end_now(a, k, now_ms);
+    /* An exit seen while destroying has not been reported yet: it goes
+     * before the ack, which the manager reads as "ended". */
+    if (k->exited && !k->exit_sent && a->registered)
+        skv__agent_send_exit(a, k, now_ms, NULL);
     retain_logs(a, id);
     /* Already stopped or out of grace: kill what is left at once. */
     int rc = skv_runtime_destroy(a->rt, id, 0, &e);

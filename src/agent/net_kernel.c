@@ -253,9 +253,14 @@ int skv__agent_net_published(const skv_agent *a, const skv__agent_kernel *k,
     for (size_t i = 0; rc == 0 && i < np; i++) {
         if (p[i].host_index != k->host_index)
             continue;
-        list[*n] = skv__asprintf("%s:%u=%u",
+        /* "tcp:22=HOST:30001": what a user connects to. Without a
+         * configured address, 0.0.0.0 says "any address of the agent". */
+        list[*n] = skv__asprintf("%s:%u=%s:%u",
                                  p[i].proto == SKV_NET_UDP ? "udp" : "tcp",
-                                 p[i].container_port, p[i].host_port);
+                                 p[i].container_port,
+                                 a->address && a->address[0] ? a->address
+                                                             : "0.0.0.0",
+                                 p[i].host_port);
         if (!list[(*n)++])
             rc = skv__err(err, SKV_ENOMEM, "agent: out of memory");
     }

@@ -84,7 +84,7 @@ static const char *exit_reason(const skv__agent_kernel *k, char *buf,
     return buf;
 }
 
-int skv__agent_send_exit(skv_agent *a, const skv__agent_kernel *k,
+int skv__agent_send_exit(skv_agent *a, skv__agent_kernel *k,
                          int64_t now_ms, skv_error *err)
 {
     char reason[128];
@@ -99,8 +99,11 @@ int skv__agent_send_exit(skv_agent *a, const skv__agent_kernel *k,
     m.oom = k->st.oom_killed ? 1 : 0;
     m.finished_ms = k->finished_ms;
     m.reason = (char *)exit_reason(k, reason, sizeof(reason));
-    return skv__agent_emit(a, SKV_PROTO_EVENT, 0, SKV_PROTO_KERNEL_EXIT, &m,
-                           now_ms, err);
+    int rc = skv__agent_emit(a, SKV_PROTO_EVENT, 0, SKV_PROTO_KERNEL_EXIT, &m,
+                             now_ms, err);
+    if (rc == 0)
+        k->exit_sent = true;
+    return rc;
 }
 
 int skv__agent_send_status(skv_agent *a, const skv__agent_kernel *k,
