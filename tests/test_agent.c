@@ -932,6 +932,31 @@ START_TEST(test_cluster_kernel)
     ck_assert_int_eq(ke.signal, SIGKILL);
     ck_assert_str_eq(ke.kernel_id, "s-00000000000000aa-3");
     skv_proto_body_free(SKV_PROTO_KERNEL_EXIT, &ke);
+    /* A second destroy without grace (a forced terminate) ends a kernel
+     * still in its grace period at once: both requests are answered. */
+    build_create(&kc, "s-00000000000000aa-4", sleeper, 2, al, n);
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 44, SKV_PROTO_KERNEL_CREATE,
+                          &kc, wall_ms()), 0);
+    kd.kernel_id = kc.kernel_id;
+    kd.grace_ms = 60000;
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 45, SKV_PROTO_KERNEL_DESTROY,
+                          &kd, wall_ms()), 0);
+    from = c.n;
+    kd.grace_ms = 0;
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 46, SKV_PROTO_KERNEL_DESTROY,
+                          &kd, wall_ms()), 0);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 0);
+    uint64_t acked[2] = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        ak = find(&c, from, SKV_PROTO_ACK);
+        ck_assert_int_ge(ak, 0);
+        decode(&ackenv, &c, (size_t)ak);
+        acked[i] = ackenv.request_id;
+        skv_proto_envelope_free(&ackenv);
+        from = (size_t)ak + 1;
+    }
+    ck_assert_uint_eq(acked[0], 45);
+    ck_assert_uint_eq(acked[1], 46);
     free_alloc(al, n);
     skv_agent_free(a);
     conn_clear(&c);

@@ -1107,6 +1107,32 @@ START_TEST(test_terminate)
     tick(m, T0 + 9);
     expect_status(m, &ad, sid, "SCHEDULED", T0 + 10);
     ck_assert_str_eq(terminate(m, &ad, sid, T0 + 11), "CANCELLED");
+    /* forced: ended at once, the agent told to kill without grace */
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_manager_conn_open(m, AGENT, "test-agent", &e), &e);
+    register_agent(m, &ag, "cpu=4", "mem=8g", NULL, 0, T0 + 12);
+    snprintf(sid, sizeof sid, "%s", submit(m, ADMIN, &ad, "cpu=1", "batch",
+                                           NULL, T0 + 13));
+    tick(m, T0 + 14);
+    answer_create(m, take_create(kid), kid, T0 + 15);
+    skv_proto_session_terminate t = {sid, "now", 1};
+    ck_assert_int_eq(feed(m, ADMIN, SKV_PROTO_SESSION_TERMINATE, &t, &ad,
+                          T0 + 16, NULL), 0);
+    skv_proto_session_ref ref;
+    ck_assert(take(ADMIN, SKV_PROTO_SESSION_TERMINATE_REPLY, &ref, NULL));
+    ck_assert_str_eq(ref.status, "TERMINATED");
+    skv_proto_body_free(SKV_PROTO_SESSION_TERMINATE_REPLY, &ref);
+    /* (destroys of the earlier sessions' kernels may be queued first) */
+    uint32_t graces[2] = {99, 99};
+    int n = 0;
+    while (n < 2 && take(AGENT, SKV_PROTO_KERNEL_DESTROY, &d, NULL)) {
+        if (!strcmp(d.kernel_id, kid))
+            graces[n++] = d.grace_ms;
+        skv_proto_body_free(SKV_PROTO_KERNEL_DESTROY, &d);
+    }
+    ck_assert_int_eq(n, 2);
+    ck_assert_uint_eq(graces[0], 5000);
+    ck_assert_uint_eq(graces[1], 0);
     skv_manager_free(m);
     rm_tree();
 }

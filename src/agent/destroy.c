@@ -118,11 +118,17 @@ int skv__agent_on_destroy(skv_agent *a, const skv_proto_envelope *env,
     if (!k)
         return ack(a, env->request_id, "unknown kernel", now_ms, err);
     if (k->destroying) {
-        /* Asked again: the latest request gets the final answer. */
+        /* Asked again: the latest request gets the final answer, and a
+         * shorter grace period (a forced terminate) brings the end
+         * forward. */
         uint64_t old = k->destroy_req;
         k->destroy_req = env->request_id;
-        return ack(a, old, "superseded by a later kernel.destroy", now_ms,
-                   err);
+        rc = ack(a, old, "superseded by a later kernel.destroy", now_ms, err);
+        if (now_ms + (int64_t)grace < k->destroy_deadline)
+            k->destroy_deadline = now_ms + (int64_t)grace;
+        if (rc == 0 && grace == 0)
+            rc = skv__agent_destroy_finish(a, k, now_ms, err);
+        return rc;
     }
     k->destroy_req = env->request_id;
     if (stop_gently(a, k, grace, now_ms))

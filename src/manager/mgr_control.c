@@ -51,16 +51,20 @@ int skv__mgr_on_show(skv_manager *m, const skv__mgr_call *c, skv_error *err)
     return rc;
 }
 
-/* force: kernels whose agent cannot be reached end now. */
+/* force: the kernels end now, without waiting for their agents, which
+ * are told to kill at once (no grace period: the resources are free for
+ * the scheduler from here on). */
 static void force_end(skv_manager *m, const char *sid, int64_t now)
 {
     char **ids = NULL;
     size_t n = 0;
     if (skv__mgr_kernel_ids(m, sid, "'TERMINATING'", &ids, &n, NULL))
         return;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        skv__mgr_send_destroy_grace(m, ids[i], "forced", 0);
         skv__mgr_kernel_ended(m, ids[i], "TERMINATED", -1, "forced",
                               now, NULL);
+    }
     skv__mgr_ids_free(ids, n);
 }
 

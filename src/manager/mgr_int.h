@@ -257,8 +257,11 @@ int skv__mgr_pass(skv_manager *m, int64_t now_ms, skv_error *err);
 /* Send kernel.create for every SCHEDULED/PREPARING kernel placed on agent. */
 void skv__mgr_send_creates(skv_manager *m, const char *agent_id,
                            int64_t now_ms);
+/* kernel.destroy with a 5 s grace period (SIGTERM, then SIGKILL). */
 void skv__mgr_send_destroy(skv_manager *m, const char *kid,
                            const char *reason);
+void skv__mgr_send_destroy_grace(skv_manager *m, const char *kid,
+                                 const char *reason, uint32_t grace_ms);
 /* A kernel ended (exit, lost, failed start): record it and move the session
  * on. status: "TERMINATED", "ERROR" or "CANCELLED". */
 int skv__mgr_kernel_ended(skv_manager *m, const char *kid, const char *status,

@@ -182,6 +182,12 @@ int skv__mgr_kernel_ended(skv_manager *m, const char *kid, const char *status,
 
 void skv__mgr_send_destroy(skv_manager *m, const char *kid, const char *reason)
 {
+    skv__mgr_send_destroy_grace(m, kid, reason, 5000);
+}
+
+void skv__mgr_send_destroy_grace(skv_manager *m, const char *kid,
+                                 const char *reason, uint32_t grace_ms)
+{
     sqlite3_stmt *st;
     if (skv__mgr_db_prepare(m, &st, "SELECT session_id, agent_id FROM kernels"
                             " WHERE id=?", NULL))
@@ -194,7 +200,7 @@ void skv__mgr_send_destroy(skv_manager *m, const char *kid, const char *reason)
         d.session_id = (char *)sqlite3_column_text(st, 0);
         d.kernel_id = (char *)kid;
         d.reason = (char *)reason;
-        d.grace_ms = 5000;
+        d.grace_ms = grace_ms;
         if (a && a->conn && a->state == SKV__AGENT_ALIVE)
             skv__mgr_request(m, a->conn, SKV__REQ_DESTROY,
                              SKV_PROTO_KERNEL_DESTROY, &d, kid, 0, 0);
