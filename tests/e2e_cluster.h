@@ -552,7 +552,8 @@ static inline int e2e_logs(skv_client *cl, const char *sid,
         if (rc)
             return rc;
         size_t n = r.data_len < cap - 1 - len ? r.data_len : cap - 1 - len;
-        memcpy(buf + len, r.data, n);
+        if (n)
+            memcpy(buf + len, r.data, n);   /* data is NULL when empty */
         len += n;
         bool done = r.eof || r.data_len == 0 || r.next_offset == off;
         off = r.next_offset;
