@@ -1,10 +1,12 @@
 /* bench/runtime: create + start + wait + destroy of /bin/true from a busybox
  * image, for the native backend and, in the same run, runc through the oci
- * backend (same spec, same image). Prints median and p99 per backend and
- * ends with one JSON line. Needs root and /bin/busybox (busybox-static).
+ * backend (same spec, same image), and `docker run --rm` of the same root
+ * file system when a Docker daemon is running (docker.c). Prints median
+ * and p99 per backend and ends with one JSON line. Needs root and
+ * /bin/busybox (busybox-static).
  *   usage: runtime [--native-only] [runs]     (default 200 runs)
- * --native-only skips runc (for quick iterations; the JSON then has -1 for
- * runc). Each backend also prints the median of every phase.
+ * --native-only skips runc and Docker (for quick iterations; the JSON then
+ * has -1 for runc and null for docker). Each backend also prints the median of every phase.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <limits.h>
 #include <stdbool.h>
@@ -15,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_runtime.h"
 #include "sokovan/image.h"
 #include "sokovan/runtime.h"
 
@@ -148,7 +151,8 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: %s [--native-only] [runs]  (default 200)\n"
                    "create+start+wait+destroy of /bin/true from a busybox "
-                   "image;\nnative and runc (oci backend) in the same run. "
+                   "image;\nnative, runc (oci backend) and docker (when its daemon "
+                   "runs) in the same run. "
                    "Needs root and /bin/busybox.\n", argv[0]);
             return 0;
         }
@@ -174,6 +178,14 @@ int main(int argc, char **argv)
         rc = run("native", images, runs, &nm, &np);
     if (rc == 0 && !native_only && access("/usr/sbin/runc", X_OK) == 0)
         rc = run("oci", images, runs, &rm, &rp);
+    char docker[96] = "null", tar[PATH_MAX + 8];
+    double dm = 0, dp = 0;
+    snprintf(tar, sizeof(tar), "%s/bb.tar", root);
+    if (rc == 0 && !native_only && skvb_docker_available()) {
+        rc = skvb_docker_run(tar, runs, &dm, &dp);
+        snprintf(docker, sizeof(docker), "{\"median_ms\":%.3f,"
+                 "\"p99_ms\":%.3f}", dm, dp);
+    }
     snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", root);
@@ -181,6 +193,7 @@ int main(int argc, char **argv)
         return 1;
     printf("{\"bench\":\"runtime\",\"runs\":%d,\"native_median_ms\":%.3f,"
            "\"native_p99_ms\":%.3f,\"runc_median_ms\":%.3f,"
-           "\"runc_p99_ms\":%.3f,\"docker\":null}\n", runs, nm, np, rm, rp);
+           "\"runc_p99_ms\":%.3f,\"docker\":%s}\n", runs, nm, np, rm, rp,
+           docker);
     return 0;
 }
