@@ -696,6 +696,29 @@ START_TEST(test_group_crud)
     ck_assert(sched_has_group(&f, "gpu"));
     /* Updating other fields of a busy group is fine. */
     SKV_CK_OK(group_op(&f, SKV_PROTO_ADMIN_UPDATE, "gpu", NULL, &e), &e);
+    /* So is its agent selector, which changes in place; an unknown one is
+     * refused with nothing changed. */
+    ck_assert_int_eq(count(&f, "SELECT count(*) FROM resource_groups WHERE"
+                               " name='gpu' AND selector='concentrated'"), 1);
+    memset(&rq, 0, sizeof rq);
+    rq.op = SKV_PROTO_ADMIN_UPDATE;
+    rq.group.name = "gpu";
+    rq.group.selector = "dispersed";
+    rq.group.active = 1;
+    SKV_CK_OK(adm(&f, &f.admin, SKV_PROTO_ADMIN_RESOURCE_GROUP, &rq, &rp, &e),
+              &e);
+    ck_assert_str_eq(rp.groups[0].selector, "dispersed");
+    ck_assert_str_eq(rp.groups[0].scheduler, "fifo");
+    skv_proto_body_free(SKV_PROTO_ADMIN_RESOURCE_GROUP_REPLY, &rp);
+    s0 = db_state(&f);
+    rq.group.selector = "nope";
+    ck_assert_int_eq(adm(&f, &f.admin, SKV_PROTO_ADMIN_RESOURCE_GROUP, &rq,
+                         NULL, &e), SKV_ENOENT);
+    ck_assert_ptr_nonnull(strstr(e.message, "nope"));
+    ck_assert_int_eq(db_state(&f), s0);
+    ck_assert_int_eq(count(&f, "SELECT count(*) FROM resource_groups WHERE"
+                               " name='gpu' AND selector='dispersed'"), 1);
+    ck_assert(sched_has_group(&f, "gpu"));
     SKV_CK_OK(skv_sched_agent_remove(f.sched, "ag1", &e), &e);
     /* Empty: a new scheduler, then delete. */
     SKV_CK_OK(group_op(&f, SKV_PROTO_ADMIN_UPDATE, "gpu", "drf", &e), &e);

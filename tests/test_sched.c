@@ -256,6 +256,43 @@ START_TEST(test_selectors)
 }
 END_TEST
 
+/* A group's selector changes in place: agents and the running session
+ * stay, the next placement follows the new selector; bad input changes
+ * nothing. */
+START_TEST(test_set_selector)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_sched *s = mk_sched(NULL, "concentrated");
+    add_agent(s, "a0", "cpu=64", 8);
+    add_agent(s, "a1", "cpu=64", 8);
+    submit(s, "p", "cuda.device=2", NULL, 0);
+    skv_sched_result *r = pass(s, 0);
+    char first[8];
+    snprintf(first, sizeof(first), "%s", agent_of(r, "p", 0));
+    skv_sched_result_free(r);
+    ck_assert_int_eq(skv_sched_group_set_selector(s, "default", "nosuch",
+                                                  NULL, &e), SKV_ENOENT);
+    ck_assert_int_eq(skv_sched_group_set_selector(s, "nogroup", "dispersed",
+                                                  NULL, &e), SKV_ENOENT);
+    ck_assert_int_eq(skv_sched_group_set_selector(s, NULL, "dispersed", NULL,
+                                                  &e), SKV_EINVAL);
+    /* still concentrated: packs next to p */
+    submit(s, "q", "cuda.device=2", NULL, 1);
+    r = pass(s, 1);
+    ck_assert_str_eq(agent_of(r, "q", 0), first);
+    skv_sched_result_free(r);
+    SKV_CK_OK(skv_sched_group_set_selector(s, "default", "dispersed", NULL,
+                                           &e), &e);
+    CHECK(s);
+    submit(s, "x", "cuda.device=2", NULL, 2);
+    r = pass(s, 2);
+    ck_assert_str_ne(agent_of(r, "x", 0), first);
+    skv_sched_result_free(r);
+    ck_assert_int_eq(state_of(s, "p"), SKV_SCHED_SCHEDULED);
+    skv_sched_free(s);
+}
+END_TEST
+
 static char order_log[64][16];
 static int order_n;
 
@@ -811,6 +848,7 @@ Suite *skv_test_suite_sched(void)
     tcase_add_test(tc, test_lifecycle_accounting);
     tcase_add_test(tc, test_agent_lost_update);
     tcase_add_test(tc, test_selectors);
+    tcase_add_test(tc, test_set_selector);
     tcase_add_test(tc, test_sequencers);
     tcase_add_test(tc, test_aging);
     tcase_add_test(tc, test_fractional_device_level);

@@ -6,7 +6,7 @@
 
 enum { F_DESC = 1, F_INACTIVE, F_ACTIVE, F_EMAIL, F_ROLE, F_DOMAIN, F_PROJECT,
        F_POLICY, F_USER, F_OUT, F_RG, F_MAX_SLOTS, F_MAX_CONC, F_MAX_PEND,
-       F_MAX_CLUSTER, F_MAX_LIFE, F_SCHED, F_LOST, F_PEND_TIMEOUT,
+       F_MAX_CLUSTER, F_MAX_LIFE, F_SCHED, F_SELECTOR, F_LOST, F_PEND_TIMEOUT,
        F_SESSION_TYPE };
 
 #define COMMON_FLAGS {"description", 1, F_DESC}, {"inactive", 0, F_INACTIVE}, \
@@ -187,6 +187,7 @@ static void policy_finish(admin_req *r, const char *name)
 
 /* ---- resource group ---- */
 static const cli_opt group_opts[] = {COMMON_FLAGS, {"scheduler", 1, F_SCHED},
+    {"selector", 1, F_SELECTOR},
     {"lost-batch-policy", 1, F_LOST}, {"pending-timeout", 1, F_PEND_TIMEOUT},
     {"session-type", 1, F_SESSION_TYPE}, {NULL, 0, 0}};
 
@@ -199,6 +200,9 @@ static int group_take(cli *c, admin_req *r, int id, const char *val)
     switch (id) {
     case F_SCHED:
         g->scheduler = (char *)val;
+        return nonempty(c, val);
+    case F_SELECTOR:
+        g->selector = (char *)val;
         return nonempty(c, val);
     case F_LOST:
         g->lost_batch_policy = (char *)val;
@@ -257,7 +261,8 @@ const admin_kind cli_admin_kinds[] = {
      policy_take, policy_finish, cli_admin_print_policy},
     {"group", "groups", SKV_PROTO_ADMIN_RESOURCE_GROUP, group_opts,
      "usage: sokovan admin group create|update|delete|list [NAME] "
-     "[options]\n  --scheduler S  --lost-batch-policy requeue|fail  "
+     "[options]\n  --scheduler S  --selector concentrated|dispersed|roundrobin|"
+     "frag\n  --lost-batch-policy requeue|fail  "
      "--pending-timeout DURATION\n  --session-type T (repeatable)  "
      "--description D\n" ACTIVE_HELP,
      group_take, group_finish, cli_admin_print_group},

@@ -260,6 +260,7 @@ void cli_admin_print_group(const cli *c, const admin_reply *rp)
             kstr(&j, "name", g->name);
             kstr(&j, "description", g->description);
             kstr(&j, "scheduler", g->scheduler);
+            kstr(&j, "selector", g->selector);
             kstr(&j, "lost_batch_policy", g->lost_batch_policy);
             kuint(&j, "pending_timeout_ms", g->pending_timeout_ms);
             cli_json_key(&j, "session_types");
@@ -270,14 +271,15 @@ void cli_admin_print_group(const cli *c, const admin_reply *rp)
         doc_end(&j);
         return;
     }
-    static const char *const hdr[] = {"NAME", "SCHEDULER", "LOST_BATCH",
-        "PENDING_TIMEOUT_MS", "TYPES", "ACTIVE", "DESCRIPTION"};
+    static const char *const hdr[] = {"NAME", "SCHEDULER", "SELECTOR",
+        "LOST_BATCH", "PENDING_TIMEOUT_MS", "TYPES", "ACTIVE", "DESCRIPTION"};
     cli_table t;
-    cli_table_init(&t, 7, hdr);
+    cli_table_init(&t, 8, hdr);
     for (size_t i = 0; i < r->n_groups; i++) {
         const skv_proto_resource_group *g = &r->groups[i];
         char pt[24], ty[256];
-        const char *row[] = {g->name, g->scheduler, g->lost_batch_policy,
+        const char *row[] = {g->name, g->scheduler, g->selector,
+            g->lost_batch_policy,
             num_or_any(pt, sizeof pt, g->pending_timeout_ms),
             join(ty, sizeof ty, g->session_types, g->n_session_types),
             yes(g->active), g->description};

@@ -474,6 +474,8 @@ typedef struct skv_proto_resource_group {
     char **session_types;              /* allowed; none: all */
     size_t n_session_types;
     uint8_t active;
+    char *selector;                    /* agent selector name; NULL: keep
+                                          (create: "concentrated") */
 } skv_proto_resource_group;
 
 /* Requests ("admin.user", ...) carry op and one object; replies

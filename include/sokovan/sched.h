@@ -102,6 +102,14 @@ SKV_EXTERN int skv_sched_group_add(skv_sched *s, const char *name,
 /* Only an empty group (no agents, no live sessions): else SKV_EBUSY. */
 SKV_EXTERN int skv_sched_group_remove(skv_sched *s, const char *name,
                                       skv_error *err);
+/* Replace the agent selector of a group in place (agents and sessions
+ * stay); later passes use it. The selector starts with fresh state from
+ * config (may be NULL). Unknown group or selector: SKV_ENOENT; a config
+ * the selector refuses: its error. On any error the old selector stays. */
+SKV_EXTERN int skv_sched_group_set_selector(skv_sched *s, const char *name,
+                                            const char *selector,
+                                            const char *config,
+                                            skv_error *err);
 
 /* ---- agents ------------------------------------------------------------- */
 

@@ -1,6 +1,7 @@
 /* admin.resource_group: rows in resource_groups, groups in the scheduler.
  * The scheduler has no way to change a group's sequencer in place, so a
- * new scheduler needs an empty group (removed and added again).
+ * new scheduler needs an empty group (removed and added again); the agent
+ * selector changes in place.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
@@ -14,6 +15,7 @@ typedef struct gchange {
     char old_sched[SKV__ADM_NAME_MAX];   /* UPDATE/DELETE: as stored */
     char old_sel[SKV__ADM_NAME_MAX];
     const char *new_sched;               /* CREATE/UPDATE */
+    const char *new_sel;
     char *types;                         /* "a,b" to store; NULL: keep */
     skv_proto_admin_resource_group_reply *rp;
 } gchange;
@@ -24,11 +26,11 @@ static int write_group(skv__mgr_admin_ctx *ctx, const gchange *c,
     const skv_proto_resource_group *g = c->g;
     if (c->op == SKV_PROTO_ADMIN_CREATE)
         return skv__mgr_admin_group_insert(ctx, g->name, g->description,
-            c->new_sched, DEFAULT_SELECTOR, g->lost_batch_policy,
+            c->new_sched, c->new_sel, g->lost_batch_policy,
             g->pending_timeout_ms, c->types, err);
     sqlite3_stmt *st;
     int rc = skv__mgr_admin_prepare(ctx, &st, "UPDATE resource_groups SET"
-        " description=coalesce(?2, description), scheduler=?3,"
+        " description=coalesce(?2, description), scheduler=?3, selector=?8,"
         " lost_batch_policy=coalesce(?4, lost_batch_policy),"
         " pending_timeout_ms=?5, session_types=coalesce(?6, session_types),"
         " active=?7 WHERE name=?1", err);
@@ -41,6 +43,7 @@ static int write_group(skv__mgr_admin_ctx *ctx, const gchange *c,
     sqlite3_bind_int64(st, 5, (int64_t)g->pending_timeout_ms);
     skv__mgr_admin_bind(st, 6, c->types);
     sqlite3_bind_int(st, 7, g->active ? 1 : 0);
+    skv__mgr_admin_bind(st, 8, c->new_sel);
     return skv__mgr_admin_done(ctx, st, "update resource group", err);
 }
 
@@ -80,7 +83,7 @@ static int mirror(skv__mgr_admin_ctx *ctx, void *arg, bool undo,
         if (undo)
             return skv_sched_group_remove(ctx->sched, n, err);
         return skv__mgr_admin_sched_group_add(ctx, n, c->new_sched,
-                                              DEFAULT_SELECTOR, err);
+                                              c->new_sel, err);
     case SKV_PROTO_ADMIN_DELETE:
         if (undo)
             return skv__mgr_admin_sched_group_add(ctx, n, c->old_sched,
@@ -89,14 +92,20 @@ static int mirror(skv__mgr_admin_ctx *ctx, void *arg, bool undo,
                     err);
     default:
         if (strcmp(c->old_sched, c->new_sched) == 0)
-            return 0;
+            return strcmp(c->old_sel, c->new_sel) == 0
+                       ? 0
+                       : skv_sched_group_set_selector(ctx->sched, n, undo
+                                                      ? c->old_sel
+                                                      : c->new_sel, NULL,
+                                                      err);
         rc = skv_sched_group_remove(ctx->sched, n, err);
         if (undo && rc && rc != SKV_ENOENT)
             return rc;
         if (!undo && rc)
             return busy(rc, n, "change the scheduler of", err);
         return skv__mgr_admin_sched_group_add(ctx, n, undo ? c->old_sched
-                                              : c->new_sched, c->old_sel, err);
+                                              : c->new_sched, undo
+                                              ? c->old_sel : c->new_sel, err);
     }
 }
 
@@ -105,6 +114,8 @@ static int check_fields(const skv_proto_resource_group *g, skv_error *err)
     int rc = skv__mgr_admin_text_check("description", g->description, err);
     if (!rc)
         rc = skv__mgr_admin_opt_name_check("scheduler", g->scheduler, err);
+    if (!rc)
+        rc = skv__mgr_admin_opt_name_check("selector", g->selector, err);
     const char *lp = g->lost_batch_policy;
     if (!rc && lp && strcmp(lp, "requeue") != 0 && strcmp(lp, "fail") != 0)
         rc = skv__err(err, SKV_EINVAL, "lost_batch_policy '%s' is not "
@@ -166,6 +177,9 @@ static int prepare(skv__mgr_admin_ctx *ctx, gchange *c, skv_error *err)
         return rc;
     c->new_sched = g->scheduler && g->scheduler[0] ? g->scheduler
                    : c->op == SKV_PROTO_ADMIN_CREATE ? "fifo" : c->old_sched;
+    c->new_sel = g->selector && g->selector[0] ? g->selector
+                 : c->op == SKV_PROTO_ADMIN_CREATE ? DEFAULT_SELECTOR
+                                                   : c->old_sel;
     if (c->op == SKV_PROTO_ADMIN_CREATE || g->n_session_types) {
         c->types = skv__mgr_admin_join(g->session_types, g->n_session_types);
         if (!c->types)

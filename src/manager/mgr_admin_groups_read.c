@@ -15,6 +15,7 @@ static int group_row(skv_proto_admin_resource_group_reply *rp,
     int64_t t = sqlite3_column_int64(st, 4);
     g->pending_timeout_ms = t > 0 ? (uint64_t)t : 0;
     g->active = sqlite3_column_int(st, 6) != 0;
+    g->selector = skv__mgr_admin_col_dup(st, 7);
     const unsigned char *types = sqlite3_column_text(st, 5);
     return skv__mgr_admin_split(&g->session_types, &g->n_session_types,
                                 types ? (const char *)types : "", err);
@@ -27,7 +28,7 @@ int skv__mgr_admin_read_groups(skv__mgr_admin_ctx *ctx,
     sqlite3_stmt *st;
     int rc = skv__mgr_admin_prepare(ctx, &st, "SELECT name, description,"
         " scheduler, lost_batch_policy, pending_timeout_ms, session_types,"
-        " active FROM resource_groups WHERE (?1 IS NULL OR name=?1)"
+        " active, selector FROM resource_groups WHERE (?1 IS NULL OR name=?1)"
         " ORDER BY name", err);
     if (rc)
         return rc;

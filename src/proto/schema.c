@@ -485,6 +485,7 @@ static const skv__pfield group_f[] = {
     U64(S, "pending_timeout_ms", pending_timeout_ms),
     STRS(S, "session_types", session_types, 64, ID),
     BOOL(S, "active", active),
+    STR(S, "selector", selector, ID),
 };
 DESC(group_d, "resource group", S, group_f);
 #undef S

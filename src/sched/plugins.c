@@ -237,6 +237,34 @@ SKV_EXTERN int skv_sched_group_add(skv_sched *s, const char *name,
     return 0;
 }
 
+SKV_EXTERN int skv_sched_group_set_selector(skv_sched *s, const char *name,
+                                            const char *selector,
+                                            const char *config,
+                                            skv_error *err)
+{
+    if (!s || !name || !selector)
+        return skv__err(err, SKV_EINVAL, "group_set_selector: NULL argument");
+    skv__group *g = skv__sched_group(s, name, NULL);
+    if (!g)
+        return skv__err(err, SKV_ENOENT, "no resource group '%s'", name);
+    const skv_sched_selector *sel = find_sel(s, selector);
+    if (!sel)
+        return skv__err(err, SKV_ENOENT, "group '%s': unknown selector '%s'",
+                        name, selector);
+    /* The new state first: on failure the group keeps its selector. */
+    void *state = NULL;
+    int rc = sel->create ? sel->create(&state, config, err) : 0;
+    if (rc) {
+        skv__err_prefix(err, "group '%s' selector '%s'", name, selector);
+        return rc;
+    }
+    if (g->sel && g->sel->destroy)
+        g->sel->destroy(g->sel_state);
+    g->sel = sel;
+    g->sel_state = state;
+    return 0;
+}
+
 SKV_EXTERN int skv_sched_group_remove(skv_sched *s, const char *name,
                                       skv_error *err)
 {
