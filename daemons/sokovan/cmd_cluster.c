@@ -159,8 +159,11 @@ static void images_out(const cli *c, const skv_proto_image_list_reply *r)
             snprintf(agents + len, sizeof agents - len, "%s%s", k ? "," : "",
                      m->agents[k]);
         }
+        /* Agents register image names only: size 0 means "not known". */
         const char *row[] = {m->name, m->architecture,
-                             cli_fmt_bytes(size, sizeof size, m->size_bytes),
+                             m->size_bytes ? cli_fmt_bytes(size, sizeof size,
+                                                           m->size_bytes)
+                                           : "",
                              digest, agents};
         cli_table_row(&t, row);
     }
