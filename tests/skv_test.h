@@ -37,4 +37,15 @@ static inline const char *skv_test_build_dir(void)
     return b ? b : "build";
 }
 
+/* What a shell command prints on stdout (up to cap - 1 bytes). */
+static inline void skv_test_sh_output(const char *cmd, char *out, size_t cap)
+{
+    out[0] = '\0';
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    pclose(p);
+}
+
 #endif

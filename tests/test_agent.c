@@ -1128,15 +1128,8 @@ START_TEST(test_cluster_network_restart)
 }
 END_TEST
 
-static void sh_line(const char *cmd, char *out, size_t cap)
-{
-    out[0] = '\0';
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = '\0';
-    pclose(p);
-}
+/* This agent's routes to its peers (protocol 173), on one line. */
+#define ROUTES "ip route show proto 173 | cut -d' ' -f1-3 | tr '\\n' ' '"
 
 /* The agent's subnet and routes from the manager: forwarding on, a route
  * per peer agent (not to itself), replaced as a whole by agent.routes,
@@ -1164,10 +1157,9 @@ START_TEST(test_cluster_routes)
     ck_assert_int_eq(feed(a, SKV_PROTO_RESPONSE, 1,
                           SKV_PROTO_AGENT_REGISTER_REPLY, &rep, wall_ms()),
                      0);
-    sh_line("cat /proc/sys/net/ipv4/ip_forward", out, sizeof(out));
+    skv_test_sh_output("cat /proc/sys/net/ipv4/ip_forward", out, sizeof(out));
     ck_assert_str_eq(out, "1\n");
-    sh_line("ip route show proto 173 | cut -d' ' -f1-3 | tr '\\n' ' '", out,
-            sizeof(out));
+    skv_test_sh_output(ROUTES, out, sizeof(out));
     ck_assert_str_eq(out, "10.128.16.0/20 via 10.77.0.3 "
                      "10.128.32.0/20 via 10.77.0.4 ");
     /* a2 left, a4 came. */
@@ -1176,13 +1168,12 @@ START_TEST(test_cluster_routes)
     skv_proto_agent_routes ev = {now, 2};
     ck_assert_int_eq(feed(a, SKV_PROTO_EVENT, 0, SKV_PROTO_AGENT_ROUTES, &ev,
                           wall_ms()), 0);
-    sh_line("ip route show proto 173 | cut -d' ' -f1-3 | tr '\\n' ' '", out,
-            sizeof(out));
+    skv_test_sh_output(ROUTES, out, sizeof(out));
     ck_assert_str_eq(out, "10.128.32.0/20 via 10.77.0.4 "
                      "10.128.48.0/20 via 10.77.0.5 ");
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof(cmd), "cat %s/network", state);
-    sh_line(cmd, out, sizeof(out));
+    skv_test_sh_output(cmd, out, sizeof(out));
     ck_assert_str_eq(out, "subnet=10.128.0.0/20\ncluster_cidr=10.128.0.0/9\n");
     skv_agent_free(a);
     conn_clear(&c);

@@ -645,17 +645,6 @@ static void start_ns_agent(int i)
         g.nagents = i + 1;
 }
 
-/* Output of a shell command (first line). */
-static void sh_out(const char *cmd, char *out, size_t cap)
-{
-    out[0] = '\0';
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = '\0';
-    pclose(p);
-}
-
 /* No session piece left in ns (polled for up to 15 s); else what is. */
 static bool ns_clean(const char *ns, char *out, size_t cap)
 {
@@ -664,7 +653,7 @@ static bool ns_clean(const char *ns, char *out, size_t cap)
              "grep -v ': skvt'; ip -n %s rule | grep iif; ip -n %s route | "
              "grep 10.128 | grep -v 'proto 173'; } | cut -c1-60", ns, ns, ns);
     for (int i = 0; i < 150; i++) {
-        sh_out(cmd, out, cap);
+        skv_test_sh_output(cmd, out, cap);
         if (!out[0])
             return true;
         e2e_sleep_ms(100);
