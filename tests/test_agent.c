@@ -626,6 +626,20 @@ START_TEST(test_kernel_lifecycle)
     skv_agent *a = open_agent(&c, agent_state(state, sizeof(state), "life"),
                               NULL, NULL, 0);
     registered(a, &c);
+    /* The registration carries each image's size and digest. */
+    skv_proto_agent_register reg;
+    body_of(&reg, &c, (size_t)find(&c, 0, SKV_PROTO_AGENT_REGISTER),
+            SKV_PROTO_AGENT_REGISTER, NULL);
+    const skv_proto_image_detail *bb = NULL;
+    for (size_t i = 0; i < reg.n_image_details; i++)
+        if (!strcmp(reg.image_details[i].name, "busybox"))
+            bb = &reg.image_details[i];
+    ck_assert_ptr_nonnull(bb);
+    ck_assert_uint_gt(bb->size_bytes, 0);
+    ck_assert_msg(bb->digest && !strncmp(bb->digest, "sha256:", 7) &&
+                      strlen(bb->digest) == 71, "digest %s",
+                  bb->digest ? bb->digest : "(none)");
+    skv_proto_body_free(SKV_PROTO_AGENT_REGISTER, &reg);
     size_t n = 0;
     skv_proto_device_alloc *al = make_alloc(&n, 500, 64 << 20, "cuda1");
     char *argv[] = {"sh", "-c", "echo hello; echo gpu=$CUDA_VISIBLE_DEVICES;"

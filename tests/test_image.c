@@ -89,6 +89,71 @@ START_TEST(test_image_import_list_remove)
 }
 END_TEST
 
+/* First line of a shell command's output as a number. */
+static uint64_t sh_u64(const char *cmd)
+{
+    char out[64];
+    skv_test_sh_output(cmd, out, sizeof(out));
+    return strtoull(out, NULL, 10);
+}
+
+/* Size and digest of imported images, checked against find/sha256sum;
+ * hard links count once; an image without its info file (an older
+ * import) gets its size computed again and no digest. */
+START_TEST(test_image_info)
+{
+    SKV_RTFX_REQUIRE();
+    skv_error e = SKV_ERROR_INIT;
+    skv_image_store *st = NULL;
+    SKV_CK_OK(skv_image_store_open(&st, skv_rtfx_images, &e), &e);
+    SKV_CK_OK(skv_image_import_tar(st, "bb", skv_rtfx_tarball, &e), &e);
+    char *root = NULL, cmd[PATH_MAX * 3], sum[128], dig[SKV_IMAGE_DIGEST_MAX];
+    SKV_CK_OK(skv_image_path(st, "bb", &root, &e), &e);
+    snprintf(cmd, sizeof(cmd), "find %s -type f -printf '%%i %%s\\n' | "
+             "sort -u | awk '{s+=$2} END {print s+0}'", root);
+    uint64_t want = sh_u64(cmd), got = 0;
+    ck_assert_uint_gt(want, 0);
+    SKV_CK_OK(skv_image_size(st, "bb", &got, &e), &e);
+    ck_assert_uint_eq(got, want);
+    snprintf(cmd, sizeof(cmd), "sha256sum %s | cut -c1-64", skv_rtfx_tarball);
+    skv_test_sh_output(cmd, sum, sizeof(sum));
+    SKV_CK_OK(skv_image_digest(st, "bb", dig, sizeof(dig), &e), &e);
+    ck_assert_int_eq(strncmp(dig, "sha256:", 7), 0);
+    ck_assert_int_eq(strncmp(dig + 7, sum, 64), 0);
+    /* An older import: no info file. */
+    snprintf(cmd, sizeof(cmd), "rm %s/../info", root);
+    ck_assert_int_eq(system(cmd), 0);
+    SKV_CK_OK(skv_image_digest(st, "bb", dig, sizeof(dig), &e), &e);
+    ck_assert_str_eq(dig, "");
+    got = 0;
+    SKV_CK_OK(skv_image_size(st, "bb", &got, &e), &e);
+    ck_assert_uint_eq(got, want);
+    snprintf(cmd, sizeof(cmd), "%s/../info", root);
+    ck_assert_int_eq(access(cmd, F_OK), 0);   /* cached again */
+    skv_free(root);
+    /* Hard links: 3000 bytes under two names count once. */
+    snprintf(cmd, sizeof(cmd), "set -e; d=%s/hl; mkdir -p $d/r; "
+             "head -c 3000 /dev/zero > $d/r/a; ln $d/r/a $d/r/b; "
+             "tar -C $d/r -cf $d/hl.tar .", skv_rtfx_root);
+    ck_assert_int_eq(system(cmd), 0);
+    char tar[PATH_MAX + 16];
+    snprintf(tar, sizeof(tar), "%s/hl/hl.tar", skv_rtfx_root);
+    SKV_CK_OK(skv_image_import_tar(st, "hl", tar, &e), &e);
+    SKV_CK_OK(skv_image_size(st, "hl", &got, &e), &e);
+    ck_assert_uint_eq(got, 3000);
+    /* Bad input. */
+    ck_assert_int_eq(skv_image_size(st, "nosuch", &got, &e), SKV_ENOENT);
+    ck_assert_int_eq(skv_image_digest(st, "nosuch", dig, sizeof(dig), &e),
+                     SKV_ENOENT);
+    ck_assert_int_eq(skv_image_digest(st, "bb", dig, 8, &e), SKV_EINVAL);
+    ck_assert_int_eq(skv_image_size(st, "bb", NULL, &e), SKV_EINVAL);
+    ck_assert_int_eq(skv_image_size(st, "../x", &got, &e), SKV_EINVAL);
+    SKV_CK_OK(skv_image_remove(st, "bb", &e), &e);
+    SKV_CK_OK(skv_image_remove(st, "hl", &e), &e);
+    skv_image_store_free(st);
+}
+END_TEST
+
 START_TEST(test_image_bad_tarballs)
 {
     SKV_RTFX_REQUIRE();
@@ -652,6 +717,7 @@ Suite *skv_test_suite_image(void)
     tc = tcase_create("store");
     tcase_add_unchecked_fixture(tc, setup_plain, skv_rtfx_teardown);
     tcase_add_test(tc, test_image_import_list_remove);
+    tcase_add_test(tc, test_image_info);
     tcase_add_test(tc, test_image_bad_tarballs);
     tcase_add_test(tc, test_image_docker_save);
     tcase_add_test(tc, test_image_oci_layout);

@@ -186,12 +186,16 @@ static skv_slots *slots(const char *text)
     return s;
 }
 
+#define DIGEST64 \
+    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
 /* Register agent a1 with devs; optionally reporting kernels. */
 static void register_devs(skv_manager *m, const cred *c, skv_proto_device *dev,
                           size_t nd, skv_proto_kernel_report *k, size_t nk,
                           int64_t now)
 {
     char *images[] = {"busybox"};
+    skv_proto_image_detail det = {"busybox", "sha256:" DIGEST64, 1234567};
     skv_proto_agent_register r = {0};
     r.agent_id = "a1";
     r.architecture = "x86_64";
@@ -200,6 +204,8 @@ static void register_devs(skv_manager *m, const cred *c, skv_proto_device *dev,
     r.n_devices = nd;
     r.images = images;
     r.n_images = 1;
+    r.image_details = &det;
+    r.n_image_details = 1;
     r.kernels = k;
     r.n_kernels = nk;
     ck_assert_int_eq(feed(m, AGENT, SKV_PROTO_AGENT_REGISTER, &r, c, now,
@@ -423,6 +429,8 @@ START_TEST(test_lifecycle)
     ck_assert_uint_eq(ilr.n_images, 1);
     ck_assert_str_eq(ilr.images[0].name, "busybox");
     ck_assert_uint_eq(ilr.images[0].n_agents, 1);
+    ck_assert_uint_eq(ilr.images[0].size_bytes, 1234567);
+    ck_assert_str_eq(ilr.images[0].digest, "sha256:" DIGEST64);
     skv_proto_body_free(SKV_PROTO_IMAGE_LIST_REPLY, &ilr);
     skv_manager_stats st = {SKV_MANAGER_STATS_VERSION};
     SKV_CK_OK(skv_manager_get_stats(m, &st, NULL), NULL);

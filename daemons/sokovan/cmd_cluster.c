@@ -159,7 +159,7 @@ static void images_out(const cli *c, const skv_proto_image_list_reply *r)
             snprintf(agents + len, sizeof agents - len, "%s%s", k ? "," : "",
                      m->agents[k]);
         }
-        /* Agents register image names only: size 0 means "not known". */
+        /* Size 0: the agents did not report one. */
         const char *row[] = {m->name, m->architecture,
                              m->size_bytes ? cli_fmt_bytes(size, sizeof size,
                                                            m->size_bytes)

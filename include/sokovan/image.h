@@ -48,6 +48,22 @@ SKV_EXTERN void skv_image_list_free(char **names, size_t n);
 SKV_EXTERN int skv_image_remove(skv_image_store *store, const char *name,
                                 skv_error *err);
 
+/* "sha256:" + 64 hex digits + NUL. */
+#define SKV_IMAGE_DIGEST_MAX 72
+
+/* Bytes of the image's regular files, each inode counted once (hard links
+ * share their data). Images imported by an older version have it computed
+ * on the first call (a walk of the tree) and cached. SKV_ENOENT: no such
+ * image. */
+SKV_EXTERN int skv_image_size(const skv_image_store *store, const char *name,
+                              uint64_t *out, skv_error *err);
+/* "sha256:<hex>" of the archive the image was imported from (compare with
+ * `sha256sum`), or "" when unknown (imported from an unpacked directory,
+ * or by an older version). cap >= SKV_IMAGE_DIGEST_MAX. */
+SKV_EXTERN int skv_image_digest(const skv_image_store *store,
+                                const char *name, char *out, size_t cap,
+                                skv_error *err);
+
 /* Image source formats. AUTO detects by content: an archive (or directory)
  * with manifest.json is a docker-save archive, one with oci-layout an OCI
  * image layout, any other archive a rootfs tarball. */

@@ -74,6 +74,12 @@ typedef struct skv_proto_ack {         /* type "ack" */
 
 /* ---- agent -> manager ---------------------------------------------------- */
 
+typedef struct skv_proto_image_detail {  /* what an agent knows of an image */
+    char *name;
+    char *digest;                      /* "sha256:..." of its archive; opt. */
+    uint64_t size_bytes;               /* 0: not known */
+} skv_proto_image_detail;
+
 typedef struct skv_proto_agent_register {        /* "agent.register" */
     char *agent_id;
     char *resource_group;
@@ -88,6 +94,8 @@ typedef struct skv_proto_agent_register {        /* "agent.register" */
     size_t n_images;
     skv_proto_kernel_report *kernels;  /* running now (reconciliation) */
     size_t n_kernels;
+    skv_proto_image_detail *image_details; /* size/digest per image; opt. */
+    size_t n_image_details;
 } skv_proto_agent_register;
 
 typedef struct skv_proto_route {       /* a peer agent's kernel subnet */

@@ -93,6 +93,37 @@ static int labels(skv_proto_agent_register *m, char *buf, skv_error *err)
     return 0;
 }
 
+static void free_details(skv_proto_image_detail *d, size_t n)
+{
+    for (size_t i = 0; d && i < n; i++)
+        skv__free(d[i].digest);
+    skv__free(d);
+}
+
+/* Size and digest of each listed image; one the store cannot measure is
+ * listed without them (its name still goes out in m->images). */
+static int image_details(skv_proto_agent_register *m, const skv_agent *a,
+                         skv_error *err)
+{
+    if (m->n_images == 0)
+        return 0;
+    m->image_details = skv__calloc(m->n_images, sizeof(*m->image_details));
+    if (!m->image_details)
+        return skv__err(err, SKV_ENOMEM, "out of memory");
+    for (size_t i = 0; i < m->n_images; i++) {
+        skv_proto_image_detail *d = &m->image_details[m->n_image_details];
+        char dig[SKV_IMAGE_DIGEST_MAX];
+        d->name = m->images[i];
+        if (skv_image_size(a->images, d->name, &d->size_bytes, NULL) != 0 ||
+            skv_image_digest(a->images, d->name, dig, sizeof(dig), NULL) != 0)
+            continue;
+        if (dig[0] && !(d->digest = skv__strdup(dig)))
+            return skv__err(err, SKV_ENOMEM, "out of memory");
+        m->n_image_details++;
+    }
+    return 0;
+}
+
 int skv__agent_send_register(skv_agent *a, int64_t now_ms, skv_error *err)
 {
     skv_proto_agent_register m;
@@ -112,6 +143,8 @@ int skv__agent_send_register(skv_agent *a, int64_t now_ms, skv_error *err)
         rc = devices(&m, a, err);
     if (rc == 0)
         rc = skv_image_list(a->images, &m.images, &m.n_images, err);
+    if (rc == 0)
+        rc = image_details(&m, a, err);
     if (rc == 0 && !(m.kernels = skv__agent_reports(a, &m.n_kernels, err)))
         rc = SKV_ENOMEM;
     if (rc == 0) {
@@ -120,6 +153,7 @@ int skv__agent_send_register(skv_agent *a, int64_t now_ms, skv_error *err)
                              SKV_PROTO_AGENT_REGISTER, &m, now_ms, err);
     }
     skv__free(m.kernels);
+    free_details(m.image_details, m.n_image_details);
     skv_image_list_free(m.images, m.n_images);
     free_devices(m.devices, m.n_devices);
     skv__free(m.labels);

@@ -44,7 +44,11 @@ void skv__mgr_agent_clear(skv__mgr_agent *a)
     strv_free(a->pool_dev, a->n_pool);
     strv_free(a->pool_slot, a->n_pool);
     strv_free(a->images, a->n_images);
+    strv_free(a->image_digest, a->n_images);
+    skv__free(a->image_size);
+    a->image_size = NULL;
     a->dev_ids = a->pool_dev = a->pool_slot = a->images = NULL;
+    a->image_digest = NULL;
     a->n_dev = a->n_pool = a->n_images = 0;
 }
 

@@ -99,11 +99,18 @@ static skv_proto_image_info *image_slot(skv_proto_image_list_reply *r,
     return v;
 }
 
-static int add_image(skv_proto_image_list_reply *r, const char *name,
-                     const skv__mgr_agent *a)
+/* Image i of agent a into the reply; size and digest from the first agent
+ * that reports them. */
+static int add_image(skv_proto_image_list_reply *r, const skv__mgr_agent *a,
+                     size_t i)
 {
-    skv_proto_image_info *im = image_slot(r, name, a->arch);
+    skv_proto_image_info *im = image_slot(r, a->images[i], a->arch);
     if (!im)
+        return SKV_ENOMEM;
+    if (!im->size_bytes)
+        im->size_bytes = a->image_size[i];
+    if (!im->digest && a->image_digest[i] &&
+        !(im->digest = skv__strdup(a->image_digest[i])))
         return SKV_ENOMEM;
     char **v = skv__reallocarray(im->agents, im->n_agents + 1, sizeof *v);
     if (!v)
@@ -129,7 +136,7 @@ int skv__mgr_on_image_list(skv_manager *m, const skv__mgr_call *c,
             (q->architecture && strcmp(q->architecture, a->arch)))
             continue;
         for (size_t j = 0; !rc && j < a->n_images; j++)
-            if (add_image(&rep, a->images[j], a))
+            if (add_image(&rep, a, j))
                 rc = skv__err(err, SKV_ENOMEM, "out of memory");
     }
     if (!rc)

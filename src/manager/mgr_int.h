@@ -46,6 +46,8 @@ typedef struct skv__mgr_agent {
     char **pool_slot;
     size_t n_pool;
     char **images;
+    char **image_digest;      /* per image; NULL entries: not reported */
+    uint64_t *image_size;     /* per image; 0: not reported */
     size_t n_images;
 } skv__mgr_agent;
 

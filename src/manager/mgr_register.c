@@ -27,20 +27,40 @@ static int check_register(skv_manager *m, const skv__mgr_call *c,
                                                   : m->default_group, err);
 }
 
+/* The register's detail for image name, or NULL. */
+static const skv_proto_image_detail *
+image_detail(const skv_proto_agent_register *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_image_details; i++)
+        if (r->image_details[i].name &&
+            !strcmp(r->image_details[i].name, name))
+            return &r->image_details[i];
+    return NULL;
+}
+
 static int copy_images(skv__mgr_agent *a, const skv_proto_agent_register *r)
 {
     skv__mgr_ids_free(a->images, a->n_images);
-    a->images = NULL;
+    skv__mgr_ids_free(a->image_digest, a->n_images);
+    skv__free(a->image_size);
+    a->images = a->image_digest = NULL;
+    a->image_size = NULL;
     a->n_images = 0;
     if (r->n_images == 0)
         return 0;
     a->images = skv__calloc(r->n_images, sizeof *a->images);
-    if (!a->images)
+    a->image_digest = skv__calloc(r->n_images, sizeof *a->image_digest);
+    a->image_size = skv__calloc(r->n_images, sizeof *a->image_size);
+    if (!a->images || !a->image_digest || !a->image_size)
         return SKV_ENOMEM;
     for (size_t i = 0; i < r->n_images; i++) {
-        if (!(a->images[i] = skv__strdup(r->images[i] ? r->images[i] : "")))
-            return SKV_ENOMEM;
+        const char *name = r->images[i] ? r->images[i] : "";
+        const skv_proto_image_detail *d = image_detail(r, name);
         a->n_images++;
+        if (!(a->images[i] = skv__strdup(name)) ||
+            (d && d->digest && !(a->image_digest[i] = skv__strdup(d->digest))))
+            return SKV_ENOMEM;
+        a->image_size[i] = d ? d->size_bytes : 0;
     }
     return 0;
 }

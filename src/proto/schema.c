@@ -77,6 +77,13 @@ DESC(ack_d, "ack", skv_proto_ack, ack_f);
 
 /* ---- agent -> manager ------------------------------------------------------------ */
 
+static const skv__pfield idetail_f[] = {
+    STRQ(skv_proto_image_detail, "name", name, TEXT),
+    STR(skv_proto_image_detail, "digest", digest, ID),
+    U64(skv_proto_image_detail, "size_bytes", size_bytes),
+};
+DESC(idetail_d, "image detail", skv_proto_image_detail, idetail_f);
+
 #define S skv_proto_agent_register
 static const skv__pfield areg_f[] = {
     STRQ(S, "agent_id", agent_id, ID),
@@ -88,6 +95,7 @@ static const skv__pfield areg_f[] = {
     LIST(S, "devices", devices, 1024, device_d),
     STRS(S, "images", images, 4096, TEXT),
     LIST(S, "kernels", kernels, 4096, kreport_d),
+    LIST(S, "image_details", image_details, 4096, idetail_d),
 };
 DESC(areg_d, "agent.register", S, areg_f);
 #undef S

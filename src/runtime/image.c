@@ -1,4 +1,4 @@
-/* Image store: <dir>/<name>/rootfs. Imports unpack (libarchive, see
+/* Image store: <dir>/<name>/rootfs (and info, image_info.c). Imports unpack (libarchive, see
  * image_layer.c) into <dir>/.tmp-<name>-<pid> and rename into place, so
  * readers never see a partial image and a failure leaves nothing.
  * SPDX-License-Identifier: Apache-2.0 */
@@ -170,6 +170,8 @@ int skv_image_import(skv_image_store *s, const char *name, const char *src,
         rc = skv__err_sys(err, errno, "resolve %s", tmp);
     if (rc == 0)
         rc = unpack(src, is_dir, fmt, name, real, err);
+    if (rc == 0)
+        rc = skv__img_info_write(real, src, is_dir, err);
     if (rc == 0 && rename(tmp, final) < 0)
         rc = errno == EEXIST || errno == ENOTEMPTY
                  ? skv__err(err, SKV_EEXIST, "image '%s' already exists", name)

@@ -38,6 +38,10 @@ int skv__ij_null(skv__ij *c);
 /* Only whitespace remains. */
 int skv__ij_end(skv__ij *c);
 
+/* Write <image_dir>/info (size of <image_dir>/rootfs; the sha256 of src
+ * unless it is a directory). image_info.c */
+int skv__img_info_write(const char *image_dir, const char *src, bool is_dir,
+                        skv_error *err);
 /* Relative member name check: no leading '/', no ".." component. */
 bool skv__img_rel_ok(const char *name);
 /* Unpack one archive into the directory `root` (an absolute, symlink-free
