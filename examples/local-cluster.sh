@@ -77,9 +77,13 @@ fi
 cli() { "$BIN/sokovan" --key-file "$KEY" "$@"; }
 
 # Wait until the agent has registered (the manager writes the admin key on
-# its first start; the agent registers once its key file exists).
+# its first start; the agent registers once its key file exists). A
+# restarted manager lists agent1 from its database before the agent is
+# back, so the check is for the image the agent reports when it registers.
 for i in $(seq 1 100); do
-    if [ -f "$KEY" ] && cli agents 2>/dev/null | grep -q agent1; then break; fi
+    if [ -f "$KEY" ] && cli images 2>/dev/null | grep -q '^busybox '; then
+        break
+    fi
     if [ "$i" = 100 ]; then
         echo "local-cluster: the agent did not register within 10 s; see $RUN/*.log" >&2
         tail -n 20 "$RUN/manager.log" "$RUN/agent1.log" >&2 || true
