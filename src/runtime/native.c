@@ -56,6 +56,10 @@ int skv__rt_scratch_prepare(const skv_container_spec *spec, const char *dir,
         if (mkdir(path, 0755) < 0)
             return skv__err_sys(err, errno, "mkdir %s", path);
     }
+    /* Mount point of the idmapped image layer (native_child.c). */
+    snprintf(path, sizeof(path), "%s/scratch/lower", dir);
+    if (spec->userns_count && mkdir(path, 0755) < 0)
+        return skv__err_sys(err, errno, "mkdir %s", path);
     /* Written into the upper layer: they shadow the image's files. When an
      * extra entry names the container itself (its session address), that
      * one replaces the 127.0.1.1 line so peers and itself agree. */
@@ -129,11 +133,16 @@ int skv__rt_write_state(const char *dir, const char *backend, pid_t pid,
 static int cgroup_setup(skv_cgroup **cg, const native_plan *p,
                         const char *name, bool *drop_mknod, skv_error *err);
 
-/* The first process's next report: 'R' (0), 'U' (1) or an error. */
+/* The first process's next report: 'R' (0), 'U' (1) or an error. With
+ * 'U' the image layer was idmapped unless it says otherwise. */
 static int next_report(int rep, skv_error *err)
 {
     skv__rt_msg m;
     int rc = skv__rt_msg_read(rep, &m, err);
+    if (rc == 0 && m.tag == 'U' && m.value == 0)
+        skv__log(SKV_LOG_WARN, "runtime", "image layer not idmapped (%s): "
+                 "image files show as nobody in the container",
+                 m.text[0] ? m.text : "no idmapped mounts here");
     if (rc == 0 && m.tag == 'E')
         rc = skv__err_sys(err, (int)m.value, "container setup: %s", m.text);
     else if (rc == 0 && m.tag != 'R' && m.tag != 'U')
@@ -241,6 +250,8 @@ static int create_common(skv_runtime *rt, const skv_container_spec *spec,
         rc = skv__rt_scratch_prepare(spec, dir, isolate, err);
     if (rc == 0 && p.userns)
         rc = skv__rt_userns_chown_scratch(spec, dir, err);
+    if (rc == 0 && p.userns)
+        rc = skv__rt_userns_fd(spec, &p.userns_fd, err);
     if (isolate)
         skv__rt_cgroup_name(cgname, sizeof(cgname), rt, spec->id);
     char out[PATH_MAX], errp[PATH_MAX], ex[PATH_MAX], ext[PATH_MAX];
@@ -259,7 +270,8 @@ static int create_common(skv_runtime *rt, const skv_container_spec *spec,
                                                           SKV_NETWORK_NONE
                                                       ? CLONE_NEWNET : 0))
                                : 0,
-        .child = skv__rt_native_child, .payload = &p};
+        .child = skv__rt_native_child, .payload = &p,
+        .keep_fd = p.userns_fd};
     pid_t pid = 0, shim = 0;
     if (rc == 0)
         rc = launch(&l, &p, isolate ? cgname : NULL, &cg, &pid, &shim, err);

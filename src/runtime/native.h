@@ -22,6 +22,13 @@ typedef struct native_plan {
     skv_seccomp_prog *prog;
     bool prog_owned;            /* false: the runtime's cached default */
     bool userns;                /* spec->userns_count > 0 */
+    /* With a user namespace, the image layer is mounted idmapped (image
+     * files owned by host root appear owned by the container's root): */
+    char *lower;                /* the image's root file system */
+    char *idmap_lower;          /* <dir>/scratch/lower: its idmapped copy */
+    char *overlay_opts_idmap;   /* overlay options on idmap_lower */
+    int userns_fd;              /* a user namespace with the container's
+                                   id maps (the idmap); -1 none */
     uid_t host_uid;             /* the spec's uid/gid as the host sees them */
     gid_t host_gid;             /* (granted device nodes are chowned) */
 } native_plan;
@@ -55,6 +62,10 @@ bool skv__rt_devices_supported(const skv_cgroup *cg);
  * (it has unshared its user namespace), write its uid_map and gid_map. */
 int skv__rt_userns_map(pid_t pid, const skv_container_spec *spec,
                        skv_error *err);
+/* A user namespace with the spec's id maps, as an open nsfs descriptor
+ * (for MOUNT_ATTR_IDMAP): made by a short-lived helper process. */
+int skv__rt_userns_fd(const skv_container_spec *spec, int *out,
+                      skv_error *err);
 /* Give the container's root the scratch layer's top (upper dir: the "/"
  * of the container, and upper/etc with hosts and hostname). */
 int skv__rt_userns_chown_scratch(const skv_container_spec *spec,

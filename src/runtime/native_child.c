@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/mount.h>
 #include <net/if.h>
 #include <sched.h>
 #include <string.h>
@@ -155,11 +156,47 @@ static void loopback_up(const skv__rt_launch *l)
     close(s);
 }
 
-static void setup_root(const skv__rt_launch *l, const native_plan *p)
+/* With a user namespace: the image layer as an idmapped mount at
+ * scratch/lower, through the caller's user namespace descriptor (fd 5),
+ * so files owned by host root appear owned by the container's root.
+ * Returns NULL when it worked, else the step that failed (the kernel or
+ * the image's file system lacks idmapped mounts): the plain layer is used
+ * then. */
+static const char *idmap_lower(const skv__rt_launch *l, const native_plan *p)
+{
+    int fd = (int)syscall(SYS_open_tree, AT_FDCWD, p->lower,
+                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+    if (fd < 0)
+        return "open_tree";
+    struct mount_attr a;
+    memset(&a, 0, sizeof(a));
+    a.attr_set = MOUNT_ATTR_IDMAP;
+    a.userns_fd = (uint64_t)l->keep_fd;
+    const char *failed = NULL;
+    if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &a,
+                sizeof(a)) < 0)
+        failed = "mount_setattr";
+    else if (syscall(SYS_move_mount, fd, "", AT_FDCWD, p->idmap_lower,
+                     MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        failed = "move_mount";
+    close(fd);
+    return failed;
+}
+
+/* Returns the failed idmap step as idmap_lower() does (NULL: idmapped or
+ * no user namespace). */
+static const char *setup_root(const skv__rt_launch *l, const native_plan *p)
 {
     TRY(l, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL),
         "make mounts private");
-    TRY(l, mount("overlay", p->merged, "overlay", 0, p->overlay_opts),
+    const char *no_idmap = NULL;
+    const char *opts = p->overlay_opts;
+    if (p->userns && l->keep_fd >= 0) {
+        no_idmap = idmap_lower(l, p);
+        if (!no_idmap)
+            opts = p->overlay_opts_idmap;
+    }
+    TRY(l, mount("overlay", p->merged, "overlay", 0, opts),
         "mount the overlay root");
     TRY(l, chdir(p->merged), "chdir to the new root");
     setup_mounts(l, p);
@@ -172,6 +209,7 @@ static void setup_root(const skv__rt_launch *l, const native_plan *p)
         "sethostname");
     if (p->spec->network == SKV_NETWORK_NONE)
         loopback_up(l);
+    return no_idmap;
 }
 
 static void exec_cmd(const native_plan *p)
@@ -201,12 +239,14 @@ static void exec_cmd(const native_plan *p)
 }
 
 /* After the mounts: a user namespace of its own (the other namespaces stay
- * owned by the host's), then wait until the caller wrote the id maps. */
-static void enter_userns(const skv__rt_launch *l)
+ * owned by the host's), then wait until the caller wrote the id maps. The
+ * report says whether the image layer is idmapped (1) or which step of it
+ * failed (0). */
+static void enter_userns(const skv__rt_launch *l, const char *no_idmap)
 {
     char b;
     TRY(l, unshare(CLONE_NEWUSER), "unshare the user namespace");
-    skv__rt_msg_send(l->report_fd, 'U', 0, NULL, NULL);
+    skv__rt_msg_send(l->report_fd, 'U', no_idmap ? 0 : 1, no_idmap, NULL);
     if (read(l->go_fd, &b, 1) != 1)
         _exit(1);
 }
@@ -223,8 +263,7 @@ void skv__rt_native_child(const skv__rt_launch *l, void *payload)
      * wait for each other; the go-ahead comes before anything the limits
      * must cover, and before the cgroup namespace, whose root is the
      * cgroup this process is in when it unshares. */
-    if (p->isolate)
-        setup_root(l, p);
+    const char *no_idmap = p->isolate ? setup_root(l, p) : NULL;
     if (read(l->go_fd, &b, 1) != 1)
         _exit(1);
     /* 'm': no device allow-list on this host, so no CAP_MKNOD. */
@@ -234,7 +273,7 @@ void skv__rt_native_child(const skv__rt_launch *l, void *payload)
     if (p->isolate)
         TRY(l, unshare(CLONE_NEWCGROUP), "unshare the cgroup namespace");
     if (p->userns)
-        enter_userns(l);
+        enter_userns(l, no_idmap);
     close(l->go_fd);
     TRY(l, chdir(p->spec->cwd), "chdir to the working directory");
     if (p->isolate) {

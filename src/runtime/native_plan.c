@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <unistd.h>
+
 #include "native.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -132,11 +134,27 @@ static int build_security(native_plan *p, skv_runtime *rt,
     return rc;
 }
 
+/* The strings for an idmapped image layer (used when the kernel and the
+ * image's file system allow it; see native_child.c). */
+static int idmap_paths(native_plan *p, const char *lower, const char *dir,
+                       skv_error *err)
+{
+    p->lower = skv__strdup(lower);
+    p->idmap_lower = skv__asprintf("%s/scratch/lower", dir);
+    p->overlay_opts_idmap = skv__asprintf(
+        "lowerdir=%s/scratch/lower,upperdir=%s/scratch/upper,"
+        "workdir=%s/scratch/work", dir, dir, dir);
+    if (!p->lower || !p->idmap_lower || !p->overlay_opts_idmap)
+        return skv__err(err, SKV_ENOMEM, "container paths");
+    return 0;
+}
+
 int skv__rt_native_plan_build(native_plan *p, skv_runtime *rt,
                               const skv_container_spec *spec, const char *dir,
                               bool isolate, skv_error *err)
 {
     memset(p, 0, sizeof(*p));
+    p->userns_fd = -1;
     p->spec = spec;
     p->isolate = isolate;
     if (!spec->argv)
@@ -167,12 +185,19 @@ int skv__rt_native_plan_build(native_plan *p, skv_runtime *rt,
         if (!p->fifo_path || !p->merged || !p->overlay_opts)
             rc = skv__err(err, SKV_ENOMEM, "container paths");
     }
+    if (rc == 0 && p->userns)
+        rc = idmap_paths(p, lower, dir, err);
     skv__free(lower);
     return rc;
 }
 
 void skv__rt_native_plan_free(native_plan *p)
 {
+    if (p->userns_fd >= 0)
+        close(p->userns_fd);
+    skv__free(p->lower);
+    skv__free(p->idmap_lower);
+    skv__free(p->overlay_opts_idmap);
     for (size_t i = 0; i < p->n_envp; i++)
         skv__free(p->envp[i]);
     skv__free(p->envp);

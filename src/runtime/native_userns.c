@@ -8,8 +8,11 @@
  * identity switch calls setgroups().
  * SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "native.h"
@@ -30,6 +33,60 @@ int skv__rt_userns_map(pid_t pid, const skv_container_spec *spec,
         }
     }
     return 0;
+}
+
+/* The helper: unshare the user namespace, say so, wait for the end. Only
+ * async-signal-safe calls (the caller may be multi-threaded). */
+static int userns_helper(int ready_w, int done_r)
+{
+    char b = unshare(CLONE_NEWUSER) == 0 ? 'u' : 'e';
+    if (write(ready_w, &b, 1) != 1 || b != 'u')
+        return 1;
+    while (read(done_r, &b, 1) < 0 && errno == EINTR)
+        ;
+    return 0;
+}
+
+int skv__rt_userns_fd(const skv_container_spec *spec, int *out,
+                      skv_error *err)
+{
+    int ready[2], done[2];
+    if (pipe2(ready, O_CLOEXEC) < 0)
+        return skv__err_sys(err, errno, "pipe for the id-map helper");
+    if (pipe2(done, O_CLOEXEC) < 0) {
+        int e = errno;
+        close(ready[0]);
+        close(ready[1]);
+        return skv__err_sys(err, e, "pipe for the id-map helper");
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(ready[0]);
+        close(done[1]);            /* else its own copy keeps it waiting */
+        _exit(userns_helper(ready[1], done[0]));
+    }
+    int e = errno, rc = 0;
+    close(ready[1]);
+    close(done[0]);
+    char b = 0;
+    if (pid < 0)
+        rc = skv__err_sys(err, e, "fork of the id-map helper");
+    else if (read(ready[0], &b, 1) != 1 || b != 'u')
+        rc = skv__err(err, SKV_ENOTSUP, "id-map helper: cannot create a user "
+                      "namespace");
+    if (rc == 0)
+        rc = skv__rt_userns_map(pid, spec, err);
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%ld/ns/user", (long)pid);
+    int fd = rc == 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (rc == 0 && fd < 0)
+        rc = skv__err_sys(err, errno, "open %s", path);
+    close(done[1]);                 /* the helper ends */
+    close(ready[0]);
+    while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    *out = fd;
+    return rc;
 }
 
 int skv__rt_userns_chown_scratch(const skv_container_spec *spec,

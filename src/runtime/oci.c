@@ -107,6 +107,7 @@ static int oci_launch(skv_runtime *rt, const skv_container_spec *spec,
                            spec->id, NULL};
     runc_argv(&c, rt, dir, words);
     skv__rt_launch l = {
+        .keep_fd = -1,
         .dir = dir, .exit_path = ex, .exit_tmp = ext, .stdout_path = out,
         .stderr_path = errp,
         .log_max = spec->limits.log_max_bytes ? spec->limits.log_max_bytes

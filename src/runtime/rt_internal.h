@@ -122,6 +122,9 @@ struct skv__rt_launch {
                                    here, and reports 'R' itself */
     skv__rt_child_fn child;     /* runs in the first process; never returns */
     void *payload;
+    int keep_fd;                /* one more descriptor the first process
+                                   needs (as fd 5, close-on-exec); -1 none.
+                                   Set it explicitly: 0 is a valid fd */
     /* filled by skv__rt_shim_spawn for the child: */
     int report_fd;              /* write skv__rt_msg to the caller */
     int go_fd;                  /* read: caller's go-ahead */

@@ -253,17 +253,22 @@ static void shim_loop(const skv__rt_launch *l, shim_state *s, shim_log lg[2],
     write_exit_file(l, status);
 }
 
-/* Keep only the two pipes (as fds 3 and 4) and /dev/null as stdio: the
- * caller's other descriptors (listening sockets, databases) must not stay
- * open for the container's lifetime. */
-static void shim_fds(int *report_w, int *go_r)
+/* Keep only the two pipes (as fds 3 and 4), the launch's keep_fd (as 5)
+ * and /dev/null as stdio: the caller's other descriptors (listening
+ * sockets, databases) must not stay open for the container's lifetime. */
+static void shim_fds(int *report_w, int *go_r, int *keep)
 {
     int a = fcntl(*report_w, F_DUPFD_CLOEXEC, 10);
     int b = fcntl(*go_r, F_DUPFD_CLOEXEC, 10);
+    int k = *keep >= 0 ? fcntl(*keep, F_DUPFD_CLOEXEC, 10) : -1;
     dup3(a, 3, O_CLOEXEC);
     dup3(b, 4, O_CLOEXEC);
-    if (syscall(SYS_close_range, 5U, ~0U, 0U) < 0)
-        for (int fd = 5; fd < 4096; fd++)
+    if (k >= 0)
+        dup3(k, 5, O_CLOEXEC);
+    *keep = k >= 0 ? 5 : -1;
+    unsigned first = k >= 0 ? 6U : 5U;
+    if (syscall(SYS_close_range, first, ~0U, 0U) < 0)
+        for (int fd = (int)first; fd < 4096; fd++)
             close(fd);
     int null = open("/dev/null", O_RDWR);
     if (null >= 0) {
@@ -357,7 +362,7 @@ static int shim_main(const skv__rt_launch *l0, int report_w, int go_r)
 {
     skv__rt_launch l = *l0;
     int sfd, po[2], pe[2];
-    shim_fds(&report_w, &go_r);
+    shim_fds(&report_w, &go_r, &l.keep_fd);
     shim_signals(&sfd);
     if (l.pid_file)
         prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -393,6 +398,8 @@ static int shim_main(const skv__rt_launch *l0, int report_w, int go_r)
     close(po[1]);
     close(pe[1]);
     close(go_r);
+    if (l.keep_fd >= 0)
+        close(l.keep_fd);
     shim_state s = {c, l.pid_file != NULL, report_w};
     if (!l.pid_file) {
         close(report_w);
