@@ -549,6 +549,12 @@ static inline int e2e_logs(skv_client *cl, const char *sid,
                                     "stdout"};
         skv_proto_logs_reply r = {0};
         int rc = skv_client_logs(cl, &r, &q, err);
+        /* SKV_ESTATE: the kernel's agent is not connected, e.g. still
+         * reconnecting to a restarted manager; it comes back. */
+        for (int i = 0; rc == SKV_ESTATE && i < 150; i++) {
+            e2e_sleep_ms(100);
+            rc = skv_client_logs(cl, &r, &q, err);
+        }
         if (rc)
             return rc;
         size_t n = r.data_len < cap - 1 - len ? r.data_len : cap - 1 - len;
