@@ -276,6 +276,10 @@ START_TEST(test_set_selector)
                                                   NULL, &e), SKV_ENOENT);
     ck_assert_int_eq(skv_sched_group_set_selector(s, NULL, "dispersed", NULL,
                                                   &e), SKV_EINVAL);
+    /* A config the selector refuses: its error, the old selector stays. */
+    ck_assert_int_eq(skv_sched_group_set_selector(s, "default", "frag",
+                                                  "bogus=1", &e), SKV_EINVAL);
+    ck_assert_msg(strstr(e.message, "bogus"), "%s", e.message);
     /* still concentrated: packs next to p */
     submit(s, "q", "cuda.device=2", NULL, 1);
     r = pass(s, 1);
