@@ -49,7 +49,9 @@ mkdir -p "$RUN"
 make_busybox_tar() {
     local out=$1 root
     root=$(mktemp -d)
-    mkdir -p "$root/bin" "$root/etc" "$root/tmp" "$root/root"
+    mkdir -p "$root/bin" "$root/etc" "$root/tmp" "$root/root" "$root/proc" \
+        "$root/sys" "$root/dev"
+    chmod 1777 "$root/tmp"
     cp /bin/busybox "$root/bin/busybox"
     for a in $(/bin/busybox --list); do
         [ "$a" = busybox ] || ln -sf busybox "$root/bin/$a"

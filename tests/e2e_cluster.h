@@ -107,17 +107,19 @@ static inline int e2e_sh(const char *fmt, const char *a, const char *b)
 }
 
 /* busybox with the applets the sessions use, as a rootfs tarball, imported
- * as "busybox" into the shared store. */
+ * as "busybox" into the shared store. Laid out like an exported image:
+ * /proc, /sys, /dev and a 1777 /tmp exist (the runtime tests cover images
+ * without them). */
 static inline int e2e_make_image(e2e_cluster *c)
 {
     char rfs[PATH_MAX + 8];
     skv_error e = SKV_ERROR_INIT;
     snprintf(rfs, sizeof(rfs), "%s/rfs", c->root);
     char cmd[PATH_MAX * 4];
-    snprintf(cmd, sizeof(cmd), "set -e; mkdir -p %s/bin %s/etc %s/tmp; "
-             "cp /bin/busybox %s/bin/; for a in sh true false echo sleep cat "
-             "env test printf seq; do ln -s busybox %s/bin/$a; done",
-             rfs, rfs, rfs, rfs, rfs);
+    snprintf(cmd, sizeof(cmd), "set -e; cd %s/..; mkdir -p rfs/bin rfs/etc "
+             "rfs/tmp rfs/proc rfs/sys rfs/dev; chmod 1777 rfs/tmp; "
+             "cp /bin/busybox rfs/bin/; for a in sh true false echo sleep cat "
+             "env test printf seq; do ln -s busybox rfs/bin/$a; done", rfs);
     if (system(cmd) != 0)
         return e2e_fail(c, "cannot build the busybox rootfs in %s%s", rfs, "");
     if (e2e_sh("tar -C %s -cf %s .", rfs, c->tarball) != 0)

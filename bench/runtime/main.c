@@ -27,9 +27,10 @@ static int make_image(char *images, size_t n)
 {
     char cmd[PATH_MAX * 2];
     snprintf(cmd, sizeof(cmd),
-             "set -e; mkdir -p %s/rfs/bin; cp /bin/busybox %s/rfs/bin/; "
-             "for a in sh true; do ln -s busybox %s/rfs/bin/$a; done; "
-             "tar -C %s/rfs -cf %s/bb.tar .", root, root, root, root, root);
+             "set -e; cd %s; mkdir -p rfs/bin rfs/proc rfs/sys rfs/dev rfs/tmp; "
+             "chmod 1777 rfs/tmp; cp /bin/busybox rfs/bin/; "
+             "for a in sh true; do ln -s busybox rfs/bin/$a; done; "
+             "tar -C rfs -cf bb.tar .", root);
     if (system(cmd) != 0)
         return -1;
     snprintf(images, n, "%s/images", root);
