@@ -713,7 +713,8 @@ START_TEST(test_userns)
         "echo etc-ok; touch /newfile && echo root-ok; "
         "touch /bin/x && echo bin-rw; "
         "touch /hostdir/x 2>/dev/null || echo host-denied; "
-        "stat -c %u /bin/busybox");
+        "stat -c %u /bin/busybox; test -e /proc/self/fd/5 && echo fd-leak; "
+        "true");
     ck_assert_int_eq(skv_container_spec_set_userns(s, 0, 10, &e), SKV_EINVAL);
     ck_assert_int_eq(skv_container_spec_set_userns(s, UINT32_MAX - 5, 10, &e),
                      SKV_EINVAL);
@@ -743,6 +744,8 @@ START_TEST(test_userns)
      * so root may change them (in its own upper layer). */
     ck_assert_msg(strstr(out, "data-ok\netc-ok\nroot-ok\nbin-rw\n"
                               "host-denied\n0\n"), "out: %s", out);
+    /* The idmap's user namespace descriptor does not reach the command. */
+    ck_assert_msg(!strstr(out, "fd-leak"), "out: %s", out);
     snprintf(path, sizeof(path), "%s/busybox/rootfs/bin/busybox",
              skv_rtfx_images);
     ck_assert_int_eq(stat(path, &sb), 0);
