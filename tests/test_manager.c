@@ -1146,6 +1146,80 @@ START_TEST(test_terminate)
 }
 END_TEST
 
+/* Whether a kernel.destroy for kid is queued to the agent (drains the
+ * destroys before it). */
+static bool destroy_for(const char *kid)
+{
+    skv_proto_kernel_destroy d;
+    bool found = false;
+    while (!found && take(AGENT, SKV_PROTO_KERNEL_DESTROY, &d, NULL)) {
+        found = !strcmp(d.kernel_id, kid);
+        skv_proto_body_free(SKV_PROTO_KERNEL_DESTROY, &d);
+    }
+    return found;
+}
+
+/* An agent that keeps its connection but answers nothing: after their
+ * time a user waiting for logs gets SKV_ETIMEDOUT, an unanswered
+ * kernel.create ends its session in ERROR with the reason (and a destroy
+ * follows), an unanswered kernel.destroy is sent again. */
+START_TEST(test_request_timeouts)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 1000u * 1000u * 1000u);
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    register_agent(m, &ag, "cpu=4", "mem=8g", NULL, 0, T0);
+    char s1[64], k1[96], s2[64], k2[96];
+    snprintf(s1, sizeof s1, "%s", submit(m, ADMIN, &ad, "cpu=1", "batch",
+                                         NULL, T0 + 1));
+    tick(m, T0 + 2);
+    answer_create(m, take_create(k1), k1, T0 + 3);
+    skv_proto_logs_request q = {0};
+    q.session_id = s1;
+    uint64_t user_req = 0;
+    ck_assert_int_eq(feed(m, ADMIN, SKV_PROTO_SESSION_LOGS, &q, &ad, T0 + 4,
+                          &user_req), 0);
+    ck_assert(take(AGENT, SKV_PROTO_KERNEL_LOGS, NULL, NULL));
+    snprintf(s2, sizeof s2, "%s", submit(m, ADMIN, &ad, "cpu=1", "batch",
+                                         NULL, T0 + 5));
+    int64_t t = T0 + 1006;
+    tick(m, t);                          /* stamps logs; sends s2's create */
+    take_create(k2);
+    tick(m, t + 1001);                   /* stamps the create */
+    tick(m, t + 29500);
+    ck_assert(!take(ADMIN, SKV_PROTO_ERROR, NULL, NULL));
+    tick(m, t + 31001);
+    skv_proto_error er;
+    uint64_t er_id = 0;
+    ck_assert(take(ADMIN, SKV_PROTO_ERROR, &er, &er_id));
+    ck_assert_int_eq(er.code, SKV_ETIMEDOUT);
+    ck_assert_uint_eq(er_id, user_req);
+    skv_proto_body_free(SKV_PROTO_ERROR, &er);
+    expect_status(m, &ad, s2, "PREPARING", t + 31002);
+    t += 1001 + 120001;
+    tick(m, t);
+    skv_proto_session_show_reply rep;
+    ck_assert_int_eq(show(m, ADMIN, &ad, s2, &rep, t + 1), 0);
+    ck_assert_str_eq(rep.session.status, "ERROR");
+    ck_assert_ptr_nonnull(strstr(rep.session.status_reason,
+                                 "did not answer kernel.create"));
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &rep);
+    ck_assert(destroy_for(k2));
+    /* terminate s1; its agent never acknowledges: the destroy again */
+    ck_assert_str_eq(terminate(m, &ad, s1, t + 2), "TERMINATING");
+    ck_assert(destroy_for(k1));
+    tick(m, t + 1003);                   /* stamps it */
+    tick(m, t + 1003 + 59000);
+    ck_assert(!destroy_for(k1));
+    tick(m, t + 1003 + 60001);
+    ck_assert(destroy_for(k1));
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
 /* Submit "cpu=1" depending on dep; returns 0 or the error code. */
 static int submit_dep(skv_manager *m, const cred *c, const char *dep,
                       char *sid, int64_t now)
@@ -1340,6 +1414,7 @@ Suite *skv_test_suite_manager(void)
     tcase_add_test(tc, test_restart_repairs);
     tcase_add_test(tc, test_restart_agent_gone);
     tcase_add_test(tc, test_terminate);
+    tcase_add_test(tc, test_request_timeouts);
     tcase_add_test(tc, test_dependencies);
     tcase_add_test(tc, test_cluster_network);
     suite_add_tcase(s, tc);

@@ -64,6 +64,7 @@ typedef struct skv__mgr_req {           /* a request sent to an agent */
     char kernel_id[SKV__MGR_ID_MAX];
     uint64_t user_conn;                 /* LOGS: who asked */
     uint64_t user_req;
+    int64_t seen_ms;                    /* first sweep that saw it; 0: none */
 } skv__mgr_req;
 
 #define SKV__MGR_STMT_CACHE 96
@@ -184,6 +185,12 @@ int skv__mgr_request(skv_manager *m, uint64_t conn, skv__mgr_req_kind kind,
 skv__mgr_req *skv__mgr_req_take(skv_manager *m, uint64_t conn, uint64_t id,
                                 skv__mgr_req *copy);
 void skv__mgr_reqs_conn_gone(skv_manager *m, uint64_t conn);
+/* Requests an agent left unanswered (mgr_expire.c), from the sweep. */
+void skv__mgr_reqs_expire(skv_manager *m, int64_t now_ms);
+/* A kernel.create that failed (error reply or no answer): the kernel and
+ * its session end in ERROR with the reason (mgr_response.c). */
+void skv__mgr_create_failed(skv_manager *m, const skv__mgr_req *r,
+                            const skv_proto_error *e, int64_t now);
 
 /* ---- handlers -------------------------------------------------------------- */
 typedef struct skv__mgr_call {      /* one verified request or event */

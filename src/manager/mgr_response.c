@@ -7,8 +7,8 @@
 #include "mgr_int.h"
 #include "mgr_metrics.h"
 
-static void create_failed(skv_manager *m, const skv__mgr_req *r,
-                          const skv_proto_error *e, int64_t now)
+void skv__mgr_create_failed(skv_manager *m, const skv__mgr_req *r,
+                            const skv_proto_error *e, int64_t now)
 {
     char why[300];
     snprintf(why, sizeof why, "kernel %s failed to start: %s", r->kernel_id,
@@ -32,7 +32,7 @@ static void on_create(skv_manager *m, const skv__mgr_req *r,
                       int64_t now)
 {
     if (env->type == SKV_PROTO_ERROR) {
-        create_failed(m, r, body, now);
+        skv__mgr_create_failed(m, r, body, now);
         return;
     }
     const skv_proto_kernel_create_reply *cr = body;

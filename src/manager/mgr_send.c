@@ -73,7 +73,7 @@ int skv__mgr_request(skv_manager *m, uint64_t conn, skv__mgr_req_kind kind,
                      const char *kernel_id, uint64_t user_conn,
                      uint64_t user_req)
 {
-    skv__mgr_req r = {++m->next_req, conn, kind, "", user_conn, user_req};
+    skv__mgr_req r = {++m->next_req, conn, kind, "", user_conn, user_req, 0};
     snprintf(r.kernel_id, sizeof r.kernel_id, "%s", kernel_id ? kernel_id : "");
     void *frame = NULL;
     size_t len = 0;

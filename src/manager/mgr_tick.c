@@ -117,6 +117,7 @@ SKV_EXTERN int skv_manager_tick(skv_manager *m, int64_t now_ms,
     if (now_ms - m->last_sweep_ms >= SWEEP_MS) {
         m->last_sweep_ms = now_ms;
         skv__mgr_sweep(m, now_ms);
+        skv__mgr_reqs_expire(m, now_ms);
         m->dirty = true;
     }
     return m->dirty ? skv__mgr_pass(m, now_ms, err) : 0;
