@@ -104,6 +104,9 @@ START_TEST(test_usage_errors)
         {ARGS("run", "--priority", "1e3", "busybox"), "--priority"},
         {ARGS("run", "--env", "NOEQUALS", "busybox"), "KEY=VALUE"},
         {ARGS("run", "--env", "=v", "busybox"), "KEY=VALUE"},
+        {ARGS("run", "--constraint", "gpu_model", "busybox"), "KEY=VALUE"},
+        {ARGS("run", "--constraint", "agent=a", "--constraint", "agent=b",
+              "busybox"), "given twice"},
         {ARGS("run", "--slot", "Bad!=1", "busybox"), "--slot"},
         {ARGS("run", "--wait=yes", "busybox"), "takes no value"},
         {ARGS("--timeout", "0", "ps"), "--timeout"},
@@ -412,8 +415,9 @@ START_TEST(test_run_builds_submit)
     run_cli(&r, m.endpoint, ARGS("run", "--cpu", "2", "--mem", "4g", "--gpu",
             "0.5", "--cluster-size", "3", "--cluster-mode", "multi-node",
             "--rg", "gpu", "--priority", "-5", "--type", "interactive",
-            "--name", "train", "--env", "A=1", "--env", "B=x=y", "busybox",
-            "--", "sh", "-c", "echo hi"));
+            "--name", "train", "--env", "A=1", "--env", "B=x=y",
+            "--constraint", "label.net=ib", "--constraint", "gpu_model=A100",
+            "busybox", "--", "sh", "-c", "echo hi"));
     expect(&r, 0, NULL);
     ck_assert_str_eq(r.out, "s-0123456789abcdef\n");
     skv_proto_session_submit s;
@@ -432,6 +436,10 @@ START_TEST(test_run_builds_submit)
     ck_assert_uint_eq(s.n_env, 2);
     ck_assert_str_eq(s.env[1].key, "B");
     ck_assert_str_eq(s.env[1].value, "x=y");
+    ck_assert_uint_eq(s.n_constraints, 2);
+    ck_assert_str_eq(s.constraints[0].key, "label.net");
+    ck_assert_str_eq(s.constraints[0].value, "ib");
+    ck_assert_str_eq(s.constraints[1].key, "gpu_model");
     ck_assert(strncmp(s.client_token, "cli-", 4) == 0);
     ck_assert_uint_eq(strlen(s.client_token), 36);
     ck_assert_uint_eq(s.n_kernels, 3);

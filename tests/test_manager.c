@@ -186,6 +186,13 @@ static skv_slots *slots(const char *text)
     return s;
 }
 
+/* Constraints for the next submit_n (then cleared). */
+static skv_proto_kv *g_constraints;
+static size_t g_n_constraints;
+/* Labels for the next agent registration (then cleared). */
+static skv_proto_kv *g_labels;
+static size_t g_n_labels;
+
 #define DIGEST64 \
     "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
@@ -206,6 +213,10 @@ static void register_devs(skv_manager *m, const cred *c, skv_proto_device *dev,
     r.n_images = 1;
     r.image_details = &det;
     r.n_image_details = 1;
+    r.labels = g_labels;
+    r.n_labels = g_n_labels;
+    g_labels = NULL;
+    g_n_labels = 0;
     r.kernels = k;
     r.n_kernels = nk;
     ck_assert_int_eq(feed(m, AGENT, SKV_PROTO_AGENT_REGISTER, &r, c, now,
@@ -274,6 +285,10 @@ static const char *submit_n(skv_manager *m, uint64_t conn, const cred *c,
     s.session_type = (char *)type;
     s.client_token = (char *)token;
     s.cluster_size = n;
+    s.constraints = g_constraints;
+    s.n_constraints = g_n_constraints;
+    g_constraints = NULL;
+    g_n_constraints = 0;
     ck_assert_int_eq(feed(m, conn, SKV_PROTO_SESSION_SUBMIT, &s, c, now,
                           NULL), 0);
     skv_slots_free(k.slots);
@@ -1146,6 +1161,60 @@ START_TEST(test_terminate)
 }
 END_TEST
 
+/* "label.KEY" constraints place only on agents registered with the label;
+ * an unknown constraint key is refused at submit. */
+START_TEST(test_label_constraint)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 0);
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    skv_proto_kv labels[] = {{"net", "ib"}};
+    g_labels = labels;
+    g_n_labels = 1;
+    register_agent(m, &ag, "cpu=4", "mem=8g", NULL, 0, T0);
+    skv_proto_kv eth[] = {{"label.net", "eth"}};
+    g_constraints = eth;
+    g_n_constraints = 1;
+    char s_eth[64], s_ib[64], kid[96];
+    snprintf(s_eth, sizeof s_eth, "%s", submit(m, ADMIN, &ad, "cpu=1",
+                                               "batch", NULL, T0 + 1));
+    skv_proto_kv ib[] = {{"label.net", "ib"}};
+    g_constraints = ib;
+    g_n_constraints = 1;
+    snprintf(s_ib, sizeof s_ib, "%s", submit(m, ADMIN, &ad, "cpu=1",
+                                             "batch", NULL, T0 + 2));
+    tick(m, T0 + 3);
+    take_create(kid);
+    ck_assert_int_eq(strncmp(kid, s_ib, strlen(s_ib)), 0);
+    expect_status(m, &ad, s_eth, "PENDING", T0 + 4);
+    /* unknown constraint keys: refused with the list of known ones */
+    skv_proto_kv odd[] = {{"color", "blue"}};
+    char *cmd[] = {"/bin/true"};
+    skv_proto_kernel_spec k = {0};
+    k.slots = slots("cpu=1");
+    skv_proto_session_submit s = {0};
+    s.image = "busybox";
+    s.command = cmd;
+    s.n_command = 1;
+    s.kernels = &k;
+    s.n_kernels = 1;
+    s.constraints = odd;
+    s.n_constraints = 1;
+    ck_assert_int_eq(feed(m, ADMIN, SKV_PROTO_SESSION_SUBMIT, &s, &ad, T0 + 5,
+                          NULL), 0);
+    skv_slots_free(k.slots);
+    skv_proto_error er;
+    ck_assert(take(ADMIN, SKV_PROTO_ERROR, &er, NULL));
+    ck_assert_int_eq(er.code, SKV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(er.message, "label.KEY"));
+    skv_proto_body_free(SKV_PROTO_ERROR, &er);
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
 /* Whether a kernel.destroy for kid is queued to the agent (drains the
  * destroys before it). */
 static bool destroy_for(const char *kid)
@@ -1415,6 +1484,7 @@ Suite *skv_test_suite_manager(void)
     tcase_add_test(tc, test_restart_agent_gone);
     tcase_add_test(tc, test_terminate);
     tcase_add_test(tc, test_request_timeouts);
+    tcase_add_test(tc, test_label_constraint);
     tcase_add_test(tc, test_dependencies);
     tcase_add_test(tc, test_cluster_network);
     suite_add_tcase(s, tc);

@@ -487,6 +487,74 @@ START_TEST(test_same_decision_as_agent_map)
 }
 END_TEST
 
+/* Label constraints: only agents carrying every required label (same
+ * value) are candidates; none: NO_AGENT; a v1 spec (no such fields) is
+ * still accepted; bad entries are refused. */
+START_TEST(test_label_constraints)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_sched *s = mk_sched(NULL, NULL);
+    skv_slots *c = sl("cpu=8");
+    skv_sched_label ib[] = {{"net", "ib"}, {"rack", "r1"}};
+    skv_sched_agent_spec a = SKV_SCHED_AGENT_SPEC_INIT;
+    a.id = "plain";
+    a.resource_group = "default";
+    a.capacity = c;
+    SKV_CK_OK(skv_sched_agent_add(s, &a, &e), &e);
+    a.id = "fast";
+    a.n_labels = 2;
+    a.labels = ib;
+    SKV_CK_OK(skv_sched_agent_add(s, &a, &e), &e);
+    skv_slots_free(c);
+    skv_slots *req = sl("cpu=1");
+    skv_sched_kernel_spec k = {SKV_SCHED_ROLE_MAIN, req};
+    skv_sched_session_spec sp = SKV_SCHED_SESSION_SPEC_INIT;
+    sp.resource_group = "default";
+    sp.n_kernels = 1;
+    sp.kernels = &k;
+    skv_sched_label want[] = {{"net", "ib"}};
+    skv_sched_label wrong[] = {{"net", "ib"}, {"rack", "r2"}};
+    for (int i = 0; i < 3; i++) {          /* every one lands on "fast" */
+        char id[8];
+        snprintf(id, sizeof(id), "ib%d", i);
+        sp.id = id;
+        sp.label_constraints = want;
+        sp.n_label_constraints = 1;
+        SKV_CK_OK(skv_sched_submit(s, &sp, 0, &e), &e);
+    }
+    sp.id = "r2";
+    sp.label_constraints = wrong;
+    sp.n_label_constraints = 2;
+    SKV_CK_OK(skv_sched_submit(s, &sp, 0, &e), &e);
+    sp.id = "v1";                            /* ignores the new fields */
+    sp.version = 1;
+    SKV_CK_OK(skv_sched_submit(s, &sp, 0, &e), &e);
+    sp.version = SKV_SCHED_SESSION_SPEC_VERSION;
+    sp.id = "bad";
+    sp.label_constraints = NULL;
+    ck_assert_int_eq(skv_sched_submit(s, &sp, 0, &e), SKV_EINVAL);
+    skv_sched_label empty[] = {{"", "x"}};
+    sp.label_constraints = empty;
+    sp.n_label_constraints = 1;
+    ck_assert_int_eq(skv_sched_submit(s, &sp, 0, &e), SKV_EINVAL);
+    sp.version = 3;
+    ck_assert_int_eq(skv_sched_submit(s, &sp, 0, &e), SKV_EVERSION);
+    skv_slots_free(req);
+    skv_sched_result *r = pass(s, 1);
+    for (int i = 0; i < 3; i++) {
+        char id[8];
+        snprintf(id, sizeof(id), "ib%d", i);
+        ck_assert_str_eq(agent_of(r, id, 0), "fast");
+    }
+    ck_assert_ptr_nonnull(agent_of(r, "v1", 0));
+    ck_assert_ptr_null(agent_of(r, "r2", 0));
+    skv_sched_result_free(r);
+    ck_assert_int_eq(reason_of(s, "r2").code, SKV_SCHED_REASON_NO_AGENT);
+    CHECK(s);
+    skv_sched_free(s);
+}
+END_TEST
+
 START_TEST(test_constraints_and_reasons)
 {
     skv_error e = SKV_ERROR_INIT;
@@ -853,6 +921,7 @@ Suite *skv_test_suite_sched(void)
     tcase_add_test(tc, test_agent_lost_update);
     tcase_add_test(tc, test_selectors);
     tcase_add_test(tc, test_set_selector);
+    tcase_add_test(tc, test_label_constraints);
     tcase_add_test(tc, test_sequencers);
     tcase_add_test(tc, test_aging);
     tcase_add_test(tc, test_fractional_device_level);

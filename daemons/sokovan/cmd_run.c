@@ -23,6 +23,8 @@ static const char run_help[] =
     "  --type T            batch (default), interactive or inference\n"
     "  --name N            session name\n"
     "  --env K=V           environment variable (repeatable)\n"
+    "  --constraint K=V    where it may run (repeatable): architecture=A,\n"
+    "                      agent=ID, gpu_model=M, label.KEY=VALUE\n"
     "  --port N            publish main1's TCP port N on its agent's\n"
     "                      addresses (repeatable; see `sokovan show`)\n"
     "  --client-token T    idempotency key (default: random)\n"
@@ -32,14 +34,16 @@ static const char run_help[] =
     "or the first word of CMD.\n";
 
 enum { O_CPU = 1, O_MEM, O_GPU, O_GPUS, O_SLOT, O_CSIZE, O_CMODE, O_RG,
-       O_PROJECT, O_PRIO, O_TYPE, O_NAME, O_ENV, O_TOKEN, O_WAIT, O_PORT };
+       O_PROJECT, O_PRIO, O_TYPE, O_NAME, O_ENV, O_TOKEN, O_WAIT, O_PORT,
+       O_CONSTRAINT };
 
 static const cli_opt run_opts[] = {
     {"cpu", 1, O_CPU}, {"mem", 1, O_MEM}, {"gpu", 1, O_GPU},
     {"gpus", 1, O_GPUS}, {"slot", 1, O_SLOT}, {"cluster-size", 1, O_CSIZE},
     {"cluster-mode", 1, O_CMODE}, {"rg", 1, O_RG}, {"project", 1, O_PROJECT},
     {"priority", 1, O_PRIO}, {"type", 1, O_TYPE}, {"name", 1, O_NAME},
-    {"env", 1, O_ENV}, {"client-token", 1, O_TOKEN}, {"wait", 0, O_WAIT},
+    {"env", 1, O_ENV}, {"constraint", 1, O_CONSTRAINT},
+    {"client-token", 1, O_TOKEN}, {"wait", 0, O_WAIT},
     {"port", 1, O_PORT}, {NULL, 0, 0}};
 
 typedef struct run_args {
@@ -48,6 +52,8 @@ typedef struct run_args {
     cli_strv command;
     skv_proto_kv *env;
     size_t n_env;
+    skv_proto_kv *cons;             /* --constraint */
+    size_t n_cons;
     int has_gpu, has_gpus, has_cpu, wait;
     char token[64];
 } run_args;
@@ -94,25 +100,28 @@ static int take_generic_slot(cli *c, run_args *a, const char *val)
     return set_slot(c, a, "--slot", name, eq + 1, cli_slot_kind(name));
 }
 
-static int take_env(cli *c, run_args *a, const char *val)
+/* KEY=VALUE of `flag` into (*v, *n); with unique, a key given twice is
+ * refused. */
+static int take_kv(cli *c, const char *flag, bool unique, skv_proto_kv **v,
+                   size_t *n, const char *val)
 {
     const char *eq = strchr(val, '=');
     if (!eq || eq == val)
-        return cli_usage(c, "--env: expected KEY=VALUE, got '%s'", val);
-    for (size_t i = 0; i < a->n_env; i++)
-        if (strncmp(a->env[i].key, val, (size_t)(eq - val)) == 0 &&
-            a->env[i].key[eq - val] == 0)
-            return cli_usage(c, "--env: '%.*s' given twice", (int)(eq - val),
-                             val);
-    skv_proto_kv *kv = realloc(a->env, (a->n_env + 1) * sizeof *kv);
+        return cli_usage(c, "%s: expected KEY=VALUE, got '%s'", flag, val);
+    for (size_t i = 0; unique && i < *n; i++)
+        if (strncmp((*v)[i].key, val, (size_t)(eq - val)) == 0 &&
+            (*v)[i].key[eq - val] == 0)
+            return cli_usage(c, "%s: '%.*s' given twice", flag,
+                             (int)(eq - val), val);
+    skv_proto_kv *kv = realloc(*v, (*n + 1) * sizeof *kv);
     if (!kv)
         return cli_fail("out of memory");
-    a->env = kv;
-    kv[a->n_env].key = strndup(val, (size_t)(eq - val));
-    kv[a->n_env].value = (char *)eq + 1;
-    if (!kv[a->n_env].key)
+    *v = kv;
+    kv[*n].key = strndup(val, (size_t)(eq - val));
+    kv[*n].value = (char *)eq + 1;
+    if (!kv[*n].key)
         return cli_fail("out of memory");
-    a->n_env++;
+    (*n)++;
     return 0;
 }
 
@@ -166,7 +175,9 @@ static int take_opt(cli *c, run_args *a, int id, const char *val)
         s->session_type = (char *)val;
         return cli_parse_word(c, "--type", val, types);
     case O_ENV:
-        return take_env(c, a, val);
+        return take_kv(c, "--env", true, &a->env, &a->n_env, val);
+    case O_CONSTRAINT:   /* a map on the wire: one value per key */
+        return take_kv(c, "--constraint", true, &a->cons, &a->n_cons, val);
     case O_PORT:
         return take_port(c, a, val);
     case O_WAIT:
@@ -258,6 +269,8 @@ static int finish_submit(cli *c, run_args *a)
     s->n_command = a->command.n;
     s->env = a->env;
     s->n_env = a->n_env;
+    s->constraints = a->cons;
+    s->n_constraints = a->n_cons;
     s->kernels = calloc(s->cluster_size, sizeof *s->kernels);
     if (!s->kernels)
         return cli_fail("out of memory");
@@ -275,6 +288,9 @@ static void run_args_free(run_args *a)
     for (size_t i = 0; i < a->n_env; i++)
         free(a->env[i].key);
     free(a->env);
+    for (size_t i = 0; i < a->n_cons; i++)
+        free(a->cons[i].key);
+    free(a->cons);
     free(a->sub.kernels);
     free(a->sub.ports);
     cli_strv_free(&a->command);

@@ -235,7 +235,9 @@ typedef struct skv_sched_kernel_spec {
     const skv_slots *request;   /* must not be empty or all zero */
 } skv_sched_kernel_spec;
 
-#define SKV_SCHED_SESSION_SPEC_VERSION 1
+/* Version 2 added the label constraints; version 1 structures (without
+ * them) are accepted. */
+#define SKV_SCHED_SESSION_SPEC_VERSION 2
 typedef struct skv_sched_session_spec {
     unsigned version;                 /* SKV_SCHED_SESSION_SPEC_VERSION */
     const char *id;
@@ -261,11 +263,15 @@ typedef struct skv_sched_session_spec {
     int64_t not_before_ms;            /* earliest start; 0 = none */
     int64_t estimated_duration_ms;    /* 0 = unknown */
     bool preemptible;
+    /* v2: agent labels every agent of the session must carry (key and
+     * value equal; all of them); 0 = any */
+    size_t n_label_constraints;
+    const skv_sched_label *label_constraints;
 } skv_sched_session_spec;
 #define SKV_SCHED_SESSION_SPEC_INIT                                          \
     {SKV_SCHED_SESSION_SPEC_VERSION, NULL, NULL, NULL, NULL, NULL,           \
      SKV_SCHED_BATCH, 0, SKV_SCHED_SINGLE_NODE, false, 0, NULL, NULL, 0,     \
-     NULL, 0, NULL, 0, NULL, 0, 0, false}
+     NULL, 0, NULL, 0, NULL, 0, 0, false, 0, NULL}
 
 typedef enum skv_sched_state {
     SKV_SCHED_PENDING = 0,    /* waiting for a pass */

@@ -145,8 +145,15 @@ static void arrays_free(skv__mgr_agent *a)
 }
 
 static int describe(skv_manager *m, skv__mgr_agent *t, spec_parts *p,
+                    const skv_proto_kv *labels, size_t n_labels,
                     bool schedulable, skv_error *err)
 {
+    skv_sched_label *lab = n_labels ? skv__calloc(n_labels, sizeof *lab)
+                                    : NULL;
+    if (n_labels && !lab)
+        return skv__err(err, SKV_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n_labels; i++)
+        lab[i] = (skv_sched_label){labels[i].key, labels[i].value};
     skv_sched_agent_spec s = SKV_SCHED_AGENT_SPEC_INIT;
     s.id = t->id;
     s.resource_group = t->group;
@@ -156,15 +163,20 @@ static int describe(skv_manager *m, skv__mgr_agent *t, spec_parts *p,
     s.capacity = p->cap;
     s.n_devices = p->n_devs;
     s.devices = p->devs;
-    return t->in_sched ? skv_sched_agent_update(m->sched, &s, err)
-                       : skv_sched_agent_add(m->sched, &s, err);
+    s.n_labels = n_labels;
+    s.labels = lab;
+    int rc = t->in_sched ? skv_sched_agent_update(m->sched, &s, err)
+                         : skv_sched_agent_add(m->sched, &s, err);
+    skv__free(lab);
+    return rc;
 }
 
 /* (Re)describe agent a to the scheduler (add when unknown, update else);
  * a changes only when the scheduler accepted the new description. */
 int skv__mgr_agent_spec(skv_manager *m, skv__mgr_agent *a, const char *group,
                         const char *arch, const skv_proto_device *devs,
-                        size_t n_dev, bool schedulable, skv_error *err)
+                        size_t n_dev, const skv_proto_kv *labels,
+                        size_t n_labels, bool schedulable, skv_error *err)
 {
     skv__mgr_agent t;
     memcpy(&t, a, sizeof t);
@@ -177,7 +189,7 @@ int skv__mgr_agent_spec(skv_manager *m, skv__mgr_agent *a, const char *group,
     if (!rc)
         rc = split_devices(&t, &p, devs, n_dev, err);
     if (!rc)
-        rc = describe(m, &t, &p, schedulable, err);
+        rc = describe(m, &t, &p, labels, n_labels, schedulable, err);
     skv_slots_free(p.cap);
     if (rc) {
         arrays_free(&t);

@@ -158,9 +158,11 @@ skv__mgr_agent *skv__mgr_agent_find(skv_manager *m, const char *id);
 skv__mgr_agent *skv__mgr_agent_slot(skv_manager *m, const char *id);
 void skv__mgr_agent_clear(skv__mgr_agent *a);
 /* Build the scheduler's view of an agent from its registered devices. */
+/* labels: the agent's (register), as placement labels; NULL/0 none. */
 int skv__mgr_agent_spec(skv_manager *m, skv__mgr_agent *a, const char *group,
                         const char *arch, const skv_proto_device *devs,
-                        size_t n_dev, bool schedulable, skv_error *err);
+                        size_t n_dev, const skv_proto_kv *labels,
+                        size_t n_labels, bool schedulable, skv_error *err);
 /* An agent's registered devices (free with skv__mgr_devices_free). */
 int skv__mgr_devices_load(skv_manager *m, const char *id,
                           skv_proto_device **out, size_t *n_out,
@@ -240,6 +242,7 @@ typedef struct skv__mgr_spec {
     const char **deps;
     const char **designated;
     const char **models;
+    skv_sched_label *labels;        /* "label.KEY" constraints */
 } skv__mgr_spec;
 int skv__mgr_spec_build(skv__mgr_spec *out, const skv_proto_session_submit *s,
                         const char *sid, const char *domain,

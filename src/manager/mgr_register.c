@@ -86,7 +86,8 @@ static int describe_agent(skv_manager *m, skv__mgr_agent *a,
 {
     skv_error e = SKV_ERROR_INIT;
     int rc = skv__mgr_agent_spec(m, a, r->resource_group, r->architecture,
-                                 r->devices, r->n_devices, true, &e);
+                                 r->devices, r->n_devices, r->labels,
+                                 r->n_labels, true, &e);
     if (rc == SKV_EBUSY && a->in_sched) {
         skv__log(SKV_LOG_WARN, "manager", "drift: agent %s changed while "
                  "holding allocations (%s); keeping its previous description",

@@ -81,7 +81,8 @@ static int map_constraints(skv__mgr_spec *x, const skv_proto_session_submit *s,
 {
     x->designated = skv__calloc(s->n_constraints + 1, sizeof *x->designated);
     x->models = skv__calloc(s->n_constraints + 1, sizeof *x->models);
-    if (!x->designated || !x->models)
+    x->labels = skv__calloc(s->n_constraints + 1, sizeof *x->labels);
+    if (!x->designated || !x->models || !x->labels)
         return skv__err(err, SKV_ENOMEM, "out of memory");
     for (size_t i = 0; i < s->n_constraints; i++) {
         const skv_proto_kv *kv = &s->constraints[i];
@@ -94,13 +95,17 @@ static int map_constraints(skv__mgr_spec *x, const skv_proto_session_submit *s,
             x->designated[x->spec.n_designated++] = kv->value;
         else if (!strcmp(kv->key, "gpu_model"))
             x->models[x->spec.n_gpu_models++] = kv->value;
+        else if (!strncmp(kv->key, "label.", 6) && kv->key[6])
+            x->labels[x->spec.n_label_constraints++] =
+                (skv_sched_label){kv->key + 6, kv->value};
         else
             return skv__err(err, SKV_EINVAL, "constraint '%s' is not "
-                            "supported (architecture, agent, gpu_model)",
-                            kv->key);
+                            "supported (architecture, agent, gpu_model, "
+                            "label.KEY)", kv->key);
     }
     x->spec.designated_agents = x->designated;
     x->spec.gpu_models = x->models;
+    x->spec.label_constraints = x->labels;
     x->deps = skv__calloc(s->n_dependencies + 1, sizeof *x->deps);
     if (!x->deps)
         return skv__err(err, SKV_ENOMEM, "out of memory");
@@ -147,6 +152,7 @@ void skv__mgr_spec_free(skv__mgr_spec *x)
     skv__free(x->deps);
     skv__free(x->designated);
     skv__free(x->models);
+    skv__free(x->labels);
     memset(x, 0, sizeof *x);
 }
 

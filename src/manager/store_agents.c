@@ -157,7 +157,7 @@ static int restore_one(skv_manager *m, sqlite3_stmt *st, int64_t now_ms,
     if (!rc)
         rc = skv__mgr_agent_spec(m, a, (const char *)sqlite3_column_text(st, 1),
                                  (const char *)sqlite3_column_text(st, 2), d,
-                                 n, false, err);
+                                 n, NULL, 0, false, err);
     skv__mgr_devices_free(d, n);
     return rc;
 }

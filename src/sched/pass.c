@@ -18,6 +18,7 @@ bool skv__pass_quota_ok(skv__pass *P, skv__session *x);
 static bool memo_eligible(const skv__pass *P, const skv__session *x)
 {
     return !P->o->filter && !x->arch && !x->nmodels && !x->ndesignated &&
+           !x->nneed_labels &&
            !P->g->preemption && P->nresv >= P->g->max_reservations;
 }
 

@@ -74,7 +74,8 @@ typedef struct skv__pass {
     uint32_t memo_cap;
 } skv__pass;
 
-/* May x run on a at all (schedulable, architecture, models, designated)?
+/* May x run on a at all (schedulable, architecture, models, designated,
+ * labels)?
  * Inline: it runs for every candidate agent, and most sessions carry no
  * placement constraint, leaving only the schedulable flag to read. */
 bool skv__pass_agent_ok_constrained(const skv__session *x, const skv__agent *a);
@@ -82,7 +83,7 @@ static inline bool skv__pass_agent_ok(const skv__session *x, const skv__agent *a
 {
     if (!a->schedulable)
         return false;
-    if (!x->arch && !x->nmodels && !x->ndesignated)
+    if (!x->arch && !x->nmodels && !x->ndesignated && !x->nneed_labels)
         return true;
     return skv__pass_agent_ok_constrained(x, a);
 }

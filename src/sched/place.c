@@ -13,6 +13,20 @@ static bool in_list(char *const *v, size_t n, const char *s)
     return false;
 }
 
+/* The agent carries every required label with the required value. */
+static bool labels_ok(const skv__session *x, const skv__agent *a)
+{
+    for (size_t i = 0; i < x->nneed_labels; i++) {
+        bool found = false;
+        for (size_t j = 0; j < a->nlabels && !found; j++)
+            found = !strcmp(a->labels[j].key, x->need_labels[i].key) &&
+                    !strcmp(a->labels[j].value, x->need_labels[i].value);
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
 bool skv__pass_agent_ok_constrained(const skv__session *x, const skv__agent *a)
 {
     if (x->arch && strcmp(x->arch, a->arch) != 0)
@@ -21,7 +35,7 @@ bool skv__pass_agent_ok_constrained(const skv__session *x, const skv__agent *a)
         return false;
     if (x->ndesignated && !in_list(x->designated, x->ndesignated, a->id))
         return false;
-    return true;
+    return labels_ok(x, a);
 }
 
 static void kview(skv_sched_kernel_view *kv, const skv_sched *s,

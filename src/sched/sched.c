@@ -135,6 +135,11 @@ static void session_free(skv__session *x)
     for (size_t i = 0; i < x->ndesignated; i++)
         skv__free(x->designated[i]);
     skv__free(x->designated);
+    for (size_t i = 0; i < x->nneed_labels; i++) {
+        skv__free((char *)x->need_labels[i].key);
+        skv__free((char *)x->need_labels[i].value);
+    }
+    skv__free(x->need_labels);
     for (size_t i = 0; i < x->ndeps; i++)
         skv__free(x->deps[i]);
     skv__free(x->deps);

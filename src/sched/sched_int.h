@@ -152,6 +152,8 @@ typedef struct skv__session {
     size_t nmodels;
     char **designated;
     size_t ndesignated;
+    skv_sched_label *need_labels;  /* label constraints (copies) */
+    size_t nneed_labels;
     char **deps;
     size_t ndeps;
     int64_t not_before, est_dur, submitted, started;

@@ -47,6 +47,31 @@ static int strv_copy(char ***out, size_t *nout, const char *const *v,
     return 0;
 }
 
+/* Copies of the label constraints (v2 specs). */
+static int labels_copy(skv__session *x, const skv_sched_session_spec *sp,
+                       skv_error *err)
+{
+    size_t n = sp->version >= 2 ? sp->n_label_constraints : 0;
+    if (n && !sp->label_constraints)
+        return skv__err(err, SKV_EINVAL, "label constraints: %zu entries but "
+                        "NULL array", n);
+    if (!n)
+        return 0;
+    if (!(x->need_labels = skv__calloc(n, sizeof(*x->need_labels))))
+        return skv__err(err, SKV_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const skv_sched_label *l = &sp->label_constraints[i];
+        if (!l->key || !l->value || !l->key[0])
+            return skv__err(err, SKV_EINVAL, "label constraint %zu: key and "
+                            "value are required", i);
+        skv_sched_label *c = &x->need_labels[x->nneed_labels++];
+        if (!(c->key = skv__strdup(l->key)) ||
+            !(c->value = skv__strdup(l->value)))
+            return skv__err(err, SKV_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
 static int kernels_build(skv_sched *s, skv__session *x,
                          const skv_sched_session_spec *sp, skv_error *err)
 {
@@ -142,6 +167,8 @@ int skv__sched_session_build(skv__session **out, skv_sched *s,
         rc = strv_copy(&x->designated, &x->ndesignated, sp->designated_agents,
                        sp->n_designated, "designated agent", err);
     if (!rc)
+        rc = labels_copy(x, sp, err);
+    if (!rc)
         rc = strv_copy(&x->deps, &x->ndeps, sp->depends_on, sp->n_depends,
                        "dependency", err);
     for (size_t i = 0; !rc && i < x->ndeps; i++)
@@ -214,9 +241,9 @@ SKV_EXTERN int skv_sched_submit(skv_sched *s,
 {
     if (!s || !sp)
         return skv__err(err, SKV_EINVAL, "submit: NULL argument");
-    if (sp->version != SKV_SCHED_SESSION_SPEC_VERSION)
-        return skv__err(err, SKV_EVERSION, "session spec version %u, expected %u",
-                        sp->version, SKV_SCHED_SESSION_SPEC_VERSION);
+    if (sp->version < 1 || sp->version > SKV_SCHED_SESSION_SPEC_VERSION)
+        return skv__err(err, SKV_EVERSION, "session spec version %u, expected "
+                        "1..%u", sp->version, SKV_SCHED_SESSION_SPEC_VERSION);
     int rc = skv__sched_name_check("session id", sp->id, err);
     if (rc)
         return rc;
