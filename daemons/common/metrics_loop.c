@@ -45,9 +45,11 @@ int skvd_metrics_start(skvd_metrics *x, const char *listen,
         skvd_log(SKV_LOG_ERROR, "metrics_listen %s: %s", listen, e.message);
         return -1;
     }
+    /* The first snapshot before the port is announced: whoever reads the
+     * log line finds /metrics ready (not 503 "no metrics yet"). */
+    skvd_metrics_refresh(x);
     skvd_log(SKV_LOG_INFO, "serving metrics on %s (port %u) at /metrics",
              listen, (unsigned)skvd_metrics_http_port(x->http));
-    skvd_metrics_refresh(x);
     uv_timer_start(&x->timer, timer_cb, SKVD_METRICS_PERIOD_MS,
                    SKVD_METRICS_PERIOD_MS);
     return 0;
