@@ -1189,6 +1189,17 @@ START_TEST(test_label_constraint)
     take_create(kid);
     ck_assert_int_eq(strncmp(kid, s_ib, strlen(s_ib)), 0);
     expect_status(m, &ad, s_eth, "PENDING", T0 + 4);
+    /* agent.list shows the labels */
+    skv_proto_agent_list al = {0};
+    ck_assert_int_eq(feed(m, ADMIN, SKV_PROTO_AGENT_LIST, &al, &ad, T0 + 4,
+                          NULL), 0);
+    skv_proto_agent_list_reply alr;
+    ck_assert(take(ADMIN, SKV_PROTO_AGENT_LIST_REPLY, &alr, NULL));
+    ck_assert_uint_eq(alr.n_agents, 1);
+    ck_assert_uint_eq(alr.agents[0].n_labels, 1);
+    ck_assert_str_eq(alr.agents[0].labels[0].key, "net");
+    ck_assert_str_eq(alr.agents[0].labels[0].value, "ib");
+    skv_proto_body_free(SKV_PROTO_AGENT_LIST_REPLY, &alr);
     /* unknown constraint keys: refused with the list of known ones */
     skv_proto_kv odd[] = {{"color", "blue"}};
     char *cmd[] = {"/bin/true"};

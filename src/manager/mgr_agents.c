@@ -47,6 +47,10 @@ void skv__mgr_agent_clear(skv__mgr_agent *a)
     strv_free(a->image_digest, a->n_images);
     skv__free(a->image_size);
     a->image_size = NULL;
+    strv_free(a->label_keys, a->n_labels);
+    strv_free(a->label_values, a->n_labels);
+    a->label_keys = a->label_values = NULL;
+    a->n_labels = 0;
     a->dev_ids = a->pool_dev = a->pool_slot = a->images = NULL;
     a->image_digest = NULL;
     a->n_dev = a->n_pool = a->n_images = 0;

@@ -40,6 +40,15 @@ static int agent_info(skv_manager *m, const skv__mgr_agent *a,
     if (!i->agent_id || !i->resource_group || !i->architecture ||
         !i->status || !i->address)
         return skv__err(err, SKV_ENOMEM, "out of memory");
+    if (a->n_labels && !(i->labels = skv__calloc(a->n_labels,
+                                                   sizeof *i->labels)))
+        return skv__err(err, SKV_ENOMEM, "out of memory");
+    for (size_t k = 0; k < a->n_labels; k++) {
+        i->n_labels++;                   /* counted first: freed on failure */
+        if (!(i->labels[k].key = skv__strdup(a->label_keys[k])) ||
+            !(i->labels[k].value = skv__strdup(a->label_values[k])))
+            return skv__err(err, SKV_ENOMEM, "out of memory");
+    }
     int rc = skv__mgr_devices_load(m, a->id, &i->devices, &i->n_devices, err);
     if (rc)
         return rc;

@@ -49,6 +49,9 @@ typedef struct skv__mgr_agent {
     char **image_digest;      /* per image; NULL entries: not reported */
     uint64_t *image_size;     /* per image; 0: not reported */
     size_t n_images;
+    char **label_keys;        /* labels of the last registration */
+    char **label_values;
+    size_t n_labels;
 } skv__mgr_agent;
 
 typedef enum skv__mgr_req_kind {

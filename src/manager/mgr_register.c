@@ -38,6 +38,28 @@ image_detail(const skv_proto_agent_register *r, const char *name)
     return NULL;
 }
 
+/* Labels as registered, for agent.list. */
+static int copy_labels(skv__mgr_agent *a, const skv_proto_agent_register *r)
+{
+    skv__mgr_ids_free(a->label_keys, a->n_labels);
+    skv__mgr_ids_free(a->label_values, a->n_labels);
+    a->label_keys = a->label_values = NULL;
+    a->n_labels = 0;
+    if (r->n_labels == 0)
+        return 0;
+    a->label_keys = skv__calloc(r->n_labels, sizeof *a->label_keys);
+    a->label_values = skv__calloc(r->n_labels, sizeof *a->label_values);
+    if (!a->label_keys || !a->label_values)
+        return SKV_ENOMEM;
+    for (size_t i = 0; i < r->n_labels; i++) {
+        a->n_labels++;
+        if (!(a->label_keys[i] = skv__strdup(r->labels[i].key)) ||
+            !(a->label_values[i] = skv__strdup(r->labels[i].value)))
+            return SKV_ENOMEM;
+    }
+    return 0;
+}
+
 static int copy_images(skv__mgr_agent *a, const skv_proto_agent_register *r)
 {
     skv__mgr_ids_free(a->images, a->n_images);
@@ -127,7 +149,7 @@ int skv__mgr_on_register(skv_manager *m, const skv__mgr_call *c,
     rc = describe_agent(m, a, r, err);
     if (!rc)
         rc = store(m, r, c->now_ms, err);
-    if (!rc && copy_images(a, r))
+    if (!rc && (copy_images(a, r) || copy_labels(a, r)))
         rc = skv__err(err, SKV_ENOMEM, "out of memory");
     if (rc)
         return rc;
