@@ -496,8 +496,10 @@ END_TEST
 
 /* ---- users do not see each other's sessions ------------------------------ */
 
-static void make_user(skv_client *admin, const char *name, char *ak, char *sk)
+/* A new user with its keypair, and a client connected as it. */
+static void user_client(skv_client *admin, const char *name, skv_client **cl)
 {
+    char ak[SKV_AUTH_ACCESS_KEY_MAX], sk[SKV_AUTH_SECRET_KEY_MAX];
     skv_error e = SKV_ERROR_INIT;
     skv_proto_admin_user u = {0};
     u.op = SKV_PROTO_ADMIN_CREATE;
@@ -515,9 +517,10 @@ static void make_user(skv_client *admin, const char *name, char *ak, char *sk)
     SKV_CK_OK(skv_client_call(admin, SKV_PROTO_ADMIN_KEYPAIR, &k, &kr, &e), &e);
     ck_assert_uint_eq(kr.n_keypairs, 1);
     ck_assert_ptr_nonnull(kr.keypairs[0].secret_key);
-    snprintf(ak, SKV_AUTH_ACCESS_KEY_MAX, "%s", kr.keypairs[0].access_key);
-    snprintf(sk, SKV_AUTH_SECRET_KEY_MAX, "%s", kr.keypairs[0].secret_key);
+    snprintf(ak, sizeof(ak), "%s", kr.keypairs[0].access_key);
+    snprintf(sk, sizeof(sk), "%s", kr.keypairs[0].secret_key);
     skv_proto_body_free(SKV_PROTO_ADMIN_KEYPAIR_REPLY, &kr);
+    E2E_OK(e2e_connect(&g, cl, ak, sk));
 }
 
 START_TEST(test_e2e_isolation)
@@ -526,12 +529,8 @@ START_TEST(test_e2e_isolation)
     skv_client *admin = NULL, *alice = NULL, *bob = NULL;
     skv_error e = SKV_ERROR_INIT;
     cluster_up(1, &admin);
-    char aak[SKV_AUTH_ACCESS_KEY_MAX], ask[SKV_AUTH_SECRET_KEY_MAX];
-    char bak[SKV_AUTH_ACCESS_KEY_MAX], bsk[SKV_AUTH_SECRET_KEY_MAX];
-    make_user(admin, "alice", aak, ask);
-    make_user(admin, "bob", bak, bsk);
-    E2E_OK(e2e_connect(&g, &alice, aak, ask));
-    E2E_OK(e2e_connect(&g, &bob, bak, bsk));
+    user_client(admin, "alice", &alice);
+    user_client(admin, "bob", &bob);
     e2e_job j = {"private", "sleep 120", "cpu=0.1,mem=16m", 1, false, NULL};
     char sid[E2E_ID_MAX];
     submit_ok(alice, sid, &j);
@@ -771,12 +770,8 @@ START_TEST(test_e2e_cluster_network)
                       strstr(out, "ping-from-sub2\n"), "main1: '%s'", out);
     skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
     /* Sessions of two users: bob's kernels cannot reach alice's. */
-    char aak[SKV_AUTH_ACCESS_KEY_MAX], ask[SKV_AUTH_SECRET_KEY_MAX];
-    char bak[SKV_AUTH_ACCESS_KEY_MAX], bsk[SKV_AUTH_SECRET_KEY_MAX];
-    make_user(admin, "alice", aak, ask);
-    make_user(admin, "bob", bak, bsk);
-    E2E_OK(e2e_connect(&g, &alice, aak, ask));
-    E2E_OK(e2e_connect(&g, &bob, bak, bsk));
+    user_client(admin, "alice", &alice);
+    user_client(admin, "bob", &bob);
     e2e_job ja = {"srv", "trap 'exit 7' TERM; "
                   "if test $SOKOVAN_CLUSTER_ROLE = main; then "
                   "busybox nc -l -p 7412; fi; sleep 600 & wait",

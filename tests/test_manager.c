@@ -268,20 +268,30 @@ static void register_agent(skv_manager *m, const cred *c, const char *cap_cpu,
 }
 
 /* Submit as c (on conn); returns the session id (static buffer). */
+/* A one-kernel "/bin/true" submission of busybox with slots req (free
+ * k->slots after use). */
+static void basic_submit(skv_proto_session_submit *s, skv_proto_kernel_spec *k,
+                         const char *req)
+{
+    static char *cmd[] = {"/bin/true"};
+    memset(k, 0, sizeof *k);
+    memset(s, 0, sizeof *s);
+    k->slots = slots(req);
+    s->image = "busybox";
+    s->command = cmd;
+    s->n_command = 1;
+    s->kernels = k;
+    s->n_kernels = 1;
+}
+
 static const char *submit_n(skv_manager *m, uint64_t conn, const cred *c,
                             const char *req, const char *type,
                             const char *token, uint32_t n, int64_t now)
 {
     static char sid[64];
-    char *cmd[] = {"/bin/true"};
-    skv_proto_kernel_spec k = {0};
-    k.slots = slots(req);
-    skv_proto_session_submit s = {0};
-    s.image = "busybox";
-    s.command = cmd;
-    s.n_command = 1;
-    s.kernels = &k;
-    s.n_kernels = 1;
+    skv_proto_kernel_spec k;
+    skv_proto_session_submit s;
+    basic_submit(&s, &k, req);
     s.session_type = (char *)type;
     s.client_token = (char *)token;
     s.cluster_size = n;
@@ -1202,15 +1212,9 @@ START_TEST(test_label_constraint)
     skv_proto_body_free(SKV_PROTO_AGENT_LIST_REPLY, &alr);
     /* unknown constraint keys: refused with the list of known ones */
     skv_proto_kv odd[] = {{"color", "blue"}};
-    char *cmd[] = {"/bin/true"};
-    skv_proto_kernel_spec k = {0};
-    k.slots = slots("cpu=1");
-    skv_proto_session_submit s = {0};
-    s.image = "busybox";
-    s.command = cmd;
-    s.n_command = 1;
-    s.kernels = &k;
-    s.n_kernels = 1;
+    skv_proto_kernel_spec k;
+    skv_proto_session_submit s;
+    basic_submit(&s, &k, "cpu=1");
     s.constraints = odd;
     s.n_constraints = 1;
     ck_assert_int_eq(feed(m, ADMIN, SKV_PROTO_SESSION_SUBMIT, &s, &ad, T0 + 5,
@@ -1304,16 +1308,10 @@ END_TEST
 static int submit_dep(skv_manager *m, const cred *c, const char *dep,
                       char *sid, int64_t now)
 {
-    char *cmd[] = {"/bin/true"};
     char *deps[] = {(char *)dep};
-    skv_proto_kernel_spec k = {0};
-    k.slots = slots("cpu=1");
-    skv_proto_session_submit s = {0};
-    s.image = "busybox";
-    s.command = cmd;
-    s.n_command = 1;
-    s.kernels = &k;
-    s.n_kernels = 1;
+    skv_proto_kernel_spec k;
+    skv_proto_session_submit s;
+    basic_submit(&s, &k, "cpu=1");
     s.dependencies = deps;
     s.n_dependencies = 1;
     ck_assert_int_eq(feed(m, ADMIN, SKV_PROTO_SESSION_SUBMIT, &s, c, now,

@@ -212,3 +212,16 @@ int skv__rt_run(const char *const *argv, const char *out_path, int *status_out,
     *status_out = st;
     return 0;
 }
+
+int skv__rt_pipe_pair(int a[2], int b[2], const char *what, skv_error *err)
+{
+    if (pipe2(a, O_CLOEXEC) < 0)
+        return skv__err_sys(err, errno, "pipe for %s", what);
+    if (pipe2(b, O_CLOEXEC) < 0) {
+        int e = errno;
+        close(a[0]);
+        close(a[1]);
+        return skv__err_sys(err, e, "pipe for %s", what);
+    }
+    return 0;
+}

@@ -51,21 +51,16 @@ int skv__rt_userns_fd(const skv_container_spec *spec, int *out,
                       skv_error *err)
 {
     int ready[2], done[2];
-    if (pipe2(ready, O_CLOEXEC) < 0)
-        return skv__err_sys(err, errno, "pipe for the id-map helper");
-    if (pipe2(done, O_CLOEXEC) < 0) {
-        int e = errno;
-        close(ready[0]);
-        close(ready[1]);
-        return skv__err_sys(err, e, "pipe for the id-map helper");
-    }
+    int rc = skv__rt_pipe_pair(ready, done, "the id-map helper", err);
+    if (rc < 0)
+        return rc;
     pid_t pid = fork();
     if (pid == 0) {
         close(ready[0]);
         close(done[1]);            /* else its own copy keeps it waiting */
         _exit(userns_helper(ready[1], done[0]));
     }
-    int e = errno, rc = 0;
+    int e = errno;
     close(ready[1]);
     close(done[0]);
     char b = 0;

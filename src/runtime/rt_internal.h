@@ -85,6 +85,9 @@ const char *skv__rt_spec_getenv(const skv_container_spec *spec,
 int skv__rt_mkdir_p(const char *path, mode_t mode, skv_error *err);
 int skv__rt_rm_rf(const char *path, skv_error *err);
 /* Replace path atomically (write path.tmp.<pid>, rename). */
+/* Two close-on-exec pipes (a control channel each way); on failure none
+ * stays open. what names them in the error. */
+int skv__rt_pipe_pair(int a[2], int b[2], const char *what, skv_error *err);
 int skv__rt_write_file(const char *path, const char *data, size_t len,
                        skv_error *err);
 int skv__rt_read_file(const char *path, char **out, skv_error *err);

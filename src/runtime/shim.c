@@ -436,14 +436,9 @@ int skv__rt_shim_spawn(const skv__rt_launch *l, pid_t *pid_out,
                        skv_error *err)
 {
     int rep[2], go[2];
-    if (pipe2(rep, O_CLOEXEC) < 0)
-        return skv__err_sys(err, errno, "pipe for the shim");
-    if (pipe2(go, O_CLOEXEC) < 0) {
-        int e = errno;
-        close(rep[0]);
-        close(rep[1]);
-        return skv__err_sys(err, e, "pipe for the shim");
-    }
+    int prc = skv__rt_pipe_pair(rep, go, "the shim", err);
+    if (prc < 0)
+        return prc;
     detach_arg d = {l, rep[0], rep[1], go[0], go[1]};
     char *stack = stack_alloc();
     /* As posix_spawn: no signal handler of the caller may run in the
