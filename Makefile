@@ -123,7 +123,7 @@ $(BUILD)/bin/%: $$(wildcard daemons/%/*.c) $$(wildcard daemons/%/*.h) \
 		$(STLIB) $(LDFLAGS) $(LIB_LDLIBS) $(PROG_LDLIBS)
 
 benches: $(BENCH_BINS)
-$(BUILD)/bench/%: $$(wildcard bench/%/*.c) $$(wildcard bench/%/*.h) $(STLIB)
+$(BUILD)/bench/%: $$(wildcard bench/%/*.c) $$(wildcard bench/%/*.h) tests/e2e_cluster.h $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(PROG_CFLAGS) -Ibench/$* -o $@ $(wildcard bench/$*/*.c) \
 		$(STLIB) $(LDFLAGS) $(LIB_LDLIBS) $(PROG_LDLIBS)

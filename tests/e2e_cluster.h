@@ -43,6 +43,9 @@
 typedef struct e2e_cluster {
     char bin[PATH_MAX];        /* directory of sokovan-manager / -agent */
     char root[PATH_MAX];       /* scratch directory: everything lives here */
+    /* Where agents keep their containers' directories (--run-dir
+     * <run_root>/agent-<id>/containers); "" = root. */
+    char run_root[PATH_MAX];
     char data[PATH_MAX];       /* manager data dir */
     char sock[PATH_MAX];       /* manager Unix socket */
     char endpoint[PATH_MAX + 8];
@@ -275,17 +278,27 @@ static inline int e2e_start_manager(e2e_cluster *c, const char *agents)
     return 0;
 }
 
+/* Agent id's --run-dir. */
+static inline void e2e_run_dir(const e2e_cluster *c, const char *id,
+                               char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/agent-%s/containers",
+             c->run_root[0] ? c->run_root : c->root, id);
+}
+
 /* Start (or restart) agent i ("a<i+1>") on its CPU slice. */
 static inline int e2e_start_agent(e2e_cluster *c, int i)
 {
     char exe[PATH_MAX + 32], id[16], mgr[PATH_MAX + 16], state[PATH_MAX + 32];
+    char run[PATH_MAX + 48];
     snprintf(exe, sizeof(exe), "%s/sokovan-agent", c->bin);
     snprintf(id, sizeof(id), "a%d", i + 1);
     snprintf(mgr, sizeof(mgr), "unix:%s", c->sock);
     snprintf(state, sizeof(state), "%s/agent-%s", c->root, id);
+    e2e_run_dir(c, id, run, sizeof(run));
     char *const argv[] = {exe, "--agent-id", id, "--manager", mgr,
                           "--data-dir", c->data, "--state-dir", state,
-                          "--image-dir", c->images, "--cpus",
+                          "--run-dir", run, "--image-dir", c->images, "--cpus",
                           c->agent_cpus[i], "--memory", "4g",
                           "--poll-interval-ms", "10", "--stats-interval-ms",
                           "1000", "--reconnect-max-ms", "500", NULL};
@@ -336,6 +349,36 @@ static inline bool e2e_is_daemon(long pid)
 
 /* Kill every daemon recorded under root/pids (in any process), destroy the
  * agents' containers and remove root. Safe to call twice. */
+/* Destroy the containers of every agent-* under root. */
+static inline void e2e_destroy_agents(const char *root)
+{
+    char p[PATH_MAX * 2];
+    DIR *d = opendir(root);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, "agent-", 6) != 0)
+            continue;
+        snprintf(p, sizeof(p), "%s/%s/containers", root, de->d_name);
+        e2e_destroy_containers(p);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* A separate run root: its containers and then the directory. */
+static inline void e2e_teardown_run_root(const char *run_root)
+{
+    char p[PATH_MAX + 64];
+    if (!run_root[0])
+        return;
+    e2e_destroy_agents(run_root);
+    if (getenv("SKV_E2E_KEEP"))
+        return;
+    snprintf(p, sizeof(p), "rm -rf --one-file-system %s", run_root);
+    if (system(p) != 0)
+        fprintf(stderr, "e2e: could not remove %s\n", run_root);
+}
+
 static inline void e2e_teardown_root(const char *root)
 {
     char dir[PATH_MAX + 16], p[PATH_MAX * 2];
@@ -356,15 +399,7 @@ static inline void e2e_teardown_root(const char *root)
     }
     if (d)
         closedir(d);
-    d = opendir(root);
-    while (d && (de = readdir(d)) != NULL) {
-        if (strncmp(de->d_name, "agent-", 6) != 0)
-            continue;
-        snprintf(p, sizeof(p), "%s/%s/containers", root, de->d_name);
-        e2e_destroy_containers(p);
-    }
-    if (d)
-        closedir(d);
+    e2e_destroy_agents(root);
     if (getenv("SKV_E2E_KEEP")) { /* debugging: keep logs and databases */
         fprintf(stderr, "e2e: kept %s\n", root);
         return;
@@ -386,6 +421,8 @@ static inline void e2e_stop(e2e_cluster *c)
     e2e_kill(c, &c->mgr, SIGTERM, "manager");
     e2e_teardown_root(c->root);
     c->root[0] = '\0';
+    e2e_teardown_run_root(c->run_root);
+    c->run_root[0] = '\0';
 }
 
 /* ---- client helpers ------------------------------------------------------ */

@@ -627,14 +627,17 @@ static void ns_teardown(void)
 static void start_ns_agent(int i)
 {
     char exe[PATH_MAX + 32], id[16], state[PATH_MAX + 32], addr[16];
+    char run[PATH_MAX + 48];
     snprintf(exe, sizeof(exe), "%s/sokovan-agent", g.bin);
     snprintf(id, sizeof(id), "a%d", i + 1);
     snprintf(state, sizeof(state), "%s/agent-%s", g.root, id);
+    e2e_run_dir(&g, id, run, sizeof(run));
     snprintf(addr, sizeof(addr), "10.77.0.%d", i + 2);
     snprintf(g.agent_cpus[i], sizeof(g.agent_cpus[i]), "%d", i % ncpus());
     char *const argv[] = {exe, "--agent-id", id, "--manager", g.mgr_tcp,
                           "--data-dir", g.data, "--state-dir", state,
-                          "--image-dir", g.images, "--cpus", g.agent_cpus[i],
+                          "--run-dir", run, "--image-dir", g.images,
+                          "--cpus", g.agent_cpus[i],
                           "--memory", "4g", "--address", addr,
                           "--poll-interval-ms", "10", "--stats-interval-ms",
                           "1000", "--reconnect-max-ms", "500", NULL};

@@ -2,17 +2,31 @@
  * sokovan-manager and one sokovan-agent (native runtime, all CPUs) in a
  * scratch directory, submits N trivial sessions (/bin/true, 0.1 CPU, 16 MiB)
  * through the client library and measures from the first submit until the
- * last session is TERMINATED. Ends with one JSON line.
- *   usage: e2e [N]     (default 1000)
+ * last session is TERMINATED. The manager's database and the agent's state
+ * (kernel records) stay on the scratch directory's file system (/tmp); the
+ * agent's run_dir (container directories and writable layers) is placed,
+ * in two clusters one after the other, on a tmpfs (/dev/shm, as /run is on
+ * a normal host) and on the same disk as the state. Ends with one JSON
+ * line of both figures.
+ *   usage: e2e [N] [tmpfs|disk|both]     (default 1000 both)
  * Needs root, /bin/busybox and the daemons beside this program
  * (<build>/bin, or $SKV_E2E_BIN); otherwise prints a "skipped" JSON line
  * and exits 0. The cluster harness is tests/e2e_cluster.h.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <libgen.h>
 
 #include "../../tests/e2e_cluster.h"
 
 static e2e_cluster g;
+
+/* One cluster's figures. */
+typedef struct figures {
+    bool ran;
+    double submit_s, total_s, span_s;
+    uint64_t bad;
+} figures;
 
 static int skipped(const char *why)
 {
@@ -57,7 +71,7 @@ static int64_t server_span(skv_client *cl, int n)
     return hi > lo ? hi - lo : -1;
 }
 
-static int run(int n)
+static int run(int n, figures *f)
 {
     skv_client *cl = NULL;
     skv_error e = SKV_ERROR_INIT;
@@ -101,24 +115,70 @@ static int run(int n)
     skv_client_free(cl);
     if (rc)
         return 1;
-    double total_s = (double)(t_end - t0) / 1e3;
-    printf("e2e: %d sessions on 1 agent: submitted in %.3f s, all ended "
-           "after %.3f s (%.1f sessions/s; manager's own span %.3f s); %llu "
-           "not TERMINATED\n", n, (double)(t_sub - t0) / 1e3, total_s,
-           n / total_s, (double)span / 1e3, (unsigned long long)bad);
-    printf("{\"bench\":\"e2e\",\"sessions\":%d,\"agents\":1,\"submit_s\":%.3f,"
-           "\"total_s\":%.3f,\"sessions_per_s\":%.1f,\"server_span_s\":%.3f,"
-           "\"not_terminated\":%llu}\n", n, (double)(t_sub - t0) / 1e3,
-           total_s, n / total_s, (double)span / 1e3, (unsigned long long)bad);
+    f->ran = true;
+    f->submit_s = (double)(t_sub - t0) / 1e3;
+    f->total_s = (double)(t_end - t0) / 1e3;
+    f->span_s = (double)span / 1e3;
+    f->bad = bad;
+    printf("e2e: %d sessions on 1 agent, run_dir on %s: submitted in %.3f "
+           "s, all ended after %.3f s (%.1f sessions/s; manager's own span "
+           "%.3f s); %llu not TERMINATED\n", n,
+           g.run_root[0] ? "tmpfs" : "disk", f->submit_s, f->total_s,
+           n / f->total_s, f->span_s, (unsigned long long)bad);
+    fflush(stdout);
     return bad ? 1 : 0;
+}
+
+static bool is_tmpfs(const char *path)
+{
+    struct statfs sf;
+    return statfs(path, &sf) == 0 && sf.f_type == TMPFS_MAGIC;
+}
+
+/* One cluster in a fresh scratch directory; on_tmpfs: the agent's run_dir
+ * in a directory of its own on /dev/shm. */
+static int one(const char *bin, int n, bool on_tmpfs, figures *f)
+{
+    int rc = e2e_init(&g, bin);
+    if (rc == 0 && on_tmpfs) {
+        snprintf(g.run_root, sizeof(g.run_root), "/dev/shm/skv-e2e-run-"
+                 "XXXXXX");
+        if (!mkdtemp(g.run_root)) {
+            g.run_root[0] = '\0';
+            rc = e2e_fail(&g, "mkdtemp in /dev/shm: %s%s", strerror(errno),
+                          "");
+        }
+    }
+    if (rc == 0)
+        rc = run(n, f);
+    else
+        fprintf(stderr, "e2e: %s\n", g.why);
+    e2e_stop(&g);
+    return rc;
+}
+
+static void json_figures(const char *name, int n, const figures *f)
+{
+    if (!f->ran) {
+        printf(",\"%s\":null", name);
+        return;
+    }
+    printf(",\"%s\":{\"submit_s\":%.3f,\"total_s\":%.3f,"
+           "\"sessions_per_s\":%.1f,\"server_span_s\":%.3f,"
+           "\"not_terminated\":%llu}", name, f->submit_s, f->total_s,
+           n / f->total_s, f->span_s, (unsigned long long)f->bad);
 }
 
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 1000;
+    const char *where = argc > 2 ? argv[2] : "both";
     char self[PATH_MAX], build[PATH_MAX], bin[PATH_MAX];
-    if (n <= 0 || n > 100000) {
-        fprintf(stderr, "usage: e2e [N]   (1..100000 sessions)\n");
+    bool tmpfs = strcmp(where, "tmpfs") == 0 || strcmp(where, "both") == 0;
+    bool disk = strcmp(where, "disk") == 0 || strcmp(where, "both") == 0;
+    if (n <= 0 || n > 100000 || argc > 3 || (!tmpfs && !disk)) {
+        fprintf(stderr, "usage: e2e [N] [tmpfs|disk|both]   (1..100000 "
+                "sessions; where the agent's run_dir lives)\n");
         return 2;
     }
     if (geteuid() != 0)
@@ -130,12 +190,15 @@ int main(int argc, char **argv)
     snprintf(build, sizeof(build), "%s/..", dirname(self));
     if (e2e_find_bin(bin, sizeof(bin), build) != 0)
         return skipped("no sokovan-manager / sokovan-agent in <build>/bin");
-    if (e2e_init(&g, bin) != 0) {
-        fprintf(stderr, "e2e: %s\n", g.why);
-        e2e_teardown_root(g.root);
-        return 1;
-    }
-    int rc = run(n);
-    e2e_stop(&g);
+    if (tmpfs && !is_tmpfs("/dev/shm"))
+        return skipped("/dev/shm is not a tmpfs");
+    figures ft = {0}, fd = {0};
+    int rc = tmpfs ? one(bin, n, true, &ft) : 0;
+    if (disk && one(bin, n, false, &fd) != 0)
+        rc = 1;
+    printf("{\"bench\":\"e2e\",\"sessions\":%d,\"agents\":1", n);
+    json_figures("run_dir_tmpfs", n, &ft);
+    json_figures("run_dir_disk", n, &fd);
+    printf("}\n");
     return rc;
 }

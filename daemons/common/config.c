@@ -94,7 +94,11 @@ static const skvd_key g_keys[] = {
     {"agent", "key_wait_ms", K_UINT, AO(key_wait_ms), A, "10000", 0,
      3600000, "MS", "wait this long for the key file to appear"},
     {"agent", "state_dir", K_OPTPATH, AO(state_dir), A, NULL, 0, 0, "DIR",
-     "containers and agent state; default /var/lib/sokovan/agent-<agent_id>"},
+     "agent state (kernel records, session keys, images); default "
+     "/var/lib/sokovan/agent-<agent_id>"},
+    {"agent", "run_dir", K_OPTPATH, AO(run_dir), A, NULL, 0, 0, "DIR",
+     "container directories (state, exit status, logs, writable layers); "
+     "default /run/sokovan/agent-<agent_id>"},
     {"agent", "image_dir", K_OPTPATH, AO(image_dir), A, NULL, 0, 0, "DIR",
      "image store; default <state_dir>/images"},
     {"agent", "import_image", K_IMAGE, AO(images), A, NULL, 0, 0,
@@ -458,6 +462,9 @@ int skvd_config_finish(skvd_config *c, char *why, size_t wl)
                    (unsigned long long)a->reconnect_max_ms);
     if (!a->state_dir &&
         !(a->state_dir = join3("/var/lib/sokovan/agent-", a->agent_id, "")))
+        return WHY("out of memory");
+    if (!a->run_dir &&
+        !(a->run_dir = join3("/run/sokovan/agent-", a->agent_id, "")))
         return WHY("out of memory");
     if (!a->key_file) {
         char *dir = join3(c->manager.data_dir, "/agents/", a->agent_id);

@@ -65,6 +65,7 @@ typedef struct skvd_agent_conf {
     char *manager;           /* "unix:/path" or "host:port" */
     char *key_file;          /* NULL until skvd_config_finish() */
     char *state_dir;         /* NULL until skvd_config_finish() */
+    char *run_dir;           /* NULL until skvd_config_finish() */
     char *image_dir, *resource_group, *address, *backend, *oci_runtime;
     char *topology_xml, *plugins, *cpus, *labels, *pidfile;
     char *metrics_listen;    /* HTTP /metrics "host:port"; NULL: off */

@@ -153,6 +153,7 @@ static int open_agent(agent_daemon *d)
     o.access_key = d->access_key;
     o.secret_key = d->secret_key;
     o.state_dir = c->state_dir;
+    o.run_dir = c->run_dir;
     o.image_dir = c->image_dir;
     o.resource_group = c->resource_group;
     o.address = c->address;
@@ -167,6 +168,10 @@ static int open_agent(agent_daemon *d)
     o.poll_interval_ms = (uint32_t)c->poll_interval_ms;
     if (skvd_mkdirs_parent(c->state_dir, why, sizeof(why))) {
         skvd_log(SKV_LOG_ERROR, "state_dir: %s", why);
+        return -1;
+    }
+    if (skvd_mkdirs_parent(c->run_dir, why, sizeof(why))) {
+        skvd_log(SKV_LOG_ERROR, "run_dir: %s", why);
         return -1;
     }
     if (skv_agent_open(&d->a, &o, send_cb, d, skvd_now_ms(), &e)) {
@@ -219,9 +224,9 @@ static int run(agent_daemon *d)
         rc = SKVD_EXIT_FAIL;
         skvd_driver_stop(&d->drv);
     } else {
-        skvd_log(SKV_LOG_INFO, "agent %s ready (state dir %s, manager %s)",
-                 d->cfg.agent.agent_id, d->cfg.agent.state_dir,
-                 d->cfg.agent.manager);
+        skvd_log(SKV_LOG_INFO, "agent %s ready (state dir %s, run dir %s, "
+                 "manager %s)", d->cfg.agent.agent_id, d->cfg.agent.state_dir,
+                 d->cfg.agent.run_dir, d->cfg.agent.manager);
         uv_run(&d->loop, UV_RUN_DEFAULT);
     }
     skvd_loop_drain(&d->loop);

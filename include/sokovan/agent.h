@@ -41,8 +41,9 @@ typedef struct skv_agent skv_agent;
 typedef int (*skv_agent_send_fn)(const void *frame, size_t len,
                                  void *payload);
 
-/* Version 2 added `accelerators`; version 1 structures are accepted. */
-#define SKV_AGENT_OPTIONS_VERSION 2
+/* Version 2 added `accelerators`, version 3 `run_dir`; version 1 and 2
+ * structures are accepted. */
+#define SKV_AGENT_OPTIONS_VERSION 3
 
 typedef struct skv_agent_options {
     unsigned version;           /* SKV_AGENT_OPTIONS_VERSION */
@@ -70,11 +71,20 @@ typedef struct skv_agent_options {
     /* v2: accelerator slice, the registered device ids this agent may use
      * ("cuda0,cuda1"); NULL = all. An unknown id: SKV_EINVAL. */
     const char *accelerators;
+    /* v3: where the containers' directories live (runtime state, exit
+     * status, output logs and each container's writable layer); created if
+     * missing. NULL = state_dir/containers. Point it at a tmpfs (/run) to
+     * keep per-container files off the disk: writable layers then use
+     * memory, charged to each container's memory limit. It must survive
+     * an agent restart (containers are re-attached from it), not a reboot
+     * (containers do not survive one either; their kernels are reported
+     * lost). */
+    const char *run_dir;
 } skv_agent_options;
 
 #define SKV_AGENT_OPTIONS_INIT                                               \
     {SKV_AGENT_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL,   \
-     NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL}
+     NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL, NULL}
 
 /* Discover the node, open the runtime and restore containers found in
  * state_dir (they keep running). Nothing is sent yet. */

@@ -10,8 +10,8 @@
 
 static int check_options(const skv_agent_options *o, skv_error *err)
 {
-    /* Version 1 ends before `accelerators`. */
-    if (o->version != 1 && o->version != SKV_AGENT_OPTIONS_VERSION)
+    /* Version 1 ends before `accelerators`, version 2 before `run_dir`. */
+    if (o->version < 1 || o->version > SKV_AGENT_OPTIONS_VERSION)
         return skv__err(err, SKV_EVERSION, "agent options: version %u, this "
                         "library knows 1..%u", o->version,
                         SKV_AGENT_OPTIONS_VERSION);
@@ -34,6 +34,10 @@ static int check_options(const skv_agent_options *o, skv_error *err)
         return skv__err(err, SKV_EINVAL, "agent state_dir must be an "
                         "absolute path (got '%s')",
                         o->state_dir ? o->state_dir : "(none)");
+    const char *run = o->version >= 3 ? o->run_dir : NULL;
+    if (run && run[0] != '/')
+        return skv__err(err, SKV_EINVAL, "agent run_dir must be an absolute "
+                        "path (got '%s')", run);
     return 0;
 }
 
@@ -68,7 +72,8 @@ static int make_dir(const skv_agent *a, const char *rel, skv_error *err)
 static int open_runtime(skv_agent *a, const skv_agent_options *o,
                         skv_error *err)
 {
-    char *cdir = skv__agent_path(a, "containers");
+    const char *run = o->version >= 3 ? o->run_dir : NULL;
+    char *cdir = run ? skv__strdup(run) : skv__agent_path(a, "containers");
     char *idir = o->image_dir ? skv__strdup(o->image_dir)
                               : skv__agent_path(a, "images");
     int rc = cdir && idir ? 0 : skv__err(err, SKV_ENOMEM, "out of memory");
