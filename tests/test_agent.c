@@ -139,11 +139,17 @@ static void tmp_teardown(void)
     ck_assert_int_eq(system(cmd), 0);
 }
 
+/* Creator threads of the agents opened next: most tests check a create's
+ * answer right after feeding it, so by default containers are created on
+ * the test's thread; test_background_create uses threads. */
+static int g_create_threads = -1;
+
 static skv_agent *open_agent(conn *c, const char *state, const char *xml,
                              const char *cpus, uint64_t mem)
 {
     char path[PATH_MAX];
     skv_agent_options o = SKV_AGENT_OPTIONS_INIT;
+    o.create_threads = g_create_threads;
     o.agent_id = "a1";
     o.access_key = AK;
     o.secret_key = SK;
@@ -751,6 +757,114 @@ START_TEST(test_kernel_lifecycle)
 }
 END_TEST
 
+/* Index of the first frame from `from` of type t answering request req
+ * (0: any), ticking the agent meanwhile (up to ~10 s); -1 if none. */
+static long tick_until(skv_agent *a, conn *c, size_t from, skv_proto_type t,
+                       uint64_t req)
+{
+    skv_error e = SKV_ERROR_INIT;
+    for (int i = 0; i < 1000; i++) {
+        SKV_CK_OK(skv_agent_tick(a, wall_ms(), &e), &e);
+        for (size_t j = from; j < c->n; j++) {
+            skv_proto_envelope env;
+            decode(&env, c, j);
+            bool hit = env.type == t && (!req || env.request_id == req);
+            skv_proto_envelope_free(&env);
+            if (hit)
+                return (long)j;
+        }
+        usleep(10 * 1000);
+    }
+    return -1;
+}
+
+/* Containers created by creator threads: answers come on ticks, a repeated
+ * create moves the answer to the latest request, a destroy that comes
+ * while the container is being created waits for it, and an agent freed
+ * with a create in flight finds the kernel again when reopened. */
+START_TEST(test_background_create)
+{
+    SKV_RTFX_REQUIRE();
+    conn c = {0};
+    char state[PATH_MAX];
+    g_create_threads = 2;
+    agent_state(state, sizeof(state), "bg");
+    skv_agent *a = open_agent(&c, state, NULL, NULL, 0);
+    registered(a, &c);
+    size_t n = 0;
+    skv_proto_device_alloc *al = make_alloc(&n, 500, 64 << 20, NULL);
+    char *sleeper[] = {"sleep", "30"}, *seven[] = {"sh", "-c", "exit 7"};
+    skv_proto_kernel_create k0, k1;
+    build_create(&k0, "s-00000000000000aa-0", sleeper, 2, al, n);
+    build_create(&k1, "s-00000000000000bb-0", seven, 3, al, n);
+    size_t from = c.n;
+    /* No tick in between: the agent cannot have answered either yet. */
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 30, SKV_PROTO_KERNEL_CREATE,
+                          &k0, wall_ms()), 0);
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 31, SKV_PROTO_KERNEL_CREATE,
+                          &k0, wall_ms()), 0);
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 32, SKV_PROTO_KERNEL_CREATE,
+                          &k1, wall_ms()), 0);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 2);
+    ck_assert_int_lt(find(&c, from, SKV_PROTO_KERNEL_CREATE_REPLY), 0);
+    skv_proto_kernel_destroy kd = {"s-00000000000000aa", k0.kernel_id,
+                                   "terminated", 0};
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 33, SKV_PROTO_KERNEL_DESTROY,
+                          &kd, wall_ms()), 0);
+    ck_assert_int_lt(find(&c, from, SKV_PROTO_ACK), 0);
+    /* k0: answered to 31 only, then killed and acknowledged. */
+    long r31 = tick_until(a, &c, from, SKV_PROTO_KERNEL_CREATE_REPLY, 31);
+    ck_assert_int_ge(r31, 0);
+    long ack = tick_until(a, &c, from, SKV_PROTO_ACK, 33);
+    ck_assert_int_gt(ack, r31);
+    long x = find(&c, (size_t)r31, SKV_PROTO_KERNEL_EXIT);
+    ck_assert_int_ge(x, 0);
+    ck_assert_int_lt(x, ack);
+    skv_proto_kernel_exit ke = {0};
+    body_of(&ke, &c, (size_t)x, SKV_PROTO_KERNEL_EXIT, NULL);
+    ck_assert_str_eq(ke.kernel_id, k0.kernel_id);
+    ck_assert_int_eq(ke.signal, SIGKILL);
+    skv_proto_body_free(SKV_PROTO_KERNEL_EXIT, &ke);
+    for (size_t i = from; i < c.n; i++) {
+        skv_proto_envelope env;
+        decode(&env, &c, i);
+        ck_assert(env.request_id != 30 || env.kind != SKV_PROTO_RESPONSE);
+        skv_proto_envelope_free(&env);
+    }
+    /* k1: answered and its exit code reported. */
+    ck_assert_int_ge(tick_until(a, &c, from, SKV_PROTO_KERNEL_CREATE_REPLY,
+                                32), 0);
+    long x1 = wait_exit(a, &c, from, k1.kernel_id);
+    ck_assert_int_ge(x1, 0);
+    body_of(&ke, &c, (size_t)x1, SKV_PROTO_KERNEL_EXIT, NULL);
+    ck_assert_int_eq(ke.exit_code, 7);
+    skv_proto_body_free(SKV_PROTO_KERNEL_EXIT, &ke);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 1);
+    /* Freed with a create in flight: the record came first, so the
+     * reopened agent holds the kernel with its running container. */
+    build_create(&k0, "s-00000000000000cc-0", sleeper, 2, al, n);
+    ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 34, SKV_PROTO_KERNEL_CREATE,
+                          &k0, wall_ms()), 0);
+    skv_agent_free(a);
+    conn_clear(&c);
+    a = open_agent(&c, state, NULL, NULL, 0);
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 2);
+    registered(a, &c);
+    const char *ids[] = {"s-00000000000000cc-0", "s-00000000000000bb-0"};
+    for (uint64_t i = 0; i < 2; i++) {
+        kd.kernel_id = (char *)ids[i];
+        from = c.n;
+        ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 40 + i,
+                              SKV_PROTO_KERNEL_DESTROY, &kd, wall_ms()), 0);
+        ck_assert_int_ge(tick_until(a, &c, from, SKV_PROTO_ACK, 40 + i), 0);
+    }
+    ck_assert_uint_eq(skv_agent_kernel_count(a), 0);
+    free_alloc(al, n);
+    skv_agent_free(a);
+    conn_clear(&c);
+}
+END_TEST
+
 START_TEST(test_restart_reattaches)
 {
     SKV_RTFX_REQUIRE();
@@ -1230,6 +1344,7 @@ Suite *skv_test_suite_agent(void)
     tcase_add_unchecked_fixture(rt, skv_rtfx_setup_import, agent_fx_teardown);
     tcase_set_timeout(rt, 60);
     tcase_add_test(rt, test_kernel_lifecycle);
+    tcase_add_test(rt, test_background_create);
     tcase_add_test(rt, test_restart_reattaches);
     tcase_add_test(rt, test_cluster_kernel);
     tcase_add_test(rt, test_cluster_network);

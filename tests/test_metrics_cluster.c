@@ -604,6 +604,7 @@ static skv_agent *open_agent(agent_conn *c, const char *state, bool fake)
 {
     char path[PATH_MAX];
     skv_agent_options o = SKV_AGENT_OPTIONS_INIT;
+    o.create_threads = -1; /* answers checked right after each request */
     o.agent_id = "a1";
     o.access_key = AK;
     o.secret_key = SK;

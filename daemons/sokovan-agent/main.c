@@ -22,6 +22,12 @@ typedef struct agent_daemon {
     skvd_config cfg;
     uv_loop_t loop;
     skvd_driver drv;
+    /* Wake-up from the agent's creator threads (wake_cb). Unreferenced, so
+     * it never keeps the loop running; wake_open (under wake_mu) says
+     * whether it may still be signalled. */
+    uv_async_t wake;
+    uv_mutex_t wake_mu;
+    bool wake_open;
     skv_agent *a;
     char access_key[SKV_AUTH_ACCESS_KEY_MAX];
     char secret_key[SKV_AUTH_SECRET_KEY_MAX];
@@ -80,6 +86,45 @@ static int tick(void *obj, int64_t now_ms, skv_error *err)
 static int64_t next_tick(const void *obj, int64_t now_ms)
 {
     return skv_agent_next_tick_ms(obj, now_ms);
+}
+
+/* On a creator thread: a container was created; tick soon. */
+static void wake_cb(void *payload)
+{
+    agent_daemon *d = payload;
+    uv_mutex_lock(&d->wake_mu);
+    if (d->wake_open)
+        uv_async_send(&d->wake);
+    uv_mutex_unlock(&d->wake_mu);
+}
+
+static void on_wake(uv_async_t *h)
+{
+    skvd_driver_poke(&((agent_daemon *)h->data)->drv);
+}
+
+static int wake_init(agent_daemon *d)
+{
+    if (uv_mutex_init(&d->wake_mu))
+        return -1;
+    if (uv_async_init(&d->loop, &d->wake, on_wake)) {
+        uv_mutex_destroy(&d->wake_mu);
+        return -1;
+    }
+    d->wake.data = d;
+    uv_unref((uv_handle_t *)&d->wake);
+    d->wake_open = true;
+    return 0;
+}
+
+/* Before the loop's last run; the creator threads may still call
+ * wake_cb (skv_agent_free waits for them), which then does nothing. */
+static void wake_close(agent_daemon *d)
+{
+    uv_mutex_lock(&d->wake_mu);
+    d->wake_open = false;
+    uv_mutex_unlock(&d->wake_mu);
+    uv_close((uv_handle_t *)&d->wake, NULL);
 }
 
 static int collect(void *obj, skv_metrics *reg, int64_t now_ms,
@@ -166,6 +211,9 @@ static int open_agent(agent_daemon *d)
     o.labels = c->labels;
     o.stats_interval_ms = (uint32_t)c->stats_interval_ms;
     o.poll_interval_ms = (uint32_t)c->poll_interval_ms;
+    o.create_threads = c->create_threads ? (int)c->create_threads : -1;
+    o.wake = wake_cb;
+    o.wake_payload = d;
     if (skvd_mkdirs_parent(c->state_dir, why, sizeof(why))) {
         skvd_log(SKV_LOG_ERROR, "state_dir: %s", why);
         return -1;
@@ -215,9 +263,16 @@ static int run(agent_daemon *d)
         skvd_log(SKV_LOG_ERROR, "cannot create the event loop");
         return SKVD_EXIT_FAIL;
     }
-    if (open_agent(d)) {
-        skv_agent_free(d->a);
+    if (wake_init(d)) {
+        skvd_log(SKV_LOG_ERROR, "cannot create the wake-up handle");
         uv_loop_close(&d->loop);
+        return SKVD_EXIT_FAIL;
+    }
+    if (open_agent(d)) {
+        wake_close(d);
+        skvd_loop_drain(&d->loop);
+        skv_agent_free(d->a);
+        uv_mutex_destroy(&d->wake_mu);
         return SKVD_EXIT_FAIL;
     }
     if (start_io(d)) {
@@ -229,12 +284,14 @@ static int run(agent_daemon *d)
                  d->cfg.agent.run_dir, d->cfg.agent.manager);
         uv_run(&d->loop, UV_RUN_DEFAULT);
     }
+    wake_close(d);
     skvd_loop_drain(&d->loop);
     skvd_net_release(&d->drv.net);
     skvd_metrics_release(&d->drv.metrics);
     /* Containers keep running under their supervisors: a restarted agent
      * re-attaches to them. */
     skv_agent_free(d->a);
+    uv_mutex_destroy(&d->wake_mu);
     skvd_pidfile_remove(d->cfg.agent.pidfile);
     skvd_log(SKV_LOG_INFO, "stopped");
     return rc;

@@ -17,7 +17,9 @@
  * manager or the connection was down is reported again after the next
  * registration, so no exit status is lost.
  *
- * Thread-safety: not thread-safe; one thread (the event-loop thread).
+ * Thread-safety: not thread-safe; one thread (the event-loop thread)
+ * calls every function. The agent starts its own creator threads
+ * (options.create_threads), which only call options.wake.
  *
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -80,22 +82,41 @@ typedef struct skv_agent_options {
      * (containers do not survive one either; their kernels are reported
      * lost). */
     const char *run_dir;
+    /* v3: containers of kernels outside a cluster network are created by
+     * this many background threads side by side, each with its own
+     * runtime handle (creating one is mostly waiting for the container's
+     * set-up); the manager's kernel.create is answered once its container
+     * runs. 0 = SKV_AGENT_CREATE_THREADS_DEFAULT, 1..64, or -1: every
+     * container on the caller's thread, answered at once. */
+    int create_threads;
+    /* v3: called on a creator thread when a create has finished, so that
+     * the host calls skv_agent_tick() soon on the agent's thread (libuv:
+     * uv_async_send). It must not call into the agent. NULL: finished
+     * creates wait for the next tick (skv_agent_next_tick_ms() asks for
+     * one within 2 ms while any is in flight). */
+    void (*wake)(void *payload);
+    void *wake_payload;
 } skv_agent_options;
+
+#define SKV_AGENT_CREATE_THREADS_DEFAULT 4
 
 #define SKV_AGENT_OPTIONS_INIT                                               \
     {SKV_AGENT_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL,   \
-     NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL, NULL}
+     NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL}
 
 /* Discover the node, open the runtime and restore containers found in
  * state_dir (they keep running). Nothing is sent yet. */
 SKV_EXTERN int skv_agent_open(skv_agent **out, const skv_agent_options *opts,
                               skv_agent_send_fn send, void *payload,
                               int64_t now_ms, skv_error *err);
-/* Frees the handle only: containers keep running under their supervisors. */
+/* Frees the handle only: containers keep running under their supervisors.
+ * Waits for creates in flight (their kernels are found again by the next
+ * skv_agent_open on the same directories). */
 SKV_EXTERN void skv_agent_free(skv_agent *a);
 
 /* The connection to the manager is up: sends agent.register (with the
- * kernels it runs and the exits not yet confirmed). */
+ * kernels it runs and the exits not yet confirmed). Creates in flight are
+ * finished first, so the registration lists them. */
 SKV_EXTERN int skv_agent_connected(skv_agent *a, int64_t now_ms,
                                    skv_error *err);
 /* The connection went down; the agent keeps its containers and waits. */

@@ -38,6 +38,10 @@ static int check_options(const skv_agent_options *o, skv_error *err)
     if (run && run[0] != '/')
         return skv__err(err, SKV_EINVAL, "agent run_dir must be an absolute "
                         "path (got '%s')", run);
+    if (o->version >= 3 && (o->create_threads < -1 ||
+                            o->create_threads > 64))
+        return skv__err(err, SKV_EINVAL, "agent create_threads: %d is not "
+                        "-1 (none), 0 (default) or 1..64", o->create_threads);
     return 0;
 }
 
@@ -88,6 +92,10 @@ static int open_runtime(skv_agent *a, const skv_agent_options *o,
         rc = skv_runtime_open(&a->rt, &ro, err);
     if (rc == 0)
         rc = skv_runtime_restore(a->rt, NULL, err);
+    int nt = o->version >= 3 ? o->create_threads : 0;
+    if (rc == 0 && nt >= 0)
+        rc = skv__agent_creator_open(a, &ro, nt ? (unsigned)nt
+                                     : SKV_AGENT_CREATE_THREADS_DEFAULT, err);
     skv__free(cdir);
     skv__free(idir);
     return rc;
@@ -110,6 +118,10 @@ int skv_agent_open(skv_agent **out, const skv_agent_options *opts,
     }
     a->send = send;
     a->payload = payload;
+    if (opts->version >= 3) {
+        a->wake = opts->wake;
+        a->wake_payload = opts->wake_payload;
+    }
     a->poll_ms = opts->poll_interval_ms ? opts->poll_interval_ms : 20;
     a->stats_ms = opts->stats_interval_ms ? opts->stats_interval_ms : 5000;
     a->hb_ms = SKV__AGENT_DEFAULT_HEARTBEAT_MS;
@@ -144,6 +156,7 @@ void skv_agent_free(skv_agent *a)
 {
     if (!a)
         return;
+    skv__agent_creator_close(a);
     for (size_t i = 0; i < a->nk; i++)
         skv__agent_kernel_free(a->k[i]);
     skv__free(a->k);
@@ -168,6 +181,10 @@ int skv_agent_connected(skv_agent *a, int64_t now_ms, skv_error *err)
     if (!a)
         return skv__err(err, SKV_EINVAL, "skv_agent_connected: agent is "
                         "NULL");
+    /* Creates in flight end first (their answers, meant for the previous
+     * connection, are dropped), so the registration lists their kernels. */
+    a->connected = false;
+    skv__agent_jobs_finish(a, true, now_ms);
     a->connected = true;
     a->registered = false;
     return skv__agent_send_register(a, now_ms, err);
@@ -184,7 +201,7 @@ void skv_agent_disconnected(skv_agent *a, int64_t now_ms)
 
 size_t skv_agent_kernel_count(const skv_agent *a)
 {
-    return a ? a->nk : 0;
+    return a ? a->nk + a->njobs : 0;
 }
 
 int skv_agent_import_image(skv_agent *a, const char *name, const char *source,

@@ -58,6 +58,31 @@ typedef struct skv__agent_kernel {
 
 enum { SKV__AGENT_NET_NONE, SKV__AGENT_NET_HOST, SKV__AGENT_NET_CLUSTER };
 
+/* A rendered record: its bytes and path (owned). */
+typedef struct skv__agent_record {
+    char *path;
+    void *bytes;
+    size_t len;
+} skv__agent_record;
+
+/* A kernel whose container a background thread creates (creator.c). The
+ * agent's thread owns everything but rc/err until the job is finished;
+ * the worker reads k->req.kernel_id, spec and rec, and writes rc/err. */
+typedef struct skv__agent_job {
+    skv__agent_kernel *k;           /* resources taken; not in the table */
+    skv_container_spec *spec;
+    skv__agent_record rec;          /* rendered; stored by the worker */
+    uint64_t create_req;            /* the kernel.create to answer */
+    bool destroy_wanted;            /* a kernel.destroy came meanwhile */
+    uint64_t destroy_req;
+    uint32_t destroy_grace;
+    int rc;                         /* the worker's result */
+    skv_error err;
+    struct skv__agent_job *next;    /* creator queue link */
+} skv__agent_job;
+
+typedef struct skv__agent_creator skv__agent_creator;
+
 /* A session network held on this agent (one per session, shared by the
  * session's kernels here). */
 typedef struct skv__agent_net {
@@ -85,6 +110,12 @@ struct skv_agent {
     skv_image_store *images;
     skv__agent_kernel **k;
     size_t nk, capk;
+    /* background creation (creator.c): jobs submitted, not yet finished */
+    skv__agent_creator *cr;
+    skv__agent_job **jobs;
+    size_t njobs;
+    void (*wake)(void *payload);
+    void *wake_payload;
     /* cluster networking (net.c) */
     char net_prefix[5];             /* link prefix of this agent's pieces */
     char *subnet, *cluster_cidr;    /* from agent.register.reply, or NULL */
@@ -131,8 +162,34 @@ int skv__agent_kernel_take(skv_agent *a, skv__agent_kernel *k,
 int skv__agent_record_write(skv_agent *a, const skv__agent_kernel *k,
                             const void *body, size_t len, skv_error *err);
 void skv__agent_record_remove(skv_agent *a, const char *kernel_id);
+int skv__agent_record_render(skv__agent_record *out, const skv_agent *a,
+                             const skv__agent_kernel *k, const void *body,
+                             size_t len, skv_error *err);
+/* Write it atomically (tmp, fsync, rename); any thread. */
+int skv__agent_record_store(const skv__agent_record *r, skv_error *err);
+void skv__agent_record_clear(skv__agent_record *r);
 /* Load every record, take its resources and match it with its container. */
 int skv__agent_records_restore(skv_agent *a, int64_t now_ms, skv_error *err);
+
+/* ---- creator.c: containers created on background threads ---- */
+/* nthreads workers, each with a runtime handle opened with ro. */
+int skv__agent_creator_open(skv_agent *a, const skv_runtime_options *ro,
+                            unsigned nthreads, skv_error *err);
+/* Waits for the jobs in flight, then stops the workers. Jobs still
+ * unfinished by the agent are freed (their containers keep running and
+ * their records stay: a restarted agent finds them). */
+void skv__agent_creator_close(skv_agent *a);
+/* Queue j (owned by the agent's job list from now on). */
+int skv__agent_creator_submit(skv_agent *a, skv__agent_job *j,
+                              skv_error *err);
+/* One job the workers have finished, removed from the agent's list (the
+ * caller finishes and frees it); NULL when none. With wait, blocks until
+ * one finishes while any is in flight. */
+skv__agent_job *skv__agent_creator_take(skv_agent *a, bool wait);
+skv__agent_job *skv__agent_job_find(const skv_agent *a, const char *kid);
+void skv__agent_job_free(skv__agent_job *j);
+/* create.c: answer every finished job; with wait, all jobs in flight. */
+void skv__agent_jobs_finish(skv_agent *a, bool wait, int64_t now_ms);
 
 /* ---- spec.c: the container of a kernel ---- */
 int skv__agent_build_spec(skv_container_spec **out, skv_agent *a,
@@ -174,6 +231,12 @@ int skv__agent_on_logs(skv_agent *a, const skv_proto_envelope *env,
  * record released, k removed; then the ack to k->destroy_req. */
 int skv__agent_destroy_finish(skv_agent *a, skv__agent_kernel *k,
                               int64_t now_ms, skv_error *err);
+/* kernel.destroy req of k with grace: SIGTERM and wait, or at once. */
+int skv__agent_destroy_start(skv_agent *a, skv__agent_kernel *k,
+                             uint64_t req, uint32_t grace, int64_t now_ms,
+                             skv_error *err);
+int skv__agent_ack(skv_agent *a, uint64_t id, const char *message,
+                   int64_t now_ms, skv_error *err);
 /* Remove retained logs older than an hour or beyond the newest 1000. */
 void skv__agent_prune_logs(skv_agent *a, int64_t now_ms);
 

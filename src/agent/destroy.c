@@ -34,8 +34,8 @@ static void retain_logs(skv_agent *a, const char *id)
     }
 }
 
-static int ack(skv_agent *a, uint64_t id, const char *message, int64_t now_ms,
-               skv_error *err)
+int skv__agent_ack(skv_agent *a, uint64_t id, const char *message,
+                   int64_t now_ms, skv_error *err)
 {
     skv_proto_ack m = {(char *)message};
     return skv__agent_emit(a, SKV_PROTO_RESPONSE, id, SKV_PROTO_ACK, &m,
@@ -84,7 +84,7 @@ int skv__agent_destroy_finish(skv_agent *a, skv__agent_kernel *k,
     skv__agent_record_remove(a, id);
     skv__agent_kernel_remove(a, k);
     /* Pruning lists the whole logs directory: the minute tick does it. */
-    return ack(a, req, NULL, now_ms, err);
+    return skv__agent_ack(a, req, NULL, now_ms, err);
 }
 
 /* A running kernel with a grace period: SIGTERM now, the rest on a tick. */
@@ -97,6 +97,47 @@ static bool stop_gently(skv_agent *a, skv__agent_kernel *k, uint32_t grace_ms,
     k->destroying = true;
     k->destroy_deadline = now_ms + grace_ms;
     return true;
+}
+
+int skv__agent_destroy_start(skv_agent *a, skv__agent_kernel *k,
+                             uint64_t req, uint32_t grace, int64_t now_ms,
+                             skv_error *err)
+{
+    if (k->destroying) {
+        /* Asked again: the latest request gets the final answer, and a
+         * shorter grace period (a forced terminate) brings the end
+         * forward. */
+        uint64_t old = k->destroy_req;
+        k->destroy_req = req;
+        int rc = skv__agent_ack(a, old, "superseded by a later "
+                                "kernel.destroy", now_ms, err);
+        if (now_ms + (int64_t)grace < k->destroy_deadline)
+            k->destroy_deadline = now_ms + (int64_t)grace;
+        if (rc == 0 && grace == 0)
+            rc = skv__agent_destroy_finish(a, k, now_ms, err);
+        return rc;
+    }
+    k->destroy_req = req;
+    if (stop_gently(a, k, grace, now_ms))
+        return 0;
+    return skv__agent_destroy_finish(a, k, now_ms, err);
+}
+
+/* The kernel's container is still being created in the background: the
+ * destroy runs once it is (or is answered when creation failed). */
+static int defer(skv_agent *a, skv__agent_job *j, uint64_t req,
+                 uint32_t grace, int64_t now_ms, skv_error *err)
+{
+    int rc = 0;
+    if (j->destroy_wanted) {
+        rc = skv__agent_ack(a, j->destroy_req, "superseded by a later "
+                            "kernel.destroy", now_ms, err);
+        grace = grace < j->destroy_grace ? grace : j->destroy_grace;
+    }
+    j->destroy_wanted = true;
+    j->destroy_req = req;
+    j->destroy_grace = grace;
+    return rc;
 }
 
 int skv__agent_on_destroy(skv_agent *a, const skv_proto_envelope *env,
@@ -113,27 +154,16 @@ int skv__agent_on_destroy(skv_agent *a, const skv_proto_envelope *env,
         return skv__err(err, rc, "%s", e.message);
     }
     skv__agent_kernel *k = skv__agent_kernel_find(a, m.kernel_id);
+    skv__agent_job *j = k ? NULL : skv__agent_job_find(a, m.kernel_id);
     uint32_t grace = m.grace_ms;
     skv_proto_body_free(SKV_PROTO_KERNEL_DESTROY, &m);
+    if (j)
+        return defer(a, j, env->request_id, grace, now_ms, err);
     if (!k)
-        return ack(a, env->request_id, "unknown kernel", now_ms, err);
-    if (k->destroying) {
-        /* Asked again: the latest request gets the final answer, and a
-         * shorter grace period (a forced terminate) brings the end
-         * forward. */
-        uint64_t old = k->destroy_req;
-        k->destroy_req = env->request_id;
-        rc = ack(a, old, "superseded by a later kernel.destroy", now_ms, err);
-        if (now_ms + (int64_t)grace < k->destroy_deadline)
-            k->destroy_deadline = now_ms + (int64_t)grace;
-        if (rc == 0 && grace == 0)
-            rc = skv__agent_destroy_finish(a, k, now_ms, err);
-        return rc;
-    }
-    k->destroy_req = env->request_id;
-    if (stop_gently(a, k, grace, now_ms))
-        return 0;
-    return skv__agent_destroy_finish(a, k, now_ms, err);
+        return skv__agent_ack(a, env->request_id, "unknown kernel", now_ms,
+                              err);
+    return skv__agent_destroy_start(a, k, env->request_id, grace, now_ms,
+                                    err);
 }
 
 typedef struct kept {

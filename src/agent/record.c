@@ -101,26 +101,61 @@ static int write_atomic(const char *path, const void *const *parts,
     return rc ? skv__err_sys(err, e, "agent: cannot write %s", path) : 0;
 }
 
-int skv__agent_record_write(skv_agent *a, const skv__agent_kernel *k,
-                            const void *body, size_t len, skv_error *err)
+/* The record as bytes (both parts with their headers) and its path, so a
+ * background creator can store it without touching the agent's node. */
+int skv__agent_record_render(skv__agent_record *out, const skv_agent *a,
+                             const skv__agent_kernel *k, const void *body,
+                             size_t len, skv_error *err)
 {
-    char *text = NULL, *path = NULL;
+    char *text = NULL;
     size_t tlen = 0;
     uint8_t h1[SKV_PROTO_FRAME_HEADER], h2[SKV_PROTO_FRAME_HEADER];
+    memset(out, 0, sizeof(*out));
     int rc = placement_text(&text, &tlen, k, err);
     if (rc == 0)
         rc = skv_proto_frame_header(h1, len, RECORD_MAX, err);
     if (rc == 0)
         rc = skv_proto_frame_header(h2, tlen, RECORD_MAX, err);
-    if (rc == 0 && !(path = record_path(a, k->req.kernel_id)))
+    size_t total = sizeof(h1) + len + sizeof(h2) + tlen;
+    if (rc == 0 && (!(out->path = record_path(a, k->req.kernel_id)) ||
+                    !(out->bytes = skv__malloc(total))))
         rc = skv__err(err, SKV_ENOMEM, "agent: out of memory");
     if (rc == 0) {
-        const void *parts[] = {h1, body, h2, text};
-        size_t lens[] = {sizeof(h1), len, sizeof(h2), tlen};
-        rc = write_atomic(path, parts, lens, 4, err);
+        char *p = out->bytes;
+        memcpy(p, h1, sizeof(h1));
+        memcpy(p += sizeof(h1), body, len);
+        memcpy(p += len, h2, sizeof(h2));
+        memcpy(p + sizeof(h2), text, tlen);
+        out->len = total;
     }
-    skv__free(path);
     skv__free(text);
+    if (rc)
+        skv__agent_record_clear(out);
+    return rc;
+}
+
+int skv__agent_record_store(const skv__agent_record *r, skv_error *err)
+{
+    const void *parts[] = {r->bytes};
+    size_t lens[] = {r->len};
+    return write_atomic(r->path, parts, lens, 1, err);
+}
+
+void skv__agent_record_clear(skv__agent_record *r)
+{
+    skv__free(r->path);
+    skv__free(r->bytes);
+    memset(r, 0, sizeof(*r));
+}
+
+int skv__agent_record_write(skv_agent *a, const skv__agent_kernel *k,
+                            const void *body, size_t len, skv_error *err)
+{
+    skv__agent_record r;
+    int rc = skv__agent_record_render(&r, a, k, body, len, err);
+    if (rc == 0)
+        rc = skv__agent_record_store(&r, err);
+    skv__agent_record_clear(&r);
     return rc;
 }
 

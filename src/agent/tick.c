@@ -100,6 +100,7 @@ int skv_agent_tick(skv_agent *a, int64_t now_ms, skv_error *err)
     if (!a)
         return skv__err(err, SKV_EINVAL, "skv_agent_tick: agent is NULL");
     int rc = 0;
+    skv__agent_jobs_finish(a, false, now_ms);
     if (now_ms >= a->next_poll) {
         skv__agent_poll_exits(a, now_ms);
         a->next_poll = now_ms + a->poll_ms;
@@ -132,5 +133,8 @@ int64_t skv_agent_next_tick_ms(const skv_agent *a, int64_t now_ms)
         next = a->next_stats;
     if (a->next_prune < next)
         next = a->next_prune;
+    /* Finished background creates, when no wake-up announces them. */
+    if (a->njobs && !a->wake && now_ms + 2 < next)
+        next = now_ms + 2;
     return next > now_ms ? next - now_ms : 0;
 }
