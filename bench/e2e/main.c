@@ -6,8 +6,10 @@
  * (kernel records) stay on the scratch directory's file system (/tmp); the
  * agent's run_dir (container directories and writable layers) is placed,
  * in two clusters one after the other, on a tmpfs (/dev/shm, as /run is on
- * a normal host) and on the same disk as the state. Ends with one JSON
- * line of both figures.
+ * a normal host) and on the same disk as the state. Then the peer: the
+ * same N jobs through Slurm (bench/e2e/slurm-peer.sh; skipped when Slurm
+ * is not installed, or with SKV_BENCH_NO_PEER=1). Ends with one JSON line
+ * of all figures.
  *   usage: e2e [N] [tmpfs|disk|both]     (default 1000 both)
  * Needs root, /bin/busybox and the daemons beside this program
  * (<build>/bin, or $SKV_E2E_BIN); otherwise prints a "skipped" JSON line
@@ -157,6 +159,36 @@ static int one(const char *bin, int n, bool on_tmpfs, figures *f)
     return rc;
 }
 
+/* The peer's one JSON object (bench/e2e/slurm-peer.sh beside the build
+ * directory's source tree) into out; a "skipped" object when it cannot
+ * run. */
+static void run_peer(const char *build, int n, char *out, size_t cap)
+{
+    char script[PATH_MAX + 64], cmd[PATH_MAX + 96];
+    snprintf(out, cap, "{\"skipped\":true,\"why\":\"SKV_BENCH_NO_PEER "
+             "set\"}");
+    if (getenv("SKV_BENCH_NO_PEER"))
+        return;
+    snprintf(script, sizeof(script), "%s/../bench/e2e/slurm-peer.sh", build);
+    if (access(script, X_OK) != 0) {
+        snprintf(out, cap, "{\"skipped\":true,\"why\":\"no %s\"}",
+                 "bench/e2e/slurm-peer.sh beside the build directory");
+        return;
+    }
+    snprintf(cmd, sizeof(cmd), "%s %d", script, n);
+    FILE *p = popen(cmd, "r");
+    char line[1024] = "";
+    bool got = p && fgets(line, sizeof(line), p) != NULL;
+    if (p)
+        pclose(p);
+    line[strcspn(line, "\n")] = '\0';
+    if (got && line[0] == '{')
+        snprintf(out, cap, "%s", line);
+    else
+        snprintf(out, cap, "{\"skipped\":true,\"why\":\"the peer script "
+                 "printed nothing\"}");
+}
+
 static void json_figures(const char *name, int n, const figures *f)
 {
     if (!f->ran) {
@@ -196,9 +228,12 @@ int main(int argc, char **argv)
     int rc = tmpfs ? one(bin, n, true, &ft) : 0;
     if (disk && one(bin, n, false, &fd) != 0)
         rc = 1;
+    char peer[1024];
+    run_peer(build, n, peer, sizeof(peer));
+    printf("e2e: peer, Slurm with the same %d jobs: %s\n", n, peer);
     printf("{\"bench\":\"e2e\",\"sessions\":%d,\"agents\":1", n);
     json_figures("run_dir_tmpfs", n, &ft);
     json_figures("run_dir_disk", n, &fd);
-    printf("}\n");
+    printf(",\"slurm\":%s}\n", peer);
     return rc;
 }
