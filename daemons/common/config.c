@@ -125,9 +125,9 @@ static const skvd_key g_keys[] = {
      100, 3600000, "MS", "period of agent.stats events"},
     {"agent", "poll_interval_ms", K_UINT, AO(poll_interval_ms), A, "20", 1,
      60000, "MS", "container exit polling period"},
-    {"agent", "create_threads", K_UINT, AO(create_threads), A, "4", 0, 64,
-     "N", "containers created side by side by N background threads; 0: one "
-     "at a time on the event-loop thread"},
+    {"agent", "create_threads", K_UINT, AO(create_threads), A, "0", 0, 64,
+     "N", "containers created side by side by N background threads; 0: "
+     "online CPUs + 1, at most 8"},
     {"agent", "reconnect_min_ms", K_UINT, AO(reconnect_min_ms), A, "100", 10,
      600000, "MS", "first reconnect delay (doubles on each failure)"},
     {"agent", "reconnect_max_ms", K_UINT, AO(reconnect_max_ms), A, "5000",

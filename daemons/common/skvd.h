@@ -73,7 +73,7 @@ typedef struct skvd_agent_conf {
     size_t n_images;
     uint64_t memory;         /* bytes; 0: all */
     uint64_t stats_interval_ms, poll_interval_ms, key_wait_ms;
-    uint64_t create_threads;  /* 0: containers created on the loop thread */
+    uint64_t create_threads;  /* 0: the library's default */
     uint64_t reconnect_min_ms, reconnect_max_ms, max_frame, max_queue;
     uint64_t log_level;
 } skvd_agent_conf;

@@ -86,8 +86,10 @@ typedef struct skv_agent_options {
      * this many background threads side by side, each with its own
      * runtime handle (creating one is mostly waiting for the container's
      * set-up); the manager's kernel.create is answered once its container
-     * runs. 0 = SKV_AGENT_CREATE_THREADS_DEFAULT, 1..64, or -1: every
-     * container on the caller's thread, answered at once. */
+     * runs. 0 = online CPUs + 1, at most SKV_AGENT_CREATE_THREADS_MAX_AUTO
+     * (more threads than that only add copy-on-write faults: each create
+     * forks the agent); 1..64; or -1: every container on the caller's
+     * thread, answered at once. */
     int create_threads;
     /* v3: called on a creator thread when a create has finished, so that
      * the host calls skv_agent_tick() soon on the agent's thread (libuv:
@@ -98,7 +100,7 @@ typedef struct skv_agent_options {
     void *wake_payload;
 } skv_agent_options;
 
-#define SKV_AGENT_CREATE_THREADS_DEFAULT 4
+#define SKV_AGENT_CREATE_THREADS_MAX_AUTO 8
 
 #define SKV_AGENT_OPTIONS_INIT                                               \
     {SKV_AGENT_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL,   \

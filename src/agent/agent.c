@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent_internal.h"
 
@@ -73,6 +74,17 @@ static int make_dir(const skv_agent *a, const char *rel, skv_error *err)
     return rc;
 }
 
+/* One creator per CPU keeps them all busy while one more prepares; beyond
+ * a few, each extra thread only adds pages the shim forks make
+ * copy-on-write (bench/e2e: 3 threads best on 2 CPUs, 8 slower). */
+static unsigned auto_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    n = n < 1 ? 1 : n + 1;
+    return (unsigned)(n > SKV_AGENT_CREATE_THREADS_MAX_AUTO
+                          ? SKV_AGENT_CREATE_THREADS_MAX_AUTO : n);
+}
+
 static int open_runtime(skv_agent *a, const skv_agent_options *o,
                         skv_error *err)
 {
@@ -95,7 +107,7 @@ static int open_runtime(skv_agent *a, const skv_agent_options *o,
     int nt = o->version >= 3 ? o->create_threads : 0;
     if (rc == 0 && nt >= 0)
         rc = skv__agent_creator_open(a, &ro, nt ? (unsigned)nt
-                                     : SKV_AGENT_CREATE_THREADS_DEFAULT, err);
+                                                : auto_threads(), err);
     skv__free(cdir);
     skv__free(idir);
     return rc;
