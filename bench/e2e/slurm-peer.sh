@@ -26,13 +26,21 @@ done
 [ "$(id -u)" = 0 ] || skip "needs root"
 [ -r /etc/munge/munge.key ] || skip "no /etc/munge/munge.key"
 
-D=$(mktemp -d /tmp/skv-slurm-XXXXXX)
 host=$(hostname -s)
+# slurmd leaves its cgroup directories (slurm_<host>) behind; they are
+# removed after the run, so a host that already has them (a real Slurm
+# node) is left alone.
+ls -d /sys/fs/cgroup/*/slurm_"$host" /sys/fs/cgroup/system.slice/slurmstepd.scope \
+    >/dev/null 2>&1 && skip "Slurm cgroups already exist here (a Slurm node runs on this host?)"
+D=$(mktemp -d /tmp/skv-slurm-XXXXXX)
 cleanup() {
     for f in d.pid ctld.pid munge/munged.pid; do
         [ -f "$D/$f" ] && kill "$(cat "$D/$f")" 2>/dev/null
     done
     sleep 0.5
+    for c in /sys/fs/cgroup/*/slurm_"$host"; do
+        [ -d "$c" ] && find "$c" -depth -type d -exec rmdir {} + 2>/dev/null
+    done
     rm -rf "$D"
 }
 trap cleanup EXIT
