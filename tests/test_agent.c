@@ -807,6 +807,20 @@ START_TEST(test_background_create)
                           &k1, wall_ms()), 0);
     ck_assert_uint_eq(skv_agent_kernel_count(a), 2);
     ck_assert_int_lt(find(&c, from, SKV_PROTO_KERNEL_CREATE_REPLY), 0);
+    {
+        /* Metrics show them as being created. */
+        skv_metrics *reg = NULL;
+        skv_error e = SKV_ERROR_INIT;
+        SKV_CK_OK(skv_metrics_new(&reg, &e), &e);
+        SKV_CK_OK(skv_agent_metrics_collect(a, reg, wall_ms(), &e), &e);
+        const char *st[] = {"creating"};
+        double v = -1;
+        SKV_CK_OK(skv_metrics_get(&v, skv_metrics_find(reg,
+                                      "sokovan_agent_kernels"), st, 1, &e),
+                  &e);
+        ck_assert_double_eq(v, 2);
+        skv_metrics_free(reg);
+    }
     skv_proto_kernel_destroy kd = {"s-00000000000000aa", k0.kernel_id,
                                    "terminated", 0};
     ck_assert_int_eq(feed(a, SKV_PROTO_REQUEST, 33, SKV_PROTO_KERNEL_DESTROY,

@@ -228,6 +228,13 @@ START_TEST(bad_flags)
         (const char *const[]){"--backend", "process", NULL});
     ck_assert_int_eq(r->status, 2);
     assert_contains(r->err, "--backend: 'process' is not one of");
+    run(r, "sokovan-agent", (const char *const[]){"--run-dir", "rel", NULL});
+    ck_assert_int_eq(r->status, 2);
+    assert_contains(r->err, "--run-dir");
+    run(r, "sokovan-agent",
+        (const char *const[]){"--create-threads", "65", NULL});
+    ck_assert_int_eq(r->status, 2);
+    assert_contains(r->err, "--create-threads");
     remove_dir();
     free(r);
 }

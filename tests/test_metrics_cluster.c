@@ -640,6 +640,8 @@ START_TEST(test_agent_capacity)
     scrape(&pr, reg);
     ck_assert_double_eq(val(&pr, "sokovan_agent_kernels", "state=running"), 0);
     ck_assert_double_eq(val(&pr, "sokovan_agent_kernels", "state=exited"), 0);
+    ck_assert_double_eq(val(&pr, "sokovan_agent_kernels", "state=creating"),
+                        0);
     ck_assert_double_eq(val(&pr, "sokovan_agent_capacity", "slot=cpu"), 2);
     ck_assert_double_eq(val(&pr, "sokovan_agent_capacity", "slot=mem"), GIB);
     ck_assert_double_eq(val(&pr, "sokovan_agent_used", "slot=cpu"), 0);

@@ -30,8 +30,8 @@ typedef struct fam_def {
 
 static const fam_def defs[] = {
     {OFF(kernels), SKV_METRIC_GAUGE, "sokovan_agent_kernels",
-     "Kernels this agent holds: running, or exited and awaiting the "
-     "manager's destroy.", LBL(l_state)},
+     "Kernels this agent holds: being created, running, or exited and "
+     "awaiting the manager's destroy.", LBL(l_state)},
     {OFF(capacity), SKV_METRIC_GAUGE, "sokovan_agent_capacity",
      "Pooled capacity of the agent's slice (cpu in cores, mem in bytes).",
      LBL(l_slot)},
@@ -103,8 +103,9 @@ static int kernel_series(const agent_families *f, skv_agent *a,
 
 static int kernels(const agent_families *f, skv_agent *a, skv_error *err)
 {
-    static const char *const running[] = {"running"}, *const exited[] = {
-                                                          "exited"};
+    static const char *const running[] = {"running"},
+                             *const exited[] = {"exited"},
+                             *const creating[] = {"creating"};
     double n_run = 0, n_exit = 0;
     skv_metrics_reset(f->cpu);
     skv_metrics_reset(f->mem);
@@ -124,6 +125,8 @@ static int kernels(const agent_families *f, skv_agent *a, skv_error *err)
         rc = skv_metrics_set(f->kernels, running, 1, n_run, err);
     if (!rc)
         rc = skv_metrics_set(f->kernels, exited, 1, n_exit, err);
+    if (!rc)
+        rc = skv_metrics_set(f->kernels, creating, 1, (double)a->njobs, err);
     return rc;
 }
 
