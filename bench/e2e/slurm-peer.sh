@@ -30,14 +30,24 @@ host=$(hostname -s)
 # slurmd leaves its cgroup directories (slurm_<host>) behind; they are
 # removed after the run, so a host that already has them (a real Slurm
 # node) is left alone.
-ls -d /sys/fs/cgroup/*/slurm_"$host" /sys/fs/cgroup/system.slice/slurmstepd.scope \
-    >/dev/null 2>&1 && skip "Slurm cgroups already exist here (a Slurm node runs on this host?)"
+for c in /sys/fs/cgroup/*/slurm_"$host" /sys/fs/cgroup/system.slice/slurmstepd.scope; do
+    [ -e "$c" ] && skip "Slurm cgroups already exist here (a Slurm node runs on this host?)"
+done
 D=$(mktemp -d /tmp/skv-slurm-XXXXXX)
 cleanup() {
+    pids=
     for f in d.pid ctld.pid munge/munged.pid; do
-        [ -f "$D/$f" ] && kill "$(cat "$D/$f")" 2>/dev/null
+        [ -f "$D/$f" ] && pids="$pids $(cat "$D/$f")"
     done
-    sleep 0.5
+    [ -n "$pids" ] && kill $pids 2>/dev/null
+    # The cgroups can go once the daemons (and slurmstepd) have ended.
+    for i in $(seq 50); do
+        busy=
+        for p in $pids; do kill -0 "$p" 2>/dev/null && busy=1; done
+        pgrep -x slurmstepd >/dev/null && busy=1
+        [ -z "$busy" ] && break
+        sleep 0.1
+    done
     for c in /sys/fs/cgroup/*/slurm_"$host"; do
         [ -d "$c" ] && find "$c" -depth -type d -exec rmdir {} + 2>/dev/null
     done

@@ -76,16 +76,14 @@ static int write_all(int fd, const void *p, size_t n)
 }
 
 /* Write tmp, fsync, rename over path: readers see the old or the new. */
-static int write_atomic(const char *path, const void *const *parts,
-                        const size_t *lens, size_t nparts, skv_error *err)
+static int write_atomic(const char *path, const void *bytes, size_t len,
+                        skv_error *err)
 {
     char *tmp = skv__asprintf("%s.tmp", path);
     if (!tmp)
         return skv__err(err, SKV_ENOMEM, "agent: out of memory");
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    int rc = fd < 0 ? -1 : 0;
-    for (size_t i = 0; rc == 0 && i < nparts; i++)
-        rc = write_all(fd, parts[i], lens[i]);
+    int rc = fd < 0 ? -1 : write_all(fd, bytes, len);
     if (rc == 0)
         rc = fsync(fd);
     int e = errno;
@@ -136,9 +134,7 @@ int skv__agent_record_render(skv__agent_record *out, const skv_agent *a,
 
 int skv__agent_record_store(const skv__agent_record *r, skv_error *err)
 {
-    const void *parts[] = {r->bytes};
-    size_t lens[] = {r->len};
-    return write_atomic(r->path, parts, lens, 1, err);
+    return write_atomic(r->path, r->bytes, r->len, err);
 }
 
 void skv__agent_record_clear(skv__agent_record *r)
