@@ -398,7 +398,7 @@ START_TEST(manager_starts_and_stops_cleanly)
                      r->status, r->err);
     }
     ck_assert_int_eq(stat(sock, &st), 0);
-    ck_assert_int_eq(st.st_mode & 0777, 0666);
+    ck_assert_int_eq(st.st_mode & 0777, 0660);   /* socket_mode default */
     read_file(pidtext, sizeof(pidtext), pidf);
     ck_assert_int_eq(atoi(pidtext), pid);
 

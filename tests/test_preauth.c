@@ -410,6 +410,10 @@ START_TEST(test_preauth_idle_connections)
             opened++;
     fprintf(stderr, "idle: %d of %d connections opened\n", opened, N);
     e2e_sleep_ms(200);
+    long rss = rss_bytes(g.mgr);
+    fprintf(stderr, "idle: manager RSS %ld kB\n", rss / 1024);
+    ck_assert_msg(asan_build() || rss < 64L * MIB, "manager RSS %ld kB with "
+                  "1100 idle connections", rss / 1024);
     agents_answer_fast("with 1100 idle connections");
     /* the oldest idle connections made room (auth_timeout_ms is 10 s: it
      * has not struck yet) */
