@@ -192,8 +192,9 @@ static void stream_error(skvd_conn *c, const skv_error *e)
 {
     void *frame = NULL;
     size_t len = 0;
-    skvd_log(SKV_LOG_WARN, "conn %llu (%s): %s: closing it",
-             (unsigned long long)c->id, c->peer, e->message);
+    skvd_log(skvd_limits_counted(c) ? SKV_LOG_DEBUG : SKV_LOG_WARN,
+             "conn %llu (%s): %s: closing it", (unsigned long long)c->id,
+             c->peer, e->message);
     if (skv_proto_error_encode(&frame, &len, 0, e->code, e->message, NULL,
                                skvd_now_ms(), NULL, NULL) == 0)
         skvd_conn_send(c, frame, len);

@@ -36,6 +36,7 @@ struct skvd_limits {
     skvd_net *net;
     uint64_t last_report_ms;
     uint64_t n_evicted, n_timed_out, n_refused; /* since the last report */
+    uint64_t n_bad_frames;   /* unusable frames before authentication */
 };
 
 /* The reader limit counts payload bytes; an error reply is tiny. */
@@ -156,6 +157,15 @@ void skvd_limits_held(skvd_conn *c, bool took)
         c->partial_ms = uv_now(c->net->loop);
 }
 
+bool skvd_limits_counted(skvd_conn *c)
+{
+    struct skvd_limits *L = c->net->limits;
+    if (!L || c->outbound || c->authed)
+        return false;
+    L->n_bad_frames++;
+    return true;
+}
+
 void skvd_conn_authenticated(skvd_conn *c)
 {
     skv_error e = SKV_ERROR_INIT;
@@ -171,16 +181,19 @@ static void report(struct skvd_limits *L, uint64_t now)
 {
     if (now - L->last_report_ms < REPORT_MS)
         return;
-    if (L->n_evicted || L->n_timed_out || L->n_refused)
+    if (L->n_evicted || L->n_timed_out || L->n_refused || L->n_bad_frames)
         skvd_log(SKV_LOG_WARN, "in the last %llu s: %llu unauthenticated "
                  "connections dropped to make room, %llu timed out, %llu "
-                 "refused (max_connections %zu, max_buffered_bytes %zu)",
+                 "refused, %llu closed for an oversized or empty frame "
+                 "(max_connections %zu, max_buffered_bytes %zu, "
+                 "preauth_frame_max %zu)",
                  (unsigned long long)(now - L->last_report_ms) / 1000,
                  (unsigned long long)L->n_evicted,
                  (unsigned long long)L->n_timed_out,
-                 (unsigned long long)L->n_refused, L->cap,
-                 L->cf.max_buffered);
-    L->n_evicted = L->n_timed_out = L->n_refused = 0;
+                 (unsigned long long)L->n_refused,
+                 (unsigned long long)L->n_bad_frames, L->cap,
+                 L->cf.max_buffered, L->cf.preauth_frame_max);
+    L->n_evicted = L->n_timed_out = L->n_refused = L->n_bad_frames = 0;
     L->last_report_ms = now;
 }
 

@@ -277,6 +277,10 @@ bool skvd_limits_admit(skvd_conn *c);
 bool skvd_limits_read(skvd_conn *c, size_t nread);
 /* After a read's frames were taken out (took: at least one was). */
 void skvd_limits_held(skvd_conn *c, bool took);
+/* c (unauthenticated, inbound) sent an unusable frame: counted for the
+ * periodic summary; true when so, and the caller logs it at debug level
+ * (a flood of them must not flood the log). */
+bool skvd_limits_counted(skvd_conn *c);
 /* c's incomplete bytes no longer count (closing; idempotent). */
 void skvd_limits_release(skvd_conn *c);
 /* The host verified a request on c: the full frame limit, no timeout
