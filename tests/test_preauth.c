@@ -370,8 +370,10 @@ START_TEST(test_preauth_buffered_cap)
             closed);
     ck_assert_msg(closed >= 60 - 8, "only %d of 60 connections closed",
                   closed);
-    ck_assert_msg(peak - base < 40L * MIB, "RSS grew by %ld kB",
-                  (peak - base) / 1024);
+    /* ASan keeps freed blocks resident (quarantine): there the closed
+     * connections are the measure */
+    ck_assert_msg(asan_build() || peak - base < 40L * MIB, "RSS grew by %ld "
+                  "kB", (peak - base) / 1024);
     agents_answer_fast("after the flood");
     e2e_stop(&g);
 }
