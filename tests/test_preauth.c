@@ -440,6 +440,43 @@ START_TEST(test_preauth_idle_connections)
 }
 END_TEST
 
+/* At the cap, authenticated connections stay; a newcomer is refused
+ * only when no unauthenticated one can make room. */
+START_TEST(test_preauth_cap_authenticated)
+{
+    REQUIRE();
+    const char *extra[] = {"--max-connections", "2", NULL};
+    OK(start_manager(extra));
+    int a = raw_connect(), b = raw_connect();
+    ck_assert(a >= 0 && b >= 0);
+    ck_assert_int_eq(raw_authenticate(a), 0);
+    /* b is unauthenticated: a newcomer takes its place */
+    int c = raw_connect();
+    ck_assert_int_ge(c, 0);
+    ck_assert_msg(ms_until_closed(b, 1000) >= 0, "the unauthenticated "
+                  "connection was not dropped for the newcomer");
+    ck_assert_int_eq(raw_authenticate(c), 0);
+    /* both authenticated: the next newcomer is refused at once */
+    int d = raw_connect();
+    ck_assert_int_ge(d, 0);
+    ck_assert_msg(ms_until_closed(d, 1000) >= 0, "a third connection was "
+                  "accepted above max_connections 2");
+    ck_assert_int_eq(raw_authenticate(a), 0);
+    ck_assert_int_eq(raw_authenticate(c), 0);
+    /* a slot freed is a slot taken */
+    close(a);
+    e2e_sleep_ms(100);
+    int f = raw_connect();
+    ck_assert_int_ge(f, 0);
+    ck_assert_int_eq(raw_authenticate(f), 0);
+    close(b);
+    close(c);
+    close(d);
+    close(f);
+    e2e_stop(&g);
+}
+END_TEST
+
 /* ---- 4. truncated frames and silent connections time out -------------------- */
 
 START_TEST(test_preauth_timeouts)
@@ -580,6 +617,7 @@ Suite *skv_test_suite_preauth(void)
     ADD_CASE(s, "huge_prefix", test_preauth_huge_prefix);
     ADD_CASE(s, "buffered_cap", test_preauth_buffered_cap);
     ADD_CASE(s, "idle_connections", test_preauth_idle_connections);
+    ADD_CASE(s, "cap_authenticated", test_preauth_cap_authenticated);
     ADD_CASE(s, "timeouts", test_preauth_timeouts);
     ADD_CASE(s, "first_frame", test_preauth_first_frame);
     ADD_CASE(s, "socket_mode", test_preauth_socket_mode);

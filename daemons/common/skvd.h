@@ -175,6 +175,8 @@ struct skvd_conn {
     size_t out_len, out_cap, pend_len, pend_cap;
     bool writing, closing, close_after_flush, opened, outbound;
     bool authed;                /* limits.c: the host said it authenticated */
+    bool counted, queued;       /* limits.c: in the cap; in the unauth FIFO */
+    skvd_conn *uprev, *unext;   /* limits.c: unauthenticated, oldest first */
     size_t held;                /* limits.c: bytes of incomplete frames */
     uint64_t accepted_ms;       /* limits.c: uv_now() at accept */
     uint64_t partial_ms;        /* limits.c: incomplete frame since; 0 none */
