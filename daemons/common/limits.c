@@ -163,9 +163,13 @@ bool skvd_limits_read(skvd_conn *c, size_t nread)
     }
     if (L->buffered + nread <= L->cf.max_buffered)
         return true;
-    skvd_log(SKV_LOG_WARN, "conn %llu (%s): incomplete frames of all "
-             "connections would exceed max_buffered_bytes (%zu): closing it",
-             (unsigned long long)c->id, c->peer, L->cf.max_buffered);
+    if (c->authed)
+        skvd_log(SKV_LOG_WARN, "conn %llu (%s): incomplete frames of all "
+                 "connections would exceed max_buffered_bytes (%zu): closing "
+                 "it", (unsigned long long)c->id, c->peer,
+                 L->cf.max_buffered);
+    else
+        L->n_evicted++;   /* in the summary, not a line each */
     drop(c, SKV_EBUSY, "the manager holds too many incomplete frames "
          "(max_buffered_bytes); retry later");
     return false;
