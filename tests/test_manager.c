@@ -1369,6 +1369,42 @@ START_TEST(test_dependencies)
 }
 END_TEST
 
+/* A connection is authenticated by its first verified request, not by
+ * frames that fail verification or decoding. */
+START_TEST(test_conn_authenticated)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 0);
+    cred ad, bad;
+    read_key(&ad, "admin.key");
+    skv_error e = SKV_ERROR_INIT;
+    skv_proto_session_list l = {0};
+    ck_assert_int_eq(skv_manager_conn_authenticated(m, ADMIN), 0);
+    ck_assert_int_eq(skv_manager_conn_authenticated(m, USER2), 0);
+    /* wrong secret, garbage: still not authenticated */
+    bad = ad;
+    bad.sk[0] = bad.sk[0] == 'A' ? 'B' : 'A';
+    ck_assert_int_lt(feed(m, USER2, SKV_PROTO_SESSION_LIST, &l, &bad, T0,
+                          NULL), 0);
+    ck_assert_int_lt(skv_manager_handle_frame(m, USER2, "\x81\xa1x", 3, T0,
+                                              &e), 0);
+    ck_assert_int_eq(skv_manager_conn_authenticated(m, USER2), 0);
+    out_clear();
+    /* a verified request authenticates its connection only */
+    ck_assert_int_eq(feed(m, ADMIN, SKV_PROTO_SESSION_LIST, &l, &ad, T0,
+                          NULL), 0);
+    ck_assert_int_eq(skv_manager_conn_authenticated(m, ADMIN), 1);
+    ck_assert_int_eq(skv_manager_conn_authenticated(m, USER2), 0);
+    ck_assert_int_eq(skv_manager_conn_authenticated(m, 424242), SKV_ENOENT);
+    ck_assert_int_eq(skv_manager_conn_authenticated(NULL, ADMIN), SKV_EINVAL);
+    skv_manager_conn_close(m, ADMIN, T0);
+    ck_assert_int_eq(skv_manager_conn_authenticated(m, ADMIN), SKV_ENOENT);
+    out_clear();
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
 START_TEST(test_state_names)
 {
     skv_manager_session_state s;
@@ -1480,6 +1516,7 @@ Suite *skv_test_suite_manager(void)
     tcase_add_test(tc, test_state_names);
     tcase_add_test(tc, test_lifecycle);
     tcase_add_test(tc, test_refused_frames);
+    tcase_add_test(tc, test_conn_authenticated);
     tcase_add_test(tc, test_users_isolated);
     tcase_add_test(tc, test_pending_reason);
     tcase_add_test(tc, test_idempotent_submit);

@@ -700,6 +700,44 @@ START_TEST(test_reader_oversized_and_zero)
 }
 END_TEST
 
+/* A server's limit rises after authentication; a lowered limit re-checks
+ * the headers already buffered. */
+START_TEST(test_reader_set_max_frame)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_proto_reader *r;
+    const void *p;
+    size_t n;
+    SKV_CK_OK(skv_proto_reader_new(&r, 100, &e), &e);
+    /* a 100-byte frame, then the header of a 200-byte one behind it */
+    static uint8_t buf[4 + 100 + 4];
+    memcpy(buf, "\x00\x00\x00\x64", 4);
+    memcpy(buf + 104, "\x00\x00\x00\xc8", 4);
+    SKV_CK_OK(skv_proto_reader_feed(r, buf, 104, &e), &e);
+    ck_assert_int_eq(skv_proto_reader_next(r, &p, &n, &e), 1);
+    SKV_CK_OK(skv_proto_reader_set_max_frame(r, 1000, &e), &e);
+    SKV_CK_OK(skv_proto_reader_feed(r, buf + 104, 4, &e), &e);   /* 200 ok */
+    /* lowering below the buffered header fails the reader, stickily */
+    ck_assert_int_eq(skv_proto_reader_set_max_frame(r, 150, &e), SKV_EPROTO);
+    ck_assert_ptr_nonnull(strstr(e.message, "exceeds"));
+    ck_assert_int_eq(skv_proto_reader_next(r, &p, &n, &e), SKV_EPROTO);
+    ck_assert_int_eq(skv_proto_reader_set_max_frame(r, 1000, &e), SKV_EPROTO);
+    skv_proto_reader_free(r);
+    /* without the raise the same bytes are refused */
+    SKV_CK_OK(skv_proto_reader_new(&r, 100, &e), &e);
+    ck_assert_int_eq(skv_proto_reader_feed(r, buf, sizeof(buf), &e),
+                     SKV_EPROTO);
+    skv_proto_reader_free(r);
+    ck_assert_int_eq(skv_proto_reader_set_max_frame(NULL, 10, &e), SKV_EINVAL);
+    SKV_CK_OK(skv_proto_reader_new(&r, 100, &e), &e);
+    ck_assert_int_eq(skv_proto_reader_set_max_frame(
+                         r, SKV_PROTO_MAX_FRAME_LIMIT + 1u, &e), SKV_EINVAL);
+    SKV_CK_OK(skv_proto_reader_set_max_frame(r, 0, &e), &e);   /* default */
+    SKV_CK_OK(skv_proto_reader_feed(r, "\x01\x00\x00\x00", 4, &e), &e);
+    skv_proto_reader_free(r);
+}
+END_TEST
+
 Suite *skv_test_suite_proto(void);
 Suite *skv_test_suite_proto(void)
 {
@@ -722,6 +760,7 @@ Suite *skv_test_suite_proto(void)
     tcase_add_test(tc, test_reader_byte_at_a_time);
     tcase_add_test(tc, test_reader_many_in_one_buffer);
     tcase_add_test(tc, test_reader_oversized_and_zero);
+    tcase_add_test(tc, test_reader_set_max_frame);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +27,9 @@ typedef enum kind {
     K_CPUS,     /* CPU list or "" */
     K_BACKEND,  /* runtime backend name */
     K_IMAGE,    /* NAME=TARBALL, repeatable: each one appends */
-    K_HTTP      /* host:port with port 0..65535, or "" / "none" (off) */
+    K_HTTP,     /* host:port with port 0..65535, or "" / "none" (off) */
+    K_MODE,     /* octal file mode 0..0777 */
+    K_GROUP     /* group name or gid, or "" (unset) */
 } kind;
 
 struct skvd_key {
@@ -76,6 +79,26 @@ static const skvd_key g_keys[] = {
      "BYTES", "largest frame payload accepted"},
     {"manager", "max_queue", K_BYTES, MO(max_queue), M, "64m", 65536,
      64 * GiB, "BYTES", "a connection with more unsent bytes is closed"},
+    {"manager", "preauth_frame_max", K_BYTES, MO(preauth_frame_max), M,
+     "256k", 65536, GiB, "BYTES", "largest frame before a connection's "
+     "first request was authenticated"},
+    {"manager", "max_buffered_bytes", K_BYTES, MO(max_buffered_bytes), M,
+     "64m", 1024 * 1024, 64 * GiB, "BYTES", "incomplete frames held for "
+     "all connections together; unauthenticated ones are dropped first"},
+    {"manager", "max_connections", K_UINT, MO(max_connections), M, "0", 0,
+     10000000, "N", "inbound connections; at the limit the oldest "
+     "unauthenticated one is dropped; 0: RLIMIT_NOFILE less 64"},
+    {"manager", "auth_timeout_ms", K_UINT, MO(auth_timeout_ms), M, "10000",
+     100, 3600000, "MS", "a connection without an authenticated request "
+     "this long after accept is closed"},
+    {"manager", "frame_timeout_ms", K_UINT, MO(frame_timeout_ms), M,
+     "60000", 100, 3600000, "MS", "a frame not complete this long after "
+     "its first byte closes the connection"},
+    {"manager", "socket_mode", K_MODE, MO(socket_mode), M, "0660", 0, 0777,
+     "MODE", "permissions of the Unix socket (octal)"},
+    {"manager", "socket_group", K_GROUP, MO(socket_group), M, NULL, 0, 0,
+     "GROUP", "group of the Unix socket (name or gid); default the "
+     "manager's own"},
     {"manager", "pidfile", K_OPTPATH, MO(pidfile), M, NULL, 0, 0, "FILE",
      "write the process id there"},
     {"manager", "metrics_listen", K_HTTP, MO(metrics_listen), M, NULL, 0, 0,
@@ -214,7 +237,8 @@ void skvd_config_free(skvd_config *c)
     for (size_t i = 0; i < NKEYS; i++) {
         const skvd_key *k = &g_keys[i];
         char **s = (char **)((char *)c + k->off);
-        if (k->kind == K_UINT || k->kind == K_BYTES || k->kind == K_LEVEL)
+        if (k->kind == K_UINT || k->kind == K_BYTES || k->kind == K_LEVEL ||
+            k->kind == K_MODE)
             continue;
         if (k->kind == K_IMAGE) {
             for (size_t j = 0; j < c->agent.n_images; j++)
@@ -294,6 +318,49 @@ static int parse_bytes(uint64_t *out, const skvd_key *k, const char *v,
                    (unsigned long long)k->min, (unsigned long long)k->max);
     *out = (uint64_t)q;
     return 0;
+}
+
+/* "0660", "660", "0o660" is not accepted: octal digits only. */
+static int parse_mode(uint64_t *out, const skvd_key *k, const char *v,
+                      char *why, size_t wl)
+{
+    char *end;
+    if (!v[0] || strspn(v, "01234567") != strlen(v) || strlen(v) > 4)
+        return WHY("'%s' is not an octal mode (e.g. 0660)", v);
+    unsigned long x = strtoul(v, &end, 8);
+    if (x > k->max)
+        return WHY("'%s' has bits outside 0777", v);
+    if ((x & 0600) != 0600)
+        return WHY("'%s' does not let the owner read and write the socket",
+                   v);
+    *out = x;
+    return 0;
+}
+
+int skvd_group_gid(long *gid, const char *name, char *why, size_t wl)
+{
+    char buf[4096], *end;
+    struct group gr, *res = NULL;
+    if (isdigit((unsigned char)name[0])) {
+        errno = 0;
+        unsigned long x = strtoul(name, &end, 10);
+        if (*end || errno || x > 0x7fffffff)
+            return WHY("'%s' is not a group name or gid", name);
+        *gid = (long)x;
+        return 0;
+    }
+    int rc = getgrnam_r(name, &gr, buf, sizeof(buf), &res);
+    if (rc || !res)
+        return WHY("no group named '%s'%s%s", name, rc ? ": " : "",
+                   rc ? strerror(rc) : "");
+    *gid = (long)res->gr_gid;
+    return 0;
+}
+
+static int check_group(const char *v, char *why, size_t wl)
+{
+    long gid;
+    return skvd_group_gid(&gid, v, why, wl);
 }
 
 static int check_cpus(const char *v, char *why, size_t wl)
@@ -394,6 +461,8 @@ static int check_string(const skvd_key *k, const char *v, bool *unset,
         return check_backend(v, why, wl);
     case K_IMAGE:
         return check_image(v, why, wl);
+    case K_GROUP:
+        return (*unset = empty) ? 0 : check_group(v, why, wl);
     default:
         return WHY("internal: not a string key");
     }
@@ -420,6 +489,8 @@ int skvd_config_set(skvd_config *c, const skvd_key *k, const char *value,
         return parse_uint(field, k, value, why, wl);
     if (k->kind == K_BYTES)
         return parse_bytes(field, k, value, why, wl);
+    if (k->kind == K_MODE)
+        return parse_mode(field, k, value, why, wl);
     if (k->kind == K_LEVEL) {
         skv_log_level l;
         if (skvd_log_level_parse(&l, value))
@@ -459,6 +530,11 @@ int skvd_config_finish(skvd_config *c, char *why, size_t wl)
                    "heartbeat_interval_ms (%llu)",
                    (unsigned long long)m->heartbeat_timeout_ms,
                    (unsigned long long)m->heartbeat_interval_ms);
+    if (m->max_buffered_bytes < m->max_frame)
+        return WHY("max_buffered_bytes (%llu) must be at least max_frame "
+                   "(%llu): a whole frame must fit",
+                   (unsigned long long)m->max_buffered_bytes,
+                   (unsigned long long)m->max_frame);
     if (a->reconnect_min_ms > a->reconnect_max_ms)
         return WHY("reconnect_min_ms (%llu) exceeds reconnect_max_ms (%llu)",
                    (unsigned long long)a->reconnect_min_ms,

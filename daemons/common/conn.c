@@ -44,6 +44,7 @@ static void close_cb(uv_handle_t *h)
         n->cbs.on_close(c, n->ctx);
     if (c->outbound)
         skvd_connect_lost(n, c);
+    skvd_limits_release(c);
     skv_proto_reader_free(c->reader);
     free(c->out);
     free(c->pend);
@@ -191,8 +192,9 @@ static void stream_error(skvd_conn *c, const skv_error *e)
 {
     void *frame = NULL;
     size_t len = 0;
-    skvd_log(SKV_LOG_WARN, "conn %llu (%s): %s: closing it",
-             (unsigned long long)c->id, c->peer, e->message);
+    skvd_log(skvd_limits_counted(c) ? SKV_LOG_DEBUG : SKV_LOG_WARN,
+             "conn %llu (%s): %s: closing it", (unsigned long long)c->id,
+             c->peer, e->message);
     if (skv_proto_error_encode(&frame, &len, 0, e->code, e->message, NULL,
                                skvd_now_ms(), NULL, NULL) == 0)
         skvd_conn_send(c, frame, len);
@@ -207,6 +209,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     skv_error e = SKV_ERROR_INIT;
     const void *p;
     size_t len;
+    bool took = false;
     int r;
     if (nread < 0) {
         if (nread != UV_EOF)
@@ -215,7 +218,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         skvd_conn_close(c, nread == UV_EOF);
         return;
     }
-    if (nread == 0 || c->closing)
+    if (nread == 0 || c->closing || !skvd_limits_read(c, (size_t)nread))
         return;
     if (skv_proto_reader_feed(c->reader, buf->base, (size_t)nread, &e)) {
         stream_error(c, &e);
@@ -223,11 +226,13 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     }
     while (!c->closing && (r = skv_proto_reader_next(c->reader, &p, &len,
                                                      &e)) == 1) {
+        took = true;
         if (n->cbs.on_frame(c, p, len, n->ctx) < 0)
             skvd_conn_close(c, true);
     }
     if (!c->closing && r < 0)
         stream_error(c, &e);
+    skvd_limits_held(c, took);
     if (n->cbs.on_batch)
         n->cbs.on_batch(n->ctx);
 }
@@ -265,7 +270,7 @@ int skvd_conn_start(skvd_conn *c)
         n->conns->prev = c;
     n->conns = c;
     set_peer(c);
-    if (skv_proto_reader_new(&c->reader, n->max_frame, &e) ||
+    if (skv_proto_reader_new(&c->reader, skvd_limits_frame_max(c), &e) ||
         skvd_table_add(n, c)) {
         skvd_log(SKV_LOG_ERROR, "conn %llu: %s", (unsigned long long)c->id,
                  e.message[0] ? e.message : "out of memory");

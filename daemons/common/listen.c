@@ -49,6 +49,10 @@ static void on_connection(uv_stream_t *server, int status)
         skvd_conn_close(c, false);
         return;
     }
+    if (!skvd_limits_admit(c)) { /* every connection authenticated */
+        skvd_conn_close(c, false);
+        return;
+    }
     skvd_conn_start(c);
 }
 
@@ -95,8 +99,12 @@ int skvd_listen_unix(skvd_net *n, const char *path, char *why, size_t wl)
     l->h.handle.data = l;
     rc = uv_pipe_bind(&l->h.pipe, path);
     bool bound = rc == 0;
-    /* Clients are authenticated by keys, not by the file's mode. */
-    if (rc == 0 && chmod(path, 0666) != 0)
+    /* Keys authenticate every request; the mode and group decide who may
+     * reach the manager at all (0660: the owner and the group's members).
+     * Set before listen(): nobody connects while the mode is umask's. */
+    if (rc == 0 && (chmod(path, n->unix_mode) != 0 ||
+                    (n->unix_gid >= 0 &&
+                     chown(path, (uid_t)-1, (gid_t)n->unix_gid) != 0)))
         rc = uv_translate_sys_error(errno);
     if (finish(n, l, rc, why, wl) == 0)
         return 0;

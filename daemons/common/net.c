@@ -14,11 +14,14 @@ void skvd_net_init(skvd_net *n, uv_loop_t *loop, const skvd_net_cbs *cbs,
     n->ctx = ctx;
     n->max_frame = max_frame;
     n->max_queue = max_queue;
+    n->unix_mode = 0660;
+    n->unix_gid = -1;
 }
 
 void skvd_net_stop(skvd_net *n)
 {
     n->stopping = true;
+    skvd_limits_stop(n);
     skvd_listeners_close(n);
     skvd_connect_stop(n);
     for (skvd_conn *c = n->conns; c; c = c->next)

@@ -58,6 +58,11 @@ typedef struct skvd_manager_conf {
     uint64_t heartbeat_interval_ms, heartbeat_timeout_ms, max_clock_skew_ms;
     uint64_t max_sessions_per_pass, max_frame, max_queue;
     uint64_t log_level;      /* skv_log_level */
+    /* before authentication, and what the daemon may hold (limits.c) */
+    uint64_t preauth_frame_max, max_buffered_bytes, max_connections;
+    uint64_t frame_timeout_ms, auth_timeout_ms;
+    uint64_t socket_mode;    /* of the Unix socket, e.g. 0660 */
+    char *socket_group;      /* its group; NULL: the daemon's own */
 } skvd_manager_conf;
 
 typedef struct skvd_agent_conf {
@@ -102,6 +107,9 @@ void skvd_config_print_flags(FILE *f, skvd_role role);
 /* Checks across keys, then derived defaults (agent state dir, key file);
  * call after file + flags. 0, or -1 with the reason in why. */
 int skvd_config_finish(skvd_config *c, char *why, size_t wl);
+
+/* A group name or decimal gid -> gid. 0, or -1 with why. */
+int skvd_group_gid(long *gid, const char *name, char *why, size_t wl);
 
 /* Parse an INI file into c. Prints "file:line: key: reason" (or
  * "file: reason") to stderr and returns -1 on the first problem found;
@@ -166,6 +174,12 @@ struct skvd_conn {
     char *out, *pend;           /* buffer being written / queued next */
     size_t out_len, out_cap, pend_len, pend_cap;
     bool writing, closing, close_after_flush, opened, outbound;
+    bool authed;                /* limits.c: the host said it authenticated */
+    bool counted, queued;       /* limits.c: in the cap; in the unauth FIFO */
+    skvd_conn *uprev, *unext;   /* limits.c: unauthenticated, oldest first */
+    size_t held;                /* limits.c: bytes of incomplete frames */
+    uint64_t accepted_ms;       /* limits.c: uv_now() at accept */
+    uint64_t partial_ms;        /* limits.c: incomplete frame since; 0 none */
     skvd_conn *hnext;           /* conn_table chain */
     skvd_conn *prev, *next;     /* net's list of connections */
 };
@@ -182,6 +196,9 @@ struct skvd_net {
     size_t nbuckets, count;
     struct skvd_listener *listeners;
     struct skvd_connector *connector;
+    struct skvd_limits *limits; /* limits.c; NULL: inbound unlimited */
+    unsigned unix_mode;         /* listen.c: Unix socket mode (0660) */
+    long unix_gid;              /* and group; -1: the process's own */
     bool stopping;
 };
 
@@ -208,8 +225,9 @@ int skvd_table_add(skvd_net *n, skvd_conn *c);
 void skvd_table_remove(skvd_net *n, skvd_conn *c);
 skvd_conn *skvd_table_find(const skvd_net *n, uint64_t id);
 
-/* listen.c: listen on a Unix socket path (mode 0666: requests are
- * authenticated by keys) or on "host:port". 0, or -1 with why. */
+/* listen.c: listen on a Unix socket path (mode n->unix_mode, group
+ * n->unix_gid, set between bind and listen) or on "host:port". 0, or -1
+ * with why. */
 int skvd_listen_unix(skvd_net *n, const char *path, char *why, size_t wl);
 int skvd_listen_tcp(skvd_net *n, const char *hostport, char *why,
                     size_t wl);
@@ -228,6 +246,48 @@ skvd_conn *skvd_connect_conn(const skvd_net *n);
 void skvd_connect_lost(skvd_net *n, skvd_conn *c);
 /* Stop reconnecting; closes the timer. */
 void skvd_connect_stop(skvd_net *n);
+
+/* ---- limits.c: what an inbound connection may hold before and after
+ * it authenticated (the manager's defence against hostile clients) ------- */
+
+typedef struct skvd_limits_conf {
+    size_t preauth_frame_max;   /* frame limit until authenticated */
+    size_t max_buffered;        /* incomplete-frame bytes, all connections */
+    uint64_t frame_timeout_ms;  /* an incomplete frame older: close */
+    uint64_t auth_timeout_ms;   /* not authenticated after this: close */
+    uint64_t max_connections;   /* inbound; 0: RLIMIT_NOFILE less reserve */
+} skvd_limits_conf;
+
+/* Descriptors kept for everything but inbound connections (database,
+ * listeners, metrics, the loop's own, a refused connection's accept). */
+#define SKVD_FD_RESERVE 64
+
+/* Apply cf to n's inbound connections: the connection cap follows from
+ * RLIMIT_NOFILE (logged), a timer enforces the timeouts. 0, or -1 with
+ * why. Stopped by skvd_net_stop(). */
+int skvd_limits_start(skvd_net *n, const skvd_limits_conf *cf, char *why,
+                      size_t wl);
+void skvd_limits_stop(skvd_net *n);
+/* The frame limit a new connection's reader starts with. */
+size_t skvd_limits_frame_max(const skvd_conn *c);
+/* A connection was accepted: make room under the cap by closing the
+ * oldest unauthenticated connection. false: no room (close c). */
+bool skvd_limits_admit(skvd_conn *c);
+/* Before feeding nread bytes: room under max_buffered, made by closing
+ * unauthenticated connections holding incomplete frames, oldest first.
+ * false: c itself was closed. */
+bool skvd_limits_read(skvd_conn *c, size_t nread);
+/* After a read's frames were taken out (took: at least one was). */
+void skvd_limits_held(skvd_conn *c, bool took);
+/* c (unauthenticated, inbound) sent an unusable frame: counted for the
+ * periodic summary; true when so, and the caller logs it at debug level
+ * (a flood of them must not flood the log). */
+bool skvd_limits_counted(skvd_conn *c);
+/* c's incomplete bytes no longer count (closing; idempotent). */
+void skvd_limits_release(skvd_conn *c);
+/* The host verified a request on c: the full frame limit, no timeout
+ * for authenticating, not a candidate for eviction. */
+void skvd_conn_authenticated(skvd_conn *c);
 
 /* ---- loop.c -------------------------------------------------------------- */
 

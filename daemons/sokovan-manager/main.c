@@ -49,6 +49,8 @@ static int on_frame(skvd_conn *c, const void *p, size_t len, void *ctx)
     if (rc < 0)
         skvd_log(SKV_LOG_INFO, "conn %llu (%s): %s: closing it",
                  (unsigned long long)c->id, c->peer, e.message);
+    else if (!c->authed && skv_manager_conn_authenticated(d->m, c->id) == 1)
+        skvd_conn_authenticated(c);  /* lifts the pre-auth limits */
     return rc;
 }
 
@@ -109,6 +111,22 @@ static int open_manager(mgr_daemon *d)
     return 0;
 }
 
+/* What a connection may cost before and after authenticating, and who
+ * may open the Unix socket (daemons/common/limits.c, listen.c). */
+static int net_limits(mgr_daemon *d, char *why, size_t wl)
+{
+    const skvd_manager_conf *c = &d->cfg.manager;
+    skvd_net *n = &d->drv.net;
+    skvd_limits_conf lc = {c->preauth_frame_max, c->max_buffered_bytes,
+                           c->frame_timeout_ms, c->auth_timeout_ms,
+                           c->max_connections};
+    n->unix_mode = (unsigned)c->socket_mode;
+    if (c->socket_group &&
+        skvd_group_gid(&n->unix_gid, c->socket_group, why, wl))
+        return -1;
+    return skvd_limits_start(n, &lc, why, wl);
+}
+
 /* Sockets first: a second manager on the same socket fails before it
  * touches the database. On failure the caller undoes it with
  * skvd_driver_stop(). */
@@ -121,6 +139,10 @@ static int start_io(mgr_daemon *d)
                          c->max_queue, TICK_MAX_MS))
         return -1;
     skvd_net *n = &d->drv.net;
+    if (net_limits(d, why, sizeof(why))) {
+        skvd_log(SKV_LOG_ERROR, "%s", why);
+        return -1;
+    }
     if ((c->listen && skvd_listen_unix(n, c->listen, why, sizeof(why)))
         || (c->tcp && skvd_listen_tcp(n, c->tcp, why, sizeof(why)))) {
         skvd_log(SKV_LOG_ERROR, "%s", why);

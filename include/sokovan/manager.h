@@ -91,6 +91,16 @@ SKV_EXTERN int skv_manager_conn_open(skv_manager *m, uint64_t conn_id,
 SKV_EXTERN void skv_manager_conn_close(skv_manager *m, uint64_t conn_id,
                                        int64_t now_ms);
 
+/* 1 once a request received on conn_id passed signature verification, 0
+ * before (the first frame of a connection either authenticates it or gets
+ * an error reply and a negative return from handle_frame), SKV_ENOENT for
+ * a connection that is not open, SKV_EINVAL for NULL. Hosts use it to lift
+ * their pre-authentication limits (a small frame limit, a timeout, being
+ * the first dropped under load): sokovan-manager asks after each frame of a
+ * connection not yet authenticated. */
+SKV_EXTERN int skv_manager_conn_authenticated(const skv_manager *m,
+                                              uint64_t conn_id);
+
 /* One frame payload (without the length prefix) received on conn_id. Replies
  * go through the send callback. Returns 0, or negative when the host must
  * close the connection (after flushing what was sent): malformed, oversized

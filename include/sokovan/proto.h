@@ -47,6 +47,12 @@ extern "C" {
 #define SKV_PROTO_FRAME_HEADER 4                      /* length prefix bytes */
 #define SKV_PROTO_DEFAULT_MAX_FRAME (16u * 1024 * 1024)   /* payload bytes */
 #define SKV_PROTO_MAX_FRAME_LIMIT (1024u * 1024 * 1024)   /* largest allowed max */
+/* Servers accept frames of at least this many payload bytes before a
+ * connection's first request was authenticated (sokovan-manager's
+ * preauth_frame_max cannot go lower); a client whose first request is
+ * larger sends a small authenticated request first (the client library
+ * does). */
+#define SKV_PROTO_PREAUTH_FRAME_MIN (64u * 1024)
 /* Message type names: 1..63 characters of [a-z0-9._]. */
 #define SKV_PROTO_TYPE_NAME_MAX 64
 
@@ -138,6 +144,15 @@ typedef struct skv_proto_reader skv_proto_reader;
 SKV_EXTERN int skv_proto_reader_new(skv_proto_reader **out, size_t max_frame,
                                     skv_error *err);
 SKV_EXTERN void skv_proto_reader_free(skv_proto_reader *r);
+/* Change the largest payload accepted (0 means the default) for every frame
+ * not yet taken out with skv_proto_reader_next(), including frames already
+ * buffered: a buffered header above a lowered limit fails the reader with
+ * SKV_EPROTO, as feed would. A server raises a connection's limit once its
+ * first request was authenticated (sokovan-manager: preauth_frame_max).
+ * SKV_EINVAL for NULL or a limit above SKV_PROTO_MAX_FRAME_LIMIT. */
+SKV_EXTERN int skv_proto_reader_set_max_frame(skv_proto_reader *r,
+                                              size_t max_frame,
+                                              skv_error *err);
 /* Append received bytes (copied). A frame header announcing a length of 0
  * or above max_frame fails with SKV_EPROTO as soon as its 4 bytes are in,
  * before its payload is buffered; after any error the reader stays failed

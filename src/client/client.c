@@ -228,10 +228,13 @@ int skv_client_call(skv_client *c, skv_proto_type type, const void *body,
         rc = skv__err(err, SKV_ERANGE, "%s request of %zu bytes exceeds the "
                       "%zu-byte frame limit", skv_proto_type_name(type),
                       frame_len, c->max_frame);
+    if (rc == 0)
+        rc = skv__client_hello(c, frame_len, err);
     if (rc) {
         skv_free(frame);
         return rc;
     }
+    c->spoke = 1;
     rc = skv__client_write_all(c->fd, frame, frame_len, d, err);
     skv_free(frame);
     if (rc)

@@ -20,6 +20,7 @@ struct skv_client {
      * out of step: every later call fails with this message. */
     int broken;
     char broken_why[SKV_ERROR_MESSAGE_MAX];
+    int spoke;                       /* a request was sent (hello.c) */
     char access_key[SKV_AUTH_ACCESS_KEY_MAX];
     char secret_key[SKV_AUTH_SECRET_KEY_MAX];
 };
@@ -45,5 +46,9 @@ int skv__client_write_all(int fd, const void *buf, size_t len,
  * SKV_EIO when the peer closed the connection. */
 int skv__client_read_some(int fd, skv_proto_reader *r, skv__client_deadline d,
                           skv_error *err);
+
+/* hello.c: before a first request of frame_len bytes, one small signed
+ * request when frame_len is above what servers accept unauthenticated. */
+int skv__client_hello(skv_client *c, size_t frame_len, skv_error *err);
 
 #endif

@@ -172,6 +172,27 @@ SKV_EXTERN void skv_manager_conn_close(skv_manager *m, uint64_t conn_id,
     skv__mgr_reqs_conn_gone(m, conn_id);
 }
 
+void skv__mgr_conn_authenticated(skv_manager *m, uint64_t conn_id)
+{
+    skv__mgr_conn *c = skv__mgr_conn_find(m, conn_id);
+    if (c && !c->authenticated) {
+        c->authenticated = true;
+        skv__log(SKV_LOG_DEBUG, "manager", "connection %llu authenticated",
+                 (unsigned long long)conn_id);
+    }
+}
+
+SKV_EXTERN int skv_manager_conn_authenticated(const skv_manager *m,
+                                              uint64_t conn_id)
+{
+    if (!m)
+        return SKV_EINVAL;
+    for (size_t i = 0; i < m->n_conns; i++)
+        if (m->conns[i].id == conn_id)
+            return m->conns[i].authenticated ? 1 : 0;
+    return SKV_ENOENT;
+}
+
 static void count_states(const skv_manager *m, skv_manager_stats *out)
 {
     sqlite3_stmt *st;

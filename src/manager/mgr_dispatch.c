@@ -90,6 +90,7 @@ static int verified(skv_manager *m, uint64_t conn,
     int rc = skv_proto_envelope_verify(m->verifier, &who, env, now, e);
     if (rc)
         return refuse(m, conn, env->request_id, rc, e, env->type_name, e);
+    skv__mgr_conn_authenticated(m, conn);
     if (env->type == SKV_PROTO_UNKNOWN) {
         skv__mgr_error(m, conn, env->request_id, SKV_ENOTSUP,
                        "unknown message type", env->type_name);

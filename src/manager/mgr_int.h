@@ -23,6 +23,7 @@ typedef struct skv__mgr_conn {
     char peer[64];
     char agent_id[SKV__MGR_ID_MAX]; /* "" until agent.register succeeded */
     bool dead;                      /* the send callback failed */
+    bool authenticated;             /* a signed request was verified */
 } skv__mgr_conn;
 
 typedef enum skv__mgr_agent_state {
@@ -176,6 +177,8 @@ void skv__mgr_agent_lost(skv_manager *m, skv__mgr_agent *a, int64_t now_ms);
 
 /* ---- connections and sending --------------------------------------------- */
 skv__mgr_conn *skv__mgr_conn_find(skv_manager *m, uint64_t id);
+/* A request on conn passed signature verification (manager.c). */
+void skv__mgr_conn_authenticated(skv_manager *m, uint64_t id);
 void skv__mgr_send_frame(skv_manager *m, uint64_t conn, void *frame,
                          size_t len);
 int skv__mgr_reply(skv_manager *m, uint64_t conn, uint64_t req,

@@ -64,6 +64,28 @@ void skv_proto_reader_free(skv_proto_reader *r)
     skv__free(r);
 }
 
+/* Declared here: set_max_frame re-checks buffered headers with it. */
+static int scan_headers(skv_proto_reader *r, skv_error *err);
+
+int skv_proto_reader_set_max_frame(skv_proto_reader *r, size_t max_frame,
+                                   skv_error *err)
+{
+    if (!r)
+        return skv__err(err, SKV_EINVAL, "reader_set_max_frame: NULL reader");
+    if (max_frame == 0)
+        max_frame = SKV_PROTO_DEFAULT_MAX_FRAME;
+    if (max_frame > SKV_PROTO_MAX_FRAME_LIMIT)
+        return skv__err(err, SKV_EINVAL, "reader_set_max_frame: %zu above the "
+                        "limit %u", max_frame, SKV_PROTO_MAX_FRAME_LIMIT);
+    if (r->failed)
+        return skv__err(err, r->failed, "%s (connection unusable)", r->why);
+    /* The limit covers every frame not yet taken out, so headers already
+     * buffered are checked again against it. */
+    r->max_frame = max_frame;
+    r->scan = r->start;
+    return scan_headers(r, err);
+}
+
 size_t skv_proto_reader_buffered(const skv_proto_reader *r)
 {
     return r ? r->len - r->start : 0;
