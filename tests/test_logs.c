@@ -42,10 +42,12 @@ static void logs_setup(void)
 static void logs_teardown(void)
 {
     if (g_mnt[0]) {
-        char agents[PATH_MAX + 32];
-        snprintf(agents, sizeof(agents), "%s/rt", g_mnt);
+        char dir[PATH_MAX + 32];
+        snprintf(dir, sizeof(dir), "%s/rt", g_mnt);
         e2e_destroy_agents(g_mnt);
-        e2e_destroy_containers(agents);
+        e2e_destroy_containers(dir);
+        snprintf(dir, sizeof(dir), "%s/rtcap", g.root);
+        e2e_destroy_containers(dir);
         if (umount2(g_mnt, MNT_DETACH) < 0 && errno != EINVAL &&
             errno != ENOENT)
             fprintf(stderr, "logs: umount %s: %s\n", g_mnt, strerror(errno));
@@ -309,6 +311,55 @@ START_TEST(test_logs_runtime_enospc)
 }
 END_TEST
 
+/* The runtime alone with a 4096-byte cap: the head, one note line, and the
+ * note in log_note(); stderr under the cap is whole and not mentioned. */
+START_TEST(test_logs_runtime_cap)
+{
+    LOGS_REQUIRE();
+    char dir[PATH_MAX + 32], *path = NULL, *note = NULL, buf[8192];
+    snprintf(dir, sizeof(dir), "%s/rtcap", g.root);
+    skv_runtime_options o = SKV_RUNTIME_OPTIONS_INIT;
+    o.state_dir = dir;
+    o.image_dir = g.images;
+    skv_runtime *rt = NULL;
+    skv_container_spec *spec = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    const char *argv[] = {"sh", "-c", "seq 1 20000; echo small >&2"};
+    skv_container_limits lim = SKV_CONTAINER_LIMITS_INIT;
+    lim.log_max_bytes = 4096;
+    SKV_CK_OK(skv_runtime_open(&rt, &o, &e), &e);
+    SKV_CK_OK(skv_container_spec_new(&spec, "cap", &e), &e);
+    SKV_CK_OK(skv_container_spec_set_image(spec, "busybox", &e), &e);
+    SKV_CK_OK(skv_container_spec_set_argv(spec, 3, argv, &e), &e);
+    SKV_CK_OK(skv_container_spec_set_limits(spec, &lim, &e), &e);
+    SKV_CK_OK(skv_runtime_create(rt, spec, &e), &e);
+    SKV_CK_OK(skv_runtime_start(rt, "cap", &e), &e);
+    skv_container_status st = SKV_CONTAINER_STATUS_INIT;
+    SKV_CK_OK(skv_runtime_wait(rt, "cap", 30000, &st, &e), &e);
+    ck_assert_int_eq(st.state, SKV_CONTAINER_EXITED);
+    ck_assert_int_eq(st.exit_code, 0);
+    SKV_CK_OK(skv_runtime_log_path(rt, "cap", "stdout", &path, &e), &e);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *cut = "\n[sokovan: log truncated at 4096 bytes (the log cap)"
+                      "; later output is discarded]\n";
+    ck_assert_uint_eq(n, 4096 + strlen(cut));
+    ck_assert_str_eq(buf + 4096, cut);
+    ck_assert(!strncmp(buf, "1\n2\n3\n", 6));
+    SKV_CK_OK(skv_runtime_log_note(rt, "cap", &note, &e), &e);
+    ck_assert_str_eq(note, "stdout truncated at 4096 bytes (log cap)");
+    skv_free(note);
+    skv_free(path);
+    SKV_CK_OK(skv_runtime_destroy(rt, "cap", 0, &e), &e);
+    skv_container_spec_free(spec);
+    skv_runtime_free(rt);
+    logs_teardown();
+}
+END_TEST
+
 static int null_send(const void *frame, size_t len, void *payload)
 {
     (void)frame;
@@ -363,6 +414,7 @@ Suite *skv_test_suite_logs(void)
     ADD_CASE(s, "logs_enospc", test_logs_enospc);
     ADD_CASE(s, "logs_cap", test_logs_cap);
     ADD_CASE(s, "logs_runtime_enospc", test_logs_runtime_enospc);
+    ADD_CASE(s, "logs_runtime_cap", test_logs_runtime_cap);
     ADD_CASE(s, "logs_bad_cap", test_logs_bad_cap);
     return s;
 }
