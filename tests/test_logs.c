@@ -211,6 +211,40 @@ START_TEST(test_logs_cross_fs)
 }
 END_TEST
 
+/* A log at the default cap (16 MiB) crosses file systems whole; how long
+ * the end-to-destroyed step takes is printed (the copy runs on the
+ * agent's loop thread, bounded by the cap). */
+START_TEST(test_logs_cross_fs_large)
+{
+    LOGS_REQUIRE();
+    if (!mount_tmpfs("64m"))
+        return;
+    skv_client *cl = NULL;
+    cluster_up(&cl, g_mnt, NULL, NULL);
+    char sid[E2E_ID_MAX], kid[E2E_ID_MAX], p[PATH_MAX + 64];
+    skv_proto_session_show_reply r;
+    run_to_end(cl, "busybox dd if=/dev/zero bs=65536 count=256 2>/dev/null",
+               sid, &r);
+    int64_t t0 = e2e_now_ms();
+    ck_assert_int_eq(r.session.exit_code, 0);
+    ck_assert_msg(!strstr(r.session.status_reason, "truncated"), "%s",
+                  r.session.status_reason);
+    snprintf(kid, sizeof(kid), "%s", r.session.kernels[0].kernel_id);
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
+    wait_destroyed(g_mnt, kid);
+    fprintf(stderr, "logs_cross_fs_large: end seen -> container destroyed "
+            "with its 16 MiB log copied off the tmpfs: %lld ms\n",
+            (long long)(e2e_now_ms() - t0));
+    struct stat st;
+    snprintf(p, sizeof(p), "%s/agent-a1/logs/%s.stdout", g.root, kid);
+    ck_assert_int_eq(stat(p, &st), 0);
+    ck_assert_int_eq(st.st_size, 16 << 20);
+    agent_log_lacks("cannot keep");
+    skv_client_free(cl);
+    stop_all();
+}
+END_TEST
+
 /* 30 MB of output into an 8 MB tmpfs run dir: the session ends with the
  * command's own exit code and says where space ran out (the old shim
  * could not write its exit file on the full tmpfs: "container lost (its
@@ -433,6 +467,7 @@ Suite *skv_test_suite_logs(void)
 {
     Suite *s = suite_create("logs");
     ADD_CASE(s, "logs_cross_fs", test_logs_cross_fs);
+    ADD_CASE(s, "logs_cross_fs_large", test_logs_cross_fs_large);
     ADD_CASE(s, "logs_enospc", test_logs_enospc);
     ADD_CASE(s, "logs_cap", test_logs_cap);
     ADD_CASE(s, "logs_runtime_enospc", test_logs_runtime_enospc);
