@@ -241,9 +241,13 @@ static void log_write(shim_log *lg, const char *p, size_t len)
     }
 }
 
-/* The line that says the log stops here; written once, past the cap. */
+/* The line that says the log stops here; written once, past the cap. A
+ * log a write error already ended is not called truncated: its error says
+ * more. */
 static void log_truncate_note(shim_log *lg)
 {
+    if (lg->out < 0)
+        return;
     char note[128], num[24];
     size_t len = 0;
     const char *a = "\n[sokovan: log truncated at ";
