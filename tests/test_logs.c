@@ -160,13 +160,14 @@ static void agent_log_lacks(const char *what)
     ck_assert_msg(!out[0], "agent log says: %s", out);
 }
 
-/* What the sokovan CLI prints (stdout and stderr) for args, as admin. */
+/* What the sokovan CLI prints on stdout for args, as admin (its stderr,
+ * which also carries the kernel's stderr for run --wait, is dropped). */
 static void cli(const char *args, char *out, size_t cap)
 {
     char cmd[PATH_MAX * 3];
     snprintf(cmd, sizeof(cmd), "SOKOVAN_ENDPOINT='%s' SOKOVAN_ACCESS_KEY='%s' "
-             "SOKOVAN_SECRET_KEY='%s' HOME=/nonexistent %s/sokovan %s 2>&1",
-             g.endpoint, g.admin_ak, g.admin_sk, g.bin, args);
+             "SOKOVAN_SECRET_KEY='%s' HOME=/nonexistent %s/sokovan %s "
+             "2>/dev/null", g.endpoint, g.admin_ak, g.admin_sk, g.bin, args);
     skv_test_sh_output(cmd, out, cap);
 }
 
@@ -202,10 +203,7 @@ START_TEST(test_logs_cross_fs)
     /* The issue's own repro: the CLI prints the output after the end. */
     char out[512];
     cli("run --wait --mem 64m busybox -- echo hi", out, sizeof(out));
-    size_t len = strlen(out);
-    ck_assert_msg(len >= 3 && !strcmp(out + len - 3, "hi\n") &&
-                  !strstr(out, "incomplete"), "sokovan run --wait: '%s'",
-                  out);
+    ck_assert_msg(!strcmp(out, "hi\n"), "sokovan run --wait: '%s'", out);
     skv_client_free(cl);
     stop_all();
 }
