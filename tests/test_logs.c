@@ -82,17 +82,17 @@ static bool mount_tmpfs(const char *size)
     return false;
 }
 
-/* Agent a1 with its run dir under run_root (its state dir stays under the
- * scratch directory, on /tmp) and extra flags; its own argv like
- * test_e2e.c's start_ns_agent. */
-static void start_agent(const char *run_root, const char *extra1,
-                        const char *extra2)
+/* Agent a1 with its run dir under run_root, its state dir under
+ * state_root and extra flags; its own argv like test_e2e.c's
+ * start_ns_agent. */
+static void start_agent(const char *run_root, const char *state_root,
+                        const char *extra1, const char *extra2)
 {
     char exe[PATH_MAX + 32], mgr[PATH_MAX + 16], state[PATH_MAX + 32];
     char run[PATH_MAX + 48];
     snprintf(exe, sizeof(exe), "%s/sokovan-agent", g.bin);
     snprintf(mgr, sizeof(mgr), "unix:%s", g.sock);
-    snprintf(state, sizeof(state), "%s/agent-a1", g.root);
+    snprintf(state, sizeof(state), "%s/agent-a1", state_root);
     snprintf(run, sizeof(run), "%s/agent-a1/containers", run_root);
     char *argv[32] = {exe, "--agent-id", "a1", "--manager", mgr,
                       "--data-dir", g.data, "--state-dir", state,
@@ -112,13 +112,21 @@ static void start_agent(const char *run_root, const char *extra1,
     g.nagents = 1;
 }
 
+static void cluster_up_in(skv_client **cl, const char *run_root,
+                          const char *state_root, const char *extra1,
+                          const char *extra2)
+{
+    E2E_OK(e2e_start_manager(&g, "a1"));
+    start_agent(run_root, state_root, extra1, extra2);
+    E2E_OK(e2e_connect(&g, cl, NULL, NULL));
+    E2E_OK(e2e_wait_agents(&g, *cl, 1));
+}
+
+/* The state dir stays under the scratch directory, on /tmp. */
 static void cluster_up(skv_client **cl, const char *run_root,
                        const char *extra1, const char *extra2)
 {
-    E2E_OK(e2e_start_manager(&g, "a1"));
-    start_agent(run_root, extra1, extra2);
-    E2E_OK(e2e_connect(&g, cl, NULL, NULL));
-    E2E_OK(e2e_wait_agents(&g, *cl, 1));
+    cluster_up_in(cl, run_root, g.root, extra1, extra2);
 }
 
 /* Run a script to its end; *r is the final show reply (free it). */
@@ -149,6 +157,14 @@ static void stop_all(void)
     e2e_kill(&g, &g.agent[0], SIGTERM, "a1");
     e2e_kill(&g, &g.mgr, SIGTERM, "manager");
     logs_teardown();
+}
+
+static void agent_log_grep(const char *what, char *out, size_t cap)
+{
+    char p[PATH_MAX + 32], cmd[PATH_MAX + 96];
+    snprintf(p, sizeof(p), "%s/logs/a1.log", g.root);
+    snprintf(cmd, sizeof(cmd), "grep -m1 '%s' %s", what, p);
+    skv_test_sh_output(cmd, out, cap);
 }
 
 static void agent_log_lacks(const char *what)
@@ -238,6 +254,43 @@ START_TEST(test_logs_cross_fs_large)
     ck_assert_int_eq(stat(p, &st), 0);
     ck_assert_int_eq(st.st_size, 16 << 20);
     agent_log_lacks("cannot keep");
+    skv_client_free(cl);
+    stop_all();
+}
+END_TEST
+
+/* The state dir is the full one (a 1 MB tmpfs) and a 2 MiB log cannot be
+ * kept there: the partial copy is removed, the agent says why, and it goes
+ * on (the next kernel's logs are kept). */
+START_TEST(test_logs_keep_enospc)
+{
+    LOGS_REQUIRE();
+    if (!mount_tmpfs("1m"))
+        return;
+    skv_client *cl = NULL;
+    cluster_up_in(&cl, g.root, g_mnt, NULL, NULL);
+    char sid[E2E_ID_MAX], kid[E2E_ID_MAX], p[PATH_MAX + 64], out[512];
+    skv_proto_session_show_reply r;
+    run_to_end(cl, "busybox dd if=/dev/zero bs=65536 count=32 2>/dev/null",
+               sid, &r);
+    ck_assert_int_eq(r.session.exit_code, 0);
+    snprintf(kid, sizeof(kid), "%s", r.session.kernels[0].kernel_id);
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
+    wait_destroyed(g.root, kid);
+    snprintf(p, sizeof(p), "%s/agent-a1/logs/%s.stdout", g_mnt, kid);
+    ck_assert_msg(!e2e_file_exists(p), "partial copy %s left", p);
+    agent_log_grep("cannot keep its stdout log", out, sizeof(out));
+    ck_assert_msg(strstr(out, "No space left on device"), "agent log: '%s'",
+                  out);
+    char buf[64];
+    skv_error e = SKV_ERROR_INIT;
+    run_to_end(cl, "echo again", sid, &r);
+    ck_assert_int_eq(r.session.exit_code, 0);
+    snprintf(kid, sizeof(kid), "%s", r.session.kernels[0].kernel_id);
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
+    wait_destroyed(g.root, kid);
+    SKV_CK_OK(e2e_logs(cl, sid, NULL, buf, sizeof(buf), &e), &e);
+    ck_assert_str_eq(buf, "again\n");
     skv_client_free(cl);
     stop_all();
 }
@@ -468,6 +521,7 @@ Suite *skv_test_suite_logs(void)
     Suite *s = suite_create("logs");
     ADD_CASE(s, "logs_cross_fs", test_logs_cross_fs);
     ADD_CASE(s, "logs_cross_fs_large", test_logs_cross_fs_large);
+    ADD_CASE(s, "logs_keep_enospc", test_logs_keep_enospc);
     ADD_CASE(s, "logs_enospc", test_logs_enospc);
     ADD_CASE(s, "logs_cap", test_logs_cap);
     ADD_CASE(s, "logs_runtime_enospc", test_logs_runtime_enospc);

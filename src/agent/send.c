@@ -85,17 +85,23 @@ static const char *exit_reason(const skv__agent_kernel *k, char *buf,
 }
 
 /* The end as the runtime saw it, then what the logs lost ("no space left
- * for logs on ..."): the exit code stays the command's own. */
+ * for logs on ..."): the exit code stays the command's own. A note too
+ * long for the reason (a very long run_dir) is only in the agent's log:
+ * a reason cut inside a multi-byte character would not be valid UTF-8. */
 static const char *exit_reason_note(skv_agent *a, const skv__agent_kernel *k,
                                     char *buf, size_t n)
 {
     char base[128], *note = NULL;
     const char *r = exit_reason(k, base, sizeof(base));
-    if (skv_runtime_log_note(a->rt, k->req.kernel_id, &note, NULL) == 0 &&
-        note)
-        snprintf(buf, n, "%s; %s", r, note);
-    else
+    if (skv_runtime_log_note(a->rt, k->req.kernel_id, &note, NULL) != 0 ||
+        !note) {
         snprintf(buf, n, "%s", r);
+        return buf;
+    }
+    skv__log(SKV_LOG_WARN, "agent", "kernel %s: %s", k->req.kernel_id, note);
+    if ((size_t)snprintf(buf, n, "%s; %s", r, note) >= n)
+        snprintf(buf, n, "%s; its logs are incomplete (see the agent's log)",
+                 r);
     skv_free(note);
     return buf;
 }
