@@ -2,7 +2,8 @@
  * (issue 13): real sokovan-manager / sokovan-agent processes
  * (tests/e2e_cluster.h) whose run dir is a small tmpfs the test mounts in
  * its scratch directory, while the state dir stays on /tmp; plus the
- * runtime alone on a tiny tmpfs, and the option checks.
+ * runtime alone on a tiny tmpfs, a state dir too full to keep a log, and
+ * the option checks.
  *
  * Needs root (containers, mount), /bin/busybox and the daemons in
  * <build>/bin; otherwise each test says why it is skipped. The unchecked
