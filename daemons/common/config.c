@@ -159,6 +159,9 @@ static const skvd_key g_keys[] = {
      "BYTES", "largest frame payload accepted"},
     {"agent", "max_queue", K_BYTES, AO(max_queue), A, "64m", 65536,
      64 * GiB, "BYTES", "unsent bytes beyond which the connection is reset"},
+    {"agent", "log_max_bytes", K_BYTES, AO(log_max_bytes), A, "16m", 4096,
+     64 * GiB, "BYTES", "cap of each of a kernel's stdout and stderr logs: "
+     "the head is kept, then a line noting the truncation"},
     {"agent", "pidfile", K_OPTPATH, AO(pidfile), A, NULL, 0, 0, "FILE",
      "write the process id there"},
     {"agent", "metrics_listen", K_HTTP, AO(metrics_listen), A, NULL, 0, 0,

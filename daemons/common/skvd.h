@@ -81,6 +81,7 @@ typedef struct skvd_agent_conf {
     uint64_t create_threads;  /* 0: the library's default */
     uint64_t reconnect_min_ms, reconnect_max_ms, max_frame, max_queue;
     uint64_t log_level;
+    uint64_t log_max_bytes;  /* each log of a kernel */
 } skvd_agent_conf;
 
 typedef struct skvd_config {

@@ -212,6 +212,7 @@ static int open_agent(agent_daemon *d)
     o.stats_interval_ms = (uint32_t)c->stats_interval_ms;
     o.poll_interval_ms = (uint32_t)c->poll_interval_ms;
     o.create_threads = (int)c->create_threads;
+    o.log_max_bytes = c->log_max_bytes;
     o.wake = wake_cb;
     o.wake_payload = d;
     if (skvd_mkdirs_parent(c->state_dir, why, sizeof(why))) {

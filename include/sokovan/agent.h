@@ -43,9 +43,9 @@ typedef struct skv_agent skv_agent;
 typedef int (*skv_agent_send_fn)(const void *frame, size_t len,
                                  void *payload);
 
-/* Version 2 added `accelerators`, version 3 `run_dir`; version 1 and 2
- * structures are accepted. */
-#define SKV_AGENT_OPTIONS_VERSION 3
+/* Version 2 added `accelerators`, version 3 `run_dir`, version 4
+ * `log_max_bytes`; version 1 to 3 structures are accepted. */
+#define SKV_AGENT_OPTIONS_VERSION 4
 
 typedef struct skv_agent_options {
     unsigned version;           /* SKV_AGENT_OPTIONS_VERSION */
@@ -98,13 +98,21 @@ typedef struct skv_agent_options {
      * one within 2 ms while any is in flight). */
     void (*wake)(void *payload);
     void *wake_payload;
+    /* v4: cap of each of a kernel's stdout and stderr logs, in bytes. The
+     * head of the output is kept; past the cap one line noting the
+     * truncation is written and the rest discarded. 0 = 16 MiB (the
+     * runtime's default); otherwise at least SKV_AGENT_LOG_MAX_BYTES_MIN. */
+    uint64_t log_max_bytes;
 } skv_agent_options;
+
+#define SKV_AGENT_LOG_MAX_BYTES_MIN 4096u
 
 #define SKV_AGENT_CREATE_THREADS_MAX_AUTO 8
 
 #define SKV_AGENT_OPTIONS_INIT                                               \
     {SKV_AGENT_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL,   \
-     NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL}
+     NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL, \
+     0}
 
 /* Discover the node, open the runtime and restore containers found in
  * state_dir (they keep running). Nothing is sent yet. */

@@ -294,6 +294,16 @@ SKV_EXTERN int skv_runtime_restore(skv_runtime *rt, size_t *n_out,
 SKV_EXTERN int skv_runtime_log_path(skv_runtime *rt, const char *id,
                                     const char *stream, char **out,
                                     skv_error *err);
+/* What the container's logs lost, once it has ended: *note receives NULL
+ * when they are complete (or the container has not ended), else one
+ * sentence for people, parts joined by "; ": "no space left for logs on
+ * <log path>" (a write failed with ENOSPC or EDQUOT: that log stops there,
+ * the output is still drained and the exit status still recorded),
+ * "cannot write <log path>: <error>", "<stream> truncated at N bytes (log
+ * cap)" (see skv_container_limits.log_max_bytes). Free with skv_free.
+ * SKV_ENOENT for an unknown container. */
+SKV_EXTERN int skv_runtime_log_note(skv_runtime *rt, const char *id,
+                                    char **note, skv_error *err);
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,8 @@
 
 static int check_options(const skv_agent_options *o, skv_error *err)
 {
-    /* Version 1 ends before `accelerators`, version 2 before `run_dir`. */
+    /* Version 1 ends before `accelerators`, version 2 before `run_dir`,
+     * version 3 before `log_max_bytes`. */
     if (o->version < 1 || o->version > SKV_AGENT_OPTIONS_VERSION)
         return skv__err(err, SKV_EVERSION, "agent options: version %u, this "
                         "library knows 1..%u", o->version,
@@ -43,6 +44,12 @@ static int check_options(const skv_agent_options *o, skv_error *err)
                             o->create_threads > 64))
         return skv__err(err, SKV_EINVAL, "agent create_threads: %d is not "
                         "-1 (none), 0 (default) or 1..64", o->create_threads);
+    if (o->version >= 4 && o->log_max_bytes &&
+        o->log_max_bytes < SKV_AGENT_LOG_MAX_BYTES_MIN)
+        return skv__err(err, SKV_EINVAL, "agent log_max_bytes: %llu is below "
+                        "%u (0: the default)",
+                        (unsigned long long)o->log_max_bytes,
+                        SKV_AGENT_LOG_MAX_BYTES_MIN);
     return 0;
 }
 
@@ -134,6 +141,8 @@ int skv_agent_open(skv_agent **out, const skv_agent_options *opts,
         a->wake = opts->wake;
         a->wake_payload = opts->wake_payload;
     }
+    if (opts->version >= 4)
+        a->log_max_bytes = opts->log_max_bytes;
     a->poll_ms = opts->poll_interval_ms ? opts->poll_interval_ms : 20;
     a->stats_ms = opts->stats_interval_ms ? opts->stats_interval_ms : 5000;
     a->hb_ms = SKV__AGENT_DEFAULT_HEARTBEAT_MS;

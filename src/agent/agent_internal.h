@@ -126,8 +126,12 @@ struct skv_agent {
     bool connected, registered;
     uint64_t next_req_id, register_id, seq;
     uint32_t hb_ms, stats_ms, poll_ms;
+    uint64_t log_max_bytes;         /* each log of a kernel; 0 = default */
     int64_t next_hb, next_stats, next_poll, next_prune;
 };
+
+/* ---- logs_keep.c: a destroyed kernel's logs to state_dir/logs ---- */
+void skv__agent_keep_logs(skv_agent *a, const char *id);
 
 /* ---- setup.c: topology, plugins, slice, node, device table ---- */
 int skv__agent_setup_node(skv_agent *a, const skv_agent_options *o,

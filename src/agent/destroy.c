@@ -14,26 +14,6 @@
 
 #include "agent_internal.h"
 
-static const char *const streams[] = {"stdout", "stderr"};
-
-/* Move the container's logs to state_dir/logs/<id>.<stream>: a rename in
- * the same file system, so a process still writing keeps its file. */
-static void retain_logs(skv_agent *a, const char *id)
-{
-    for (size_t i = 0; i < 2; i++) {
-        char *from = NULL;
-        char *to = skv__asprintf("%s/logs/%s.%s", a->state_dir, id,
-                                 streams[i]);
-        if (to && skv_runtime_log_path(a->rt, id, streams[i], &from,
-                                       NULL) == 0 &&
-            rename(from, to) < 0 && errno != ENOENT)
-            skv__log(SKV_LOG_WARN, "agent", "cannot keep %s: %s", from,
-                     strerror(errno));
-        skv_free(from);
-        skv__free(to);
-    }
-}
-
 int skv__agent_ack(skv_agent *a, uint64_t id, const char *message,
                    int64_t now_ms, skv_error *err)
 {
@@ -69,7 +49,7 @@ int skv__agent_destroy_finish(skv_agent *a, skv__agent_kernel *k,
      * before the ack, which the manager reads as "ended". */
     if (k->exited && !k->exit_sent && a->registered)
         skv__agent_send_exit(a, k, now_ms, NULL);
-    retain_logs(a, id);
+    skv__agent_keep_logs(a, id);
     /* Already stopped or out of grace: kill what is left at once. */
     int rc = skv_runtime_destroy(a->rt, id, 0, &e);
     if (rc) {

@@ -84,10 +84,32 @@ static const char *exit_reason(const skv__agent_kernel *k, char *buf,
     return buf;
 }
 
+/* The end as the runtime saw it, then what the logs lost ("no space left
+ * for logs on ..."): the exit code stays the command's own. A note too
+ * long for the reason (a very long run_dir) is only in the agent's log:
+ * a reason cut inside a multi-byte character would not be valid UTF-8. */
+static const char *exit_reason_note(skv_agent *a, const skv__agent_kernel *k,
+                                    char *buf, size_t n)
+{
+    char base[128], *note = NULL;
+    const char *r = exit_reason(k, base, sizeof(base));
+    if (skv_runtime_log_note(a->rt, k->req.kernel_id, &note, NULL) != 0 ||
+        !note) {
+        snprintf(buf, n, "%s", r);
+        return buf;
+    }
+    skv__log(SKV_LOG_WARN, "agent", "kernel %s: %s", k->req.kernel_id, note);
+    if ((size_t)snprintf(buf, n, "%s; %s", r, note) >= n)
+        snprintf(buf, n, "%s; its logs are incomplete (see the agent's log)",
+                 r);
+    skv_free(note);
+    return buf;
+}
+
 int skv__agent_send_exit(skv_agent *a, skv__agent_kernel *k,
                          int64_t now_ms, skv_error *err)
 {
-    char reason[128];
+    char reason[1024];
     skv_proto_kernel_exit m;
     memset(&m, 0, sizeof(m));
     m.agent_id = a->agent_id;
@@ -98,7 +120,7 @@ int skv__agent_send_exit(skv_agent *a, skv__agent_kernel *k,
     m.signal = k->st.signal;
     m.oom = k->st.oom_killed ? 1 : 0;
     m.finished_ms = k->finished_ms;
-    m.reason = (char *)exit_reason(k, reason, sizeof(reason));
+    m.reason = (char *)exit_reason_note(a, k, reason, sizeof(reason));
     int rc = skv__agent_emit(a, SKV_PROTO_EVENT, 0, SKV_PROTO_KERNEL_EXIT, &m,
                              now_ms, err);
     if (rc == 0)

@@ -79,8 +79,8 @@ static int cluster(skv_container_spec *spec, const skv_proto_kernel_create *r,
     return skv_container_spec_set_cluster(spec, &ci, err);
 }
 
-static int limits(skv_container_spec *spec, const skv__agent_kernel *k,
-                  skv_error *err)
+static int limits(skv_container_spec *spec, const skv_agent *a,
+                  const skv__agent_kernel *k, skv_error *err)
 {
     skv_container_limits lim = SKV_CONTAINER_LIMITS_INIT;
     lim.cpu_period_us = SKV__AGENT_CPU_PERIOD_US;
@@ -93,6 +93,7 @@ static int limits(skv_container_spec *spec, const skv__agent_kernel *k,
         lim.cpu_period_us = 0;
     lim.memory_bytes = (uint64_t)k->mem;
     lim.pids_max = SKV__AGENT_PIDS_MAX;
+    lim.log_max_bytes = a->log_max_bytes;   /* 0: the runtime's default */
     return skv_container_spec_set_limits(spec, &lim, err);
 }
 
@@ -165,7 +166,7 @@ int skv__agent_build_spec(skv_container_spec **out, skv_agent *a,
     if (rc == 0)
         rc = network(spec, k, err);
     if (rc == 0)
-        rc = limits(spec, k, err);
+        rc = limits(spec, a, k, err);
     /* Whole cores: the placement's; fractional or none: the slice's cores,
      * shared, bounded by the quota. */
     const char *cpus = skv_node_placement_cpuset(k->pl);

@@ -26,7 +26,7 @@ static char *dir_file(const char *dir, const char *name, char *buf, size_t n)
 
 bool skv__rt_read_exit(const char *dir, skv_container_status *st)
 {
-    char path[PATH_MAX], text[128];
+    char path[PATH_MAX], text[320];
     int fd = open(dir_file(dir, "exit", path, sizeof(path)),
                   O_RDONLY | O_CLOEXEC);
     if (fd < 0)

@@ -10,8 +10,11 @@
  * the same memory at once). That leaves one copy of the caller's address
  * space per container instead of three: on a large agent, page-table
  * copies and copy-on-write faults dominated the start-up time. The shim
- * copies the first process's stdout/stderr into size-capped logs, reaps it
- * and writes the exit status to <dir>/exit atomically (exit.tmp + rename).
+ * copies the first process's stdout/stderr into size-capped logs (the head
+ * is kept, then a note), reaps it and writes the exit status to <dir>/exit
+ * atomically (exit.tmp + rename) into space reserved at its start, with
+ * what its logs lost (a write error such as ENOSPC ends a log; the output
+ * is still drained).
  *
  * Everything after fork() uses only async-signal-safe system calls on data
  * prepared by the caller before forking: the caller may be multi-threaded,
@@ -99,49 +102,173 @@ static size_t fmt_i64(char *buf, int64_t v)
     return len;
 }
 
-static void write_all(int fd, const char *p, size_t len)
+/* Returns 0, or the errno of the failed write (ENOSPC: the file system is
+ * full). */
+static int write_all(int fd, const char *p, size_t len)
 {
     while (len) {
         ssize_t n = write(fd, p, len);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
-            return;
+        if (n < 0)
+            return errno;
+        if (n == 0)
+            return EIO;
         p += n;
         len -= (size_t)n;
     }
+    return 0;
 }
 
-static void write_exit_file(const skv__rt_launch *l, int status)
+/* The same at an offset, for the exit file written over its placeholder. */
+static int pwrite_all(int fd, const char *p, size_t len)
 {
-    char buf[96], num[24];
-    size_t len = 0;
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    memcpy(buf, "code=", 5);
-    len = 5;
-    size_t k = fmt_i64(num, code);
-    memcpy(buf + len, num, k);
-    len += k;
-    memcpy(buf + len, "\nsignal=", 8);
-    len += 8;
-    k = fmt_i64(num, sig);
-    memcpy(buf + len, num, k);
-    len += k;
-    buf[len++] = '\n';
-    int fd = open(l->exit_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return;
-    write_all(fd, buf, len);
-    close(fd);
-    rename(l->exit_tmp, l->exit_path);
+    off_t off = 0;
+    while (len) {
+        ssize_t n = pwrite(fd, p, len, off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? errno : EIO;
+        p += n;
+        off += n;
+        len -= (size_t)n;
+    }
+    return 0;
 }
 
 typedef struct shim_log {
     int in;             /* pipe read end, -1 at EOF */
-    int out;            /* log file */
+    int out;            /* log file; -1 once a write failed */
     uint64_t written;
+    int error;          /* errno of the first failed write or open, 0 none */
+    bool truncated;     /* the cap was reached and the note written */
 } shim_log;
+
+/* The exit file's size is reserved when the shim starts (see
+ * exit_reserve): the container may fill the file system with output, and
+ * the exit status must still land. Its text is well below this. */
+#define SHIM_EXIT_RESERVE 256
+
+static size_t put_str(char *buf, size_t len, const char *s)
+{
+    while (*s && len < SHIM_EXIT_RESERVE)
+        buf[len++] = *s++;
+    return len;
+}
+
+static size_t put_kv(char *buf, size_t len, const char *key, int64_t v)
+{
+    char num[24];
+    len = put_str(buf, len, key);
+    len = put_str(buf, len, "=");
+    fmt_i64(num, v);
+    len = put_str(buf, len, num);
+    return put_str(buf, len, "\n");
+}
+
+/* code=, signal=, and for each stream the write error (errno) that ended
+ * its log and the size it was truncated at (skv__rt_read_exit,
+ * skv_runtime_log_note read them). */
+static size_t exit_text(char *buf, int status, const shim_log lg[2])
+{
+    static const char *const names[2] = {"stdout", "stderr"};
+    char key[32];
+    size_t len = put_kv(buf, 0, "code", WIFEXITED(status) ?
+                        WEXITSTATUS(status) : 0);
+    len = put_kv(buf, len, "signal", WIFSIGNALED(status) ?
+                 WTERMSIG(status) : 0);
+    for (int i = 0; i < 2; i++) {
+        size_t k = put_str(key, 0, names[i]);
+        if (lg[i].error) {
+            memcpy(key + k, "_error", 7);
+            len = put_kv(buf, len, key, lg[i].error);
+        }
+        if (lg[i].truncated) {
+            memcpy(key + k, "_truncated", 11);
+            len = put_kv(buf, len, key, (int64_t)lg[i].written);
+        }
+    }
+    return len;
+}
+
+/* Opened with its space taken before the container runs: overwriting
+ * those bytes later needs no new block or page, so a full file system
+ * (the container's own output) cannot keep the exit status from landing
+ * and the container from being reported lost. */
+static int exit_reserve(const skv__rt_launch *l)
+{
+    char pad[SHIM_EXIT_RESERVE];
+    memset(pad, '\n', sizeof(pad));
+    int fd = open(l->exit_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0 && write_all(fd, pad, sizeof(pad)) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+static void write_exit_file(const skv__rt_launch *l, int fd, int status,
+                            const shim_log lg[2])
+{
+    char buf[SHIM_EXIT_RESERVE];
+    size_t len = exit_text(buf, status, lg);
+    if (fd < 0) {
+        fd = open(l->exit_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                  0644);
+        if (fd < 0)
+            return;
+    }
+    int e = pwrite_all(fd, buf, len);
+    if (e == 0 && ftruncate(fd, (off_t)len) < 0)
+        e = errno;
+    close(fd);
+    if (e == 0)
+        rename(l->exit_tmp, l->exit_path);
+}
+
+/* A write error ends the log (the file is left as it was), and the shim
+ * keeps reading the pipe so that the container never blocks on output. */
+static void log_write(shim_log *lg, const char *p, size_t len)
+{
+    if (lg->out < 0)
+        return;
+    int e = write_all(lg->out, p, len);
+    if (e) {
+        lg->error = e;
+        close(lg->out);
+        lg->out = -1;
+    }
+}
+
+/* The line that says the log stops here; written once, past the cap. A
+ * log a write error already ended is not called truncated: its error says
+ * more. */
+static void log_truncate_note(shim_log *lg)
+{
+    if (lg->out < 0)
+        return;
+    char note[128], num[24];
+    size_t len = 0;
+    const char *a = "\n[sokovan: log truncated at ";
+    const char *b = " bytes (the log cap); later output is discarded]\n";
+    fmt_i64(num, (int64_t)lg->written);
+    for (const char *s = a; *s; s++)
+        note[len++] = *s;
+    for (const char *s = num; *s; s++)
+        note[len++] = *s;
+    for (const char *s = b; *s && len < sizeof(note); s++)
+        note[len++] = *s;
+    lg->truncated = true;
+    log_write(lg, note, len);
+}
+
+static void log_open(shim_log *lg, const char *path)
+{
+    lg->out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+    if (lg->out < 0)
+        lg->error = errno;
+}
 
 /* Copy what is available; returns false at EOF or error. */
 static bool log_pump(shim_log *lg, uint64_t cap)
@@ -153,12 +280,14 @@ static bool log_pump(shim_log *lg, uint64_t cap)
     if (n <= 0)
         return false;
     /* Over the cap the data is still read (the writer must not block) but
-     * dropped. */
+     * dropped: the head of the output is kept, with a note. */
     uint64_t room = lg->written < cap ? cap - lg->written : 0;
     size_t keep = (uint64_t)n < room ? (size_t)n : (size_t)room;
-    if (keep && lg->out >= 0)
-        write_all(lg->out, buf, keep);
+    if (keep)
+        log_write(lg, buf, keep);
     lg->written += keep;
+    if (keep < (size_t)n && !lg->truncated)
+        log_truncate_note(lg);
     return true;
 }
 
@@ -227,7 +356,7 @@ static bool shim_reap(const skv__rt_launch *l, shim_state *s, int *status)
 }
 
 static void shim_loop(const skv__rt_launch *l, shim_state *s, shim_log lg[2],
-                      int sfd)
+                      int sfd, int exit_fd)
 {
     int status = 0;
     for (;;) {
@@ -250,7 +379,7 @@ static void shim_loop(const skv__rt_launch *l, shim_state *s, shim_log lg[2],
     }
     log_drain(&lg[0], l->log_max);
     log_drain(&lg[1], l->log_max);
-    write_exit_file(l, status);
+    write_exit_file(l, exit_fd, status, lg);
 }
 
 /* Keep only the two pipes (as fds 3 and 4), the launch's keep_fd (as 5)
@@ -372,11 +501,10 @@ static int shim_main(const skv__rt_launch *l0, int report_w, int go_r)
         skv__rt_msg_send(report_w, 'E', errno, "shim setup", NULL);
         return 1;
     }
-    shim_log lg[2] = {
-        {po[0], open(l.stdout_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                     0640), 0},
-        {pe[0], open(l.stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                     0640), 0}};
+    shim_log lg[2] = {{po[0], -1, 0, 0, false}, {pe[0], -1, 0, 0, false}};
+    log_open(&lg[0], l.stdout_path);
+    log_open(&lg[1], l.stderr_path);
+    int exit_fd = exit_reserve(&l);
     first_arg fa = {&l, po[1], pe[1], report_w, go_r, getpid(), 0};
     /* Blocked signals until it has reset its handlers: none may run a
      * handler on the memory it shares with the shim. Returns once the
@@ -405,7 +533,7 @@ static int shim_main(const skv__rt_launch *l0, int report_w, int go_r)
         close(report_w);
         s.report = -1;
     }
-    shim_loop(&l, &s, lg, sfd);
+    shim_loop(&l, &s, lg, sfd, exit_fd);
     return 0;
 }
 
