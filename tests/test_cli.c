@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include "fake_mgr.h"
@@ -29,9 +31,16 @@ static void slurp(int fd, char *buf, size_t cap)
     close(fd);
 }
 
-/* Run build/bin/sokovan with args; endpoint NULL: none set. The
+/* A started `sokovan`: its pid and where its output goes. */
+typedef struct cli_child {
+    pid_t pid;
+    int fo, fe;
+} cli_child;
+
+/* Start build/bin/sokovan with args; endpoint NULL: none set. The
  * environment is built before fork (the fake manager's thread is live). */
-static void run_cli(cli_result *r, const char *endpoint, const char *const *args)
+static void cli_spawn(cli_child *ch, const char *endpoint,
+                      const char *const *args)
 {
     char bin[512], ep[256], tmpo[] = "/tmp/skv-cli-out-XXXXXX",
          tmpe[] = "/tmp/skv-cli-err-XXXXXX";
@@ -48,23 +57,36 @@ static void run_cli(cli_result *r, const char *endpoint, const char *const *args
     for (; args[n - 1] && n < 63; n++)
         argv[n] = (char *)args[n - 1];
     argv[n] = NULL;
-    int fo = mkstemp(tmpo), fe = mkstemp(tmpe);
-    ck_assert(fo >= 0 && fe >= 0);
+    ch->fo = mkstemp(tmpo);
+    ch->fe = mkstemp(tmpe);
+    ck_assert(ch->fo >= 0 && ch->fe >= 0);
     unlink(tmpo);
     unlink(tmpe);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        dup2(fo, 1);
-        dup2(fe, 2);
+    ch->pid = fork();
+    ck_assert_int_ge(ch->pid, 0);
+    if (ch->pid == 0) {
+        dup2(ch->fo, 1);
+        dup2(ch->fe, 2);
         execve(bin, argv, envp);
         _exit(127);
     }
+}
+
+/* Wait for it and collect its exit code and output. */
+static void cli_finish(cli_child *ch, cli_result *r)
+{
     int st;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_int_eq(waitpid(ch->pid, &st, 0), ch->pid);
     r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    slurp(fo, r->out, sizeof r->out);
-    slurp(fe, r->err, sizeof r->err);
+    slurp(ch->fo, r->out, sizeof r->out);
+    slurp(ch->fe, r->err, sizeof r->err);
+}
+
+static void run_cli(cli_result *r, const char *endpoint, const char *const *args)
+{
+    cli_child ch;
+    cli_spawn(&ch, endpoint, args);
+    cli_finish(&ch, r);
 }
 
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -394,8 +416,8 @@ START_TEST(test_ps_json_and_table)
     ck_assert_msg(strncmp(r.out, "SESSION             NAME", 24) == 0, "%s",
                   r.out);
     /* the newline in the name does not break the row */
-    ck_assert_ptr_nonnull(strstr(r.out, "s-00000000000000a1  quote\"and "
-                                        "newline  alice"));
+    ck_assert_ptr_nonnull(strstr(r.out, "s-00000000000000a1  quote\"and"
+                                        "\\x0anewline  alice"));
     ck_assert_ptr_nonnull(strstr(r.out, "cpu=0.5,mem=1g"));
     ck_assert_int_eq(skv_proto_body_decode(&req, SKV_PROTO_SESSION_LIST,
                      m.last_body, m.last_body_len, NULL), 0);
@@ -628,6 +650,215 @@ START_TEST(test_run_resubmits_same_token)
 }
 END_TEST
 
+/* ---- text output of hostile strings ------------------------------------ */
+
+/* ESC (a screen clear), CR, BS, DEL, a C1 control (CSI as UTF-8), then
+ * valid UTF-8 (the protocol carries only valid UTF-8). */
+#define EVIL "ev\x1b[2J\r\b\x7f\xc2\x9b-\xc3\xa9"
+#define EVIL_TEXT "ev\\x1b[2J\\x0d\\x08\\x7f\\xc2\\x9b-\xc3\xa9"
+#define EVIL_JSON "ev\\u001b[2J\\r\\u0008\\u007f\xc2\x9b-\xc3\xa9"
+
+/* Nothing a terminal would act on: no C0 control but the line ends, no
+ * DEL, no C1 control, no byte that is not part of valid UTF-8 here. */
+static int terminal_safe(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if ((*p < 0x20 && *p != '\n') || *p == 0x7f || *p == 0xff ||
+            (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0))
+            return 0;
+    return 1;
+}
+
+static int evil_show(int fd, const skv_proto_envelope *env)
+{
+    skv_proto_session_id req;
+    ck_assert_int_eq(skv_proto_body_decode(&req, env->type, env->body,
+                                           env->body_len, NULL), 0);
+    skv_proto_session_show_reply r;
+    session_fill(&r.session, req.session_id, EVIL, "PENDING", NULL);
+    r.session.status_reason = EVIL;
+    r.session.project = EVIL;
+    skv_proto_status_change h[] = {{"PENDING", 1, EVIL}};
+    r.session.history = h;
+    r.session.n_history = 1;
+    skv_proto_pending_reason pr = {"default", "fits", "mem", 1073741824,
+                                   EVIL};
+    r.session.pending = &pr;
+    r.session.n_pending = 1;
+    char *pub[] = {EVIL};
+    skv_proto_kernel_info k = {0};
+    k.kernel_id = "k-0";
+    k.role = "main";
+    k.agent_id = EVIL;
+    k.status = "PENDING";
+    k.address = EVIL;
+    k.published = pub;
+    k.n_published = 1;
+    r.session.kernels = &k;
+    r.session.n_kernels = 1;
+    int rc = fake_mgr_reply(fd, env->request_id, SKV_PROTO_SESSION_SHOW_REPLY,
+                            &r);
+    skv_proto_body_free(env->type, &req);
+    return rc;
+}
+
+static int evil_handler(fake_mgr *m, int fd, const skv_proto_envelope *env)
+{
+    (void)m;
+    if (env->type == SKV_PROTO_SESSION_SHOW)
+        return evil_show(fd, env);
+    if (env->type == SKV_PROTO_SESSION_LIST) {
+        skv_proto_session_info ss;
+        session_fill(&ss, "s-00000000000000e1", EVIL, "PENDING", NULL);
+        ss.owner = EVIL;
+        skv_proto_session_list_reply r = {&ss, 1, 1};
+        return fake_mgr_reply(fd, env->request_id,
+                              SKV_PROTO_SESSION_LIST_REPLY, &r);
+    }
+    if (env->type == SKV_PROTO_SESSION_TERMINATE) {
+        skv_proto_session_ref ref = {"s-00000000000000e1", EVIL};
+        return fake_mgr_reply(fd, env->request_id,
+                              SKV_PROTO_SESSION_TERMINATE_REPLY, &ref);
+    }
+    if (env->type == SKV_PROTO_AGENT_LIST) {
+        skv_proto_agent_info a = {0};
+        a.agent_id = EVIL;
+        a.resource_group = "default";
+        a.status = "alive";
+        skv_proto_agent_list_reply r = {&a, 1};
+        return fake_mgr_reply(fd, env->request_id, SKV_PROTO_AGENT_LIST_REPLY,
+                              &r);
+    }
+    /* an error that echoes a name, as "no session '...'" does */
+    return fake_mgr_error(fd, env->request_id, SKV_ENOENT,
+                          "no image '" EVIL "'");
+}
+
+/* Control characters in names, reasons and error messages reach the
+ * terminal escaped, by every text command; --json stays exact. */
+START_TEST(test_text_output_sanitized)
+{
+    fake_mgr m;
+    fake_mgr_start(&m, evil_handler, NULL);
+    const char *const *text_cmds[] = {ARGS("ps"), ARGS("show", "s-e1"),
+        ARGS("agents"), ARGS("terminate", "s-e1")};
+    for (size_t i = 0; i < sizeof text_cmds / sizeof text_cmds[0]; i++) {
+        cli_result r;
+        run_cli(&r, m.endpoint, text_cmds[i]);
+        expect(&r, 0, NULL);
+        ck_assert_msg(terminal_safe(r.out), "%s: raw control bytes in: %s",
+                      text_cmds[i][0], r.out);
+        ck_assert_msg(strstr(r.out, EVIL_TEXT), "%s: no '%s' in: %s",
+                      text_cmds[i][0], EVIL_TEXT, r.out);
+    }
+    cli_result r;
+    run_cli(&r, m.endpoint, ARGS("show", "s-e1"));
+    /* the summary's fields and every table of show */
+    ck_assert_ptr_nonnull(strstr(r.out, "Name:        " EVIL_TEXT "\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "Status:      PENDING (" EVIL_TEXT
+                                        ")\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "k-0     main  " EVIL_TEXT));
+    ck_assert_ptr_nonnull(strstr(r.out, "PENDING  " EVIL_TEXT "\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "1g         " EVIL_TEXT "\n"));
+    /* an error message that echoes a name (stderr) */
+    run_cli(&r, m.endpoint, ARGS("images"));
+    expect(&r, 1, "no image '" EVIL_TEXT "' (SKV_ENOENT)");
+    ck_assert(terminal_safe(r.err));
+    /* what the user typed, echoed by a usage error (argv may hold bytes
+     * that are not UTF-8) */
+    run_cli(&r, m.endpoint, ARGS("show", "a", EVIL "\xff"));
+    expect(&r, 2, "unexpected argument '" EVIL_TEXT "\\xff'");
+    ck_assert(terminal_safe(r.err));
+    /* JSON: the writer's exact escapes, untouched by the sanitizer */
+    run_cli(&r, m.endpoint, ARGS("ps", "--json"));
+    expect(&r, 0, NULL);
+    ck_assert_msg(strstr(r.out, "\"name\":\"" EVIL_JSON "\""), "%s", r.out);
+    run_cli(&r, m.endpoint, ARGS("show", "--json", "s-e1"));
+    expect(&r, 0, NULL);
+    ck_assert_msg(strstr(r.out, "\"status_reason\":\"" EVIL_JSON "\""), "%s",
+                  r.out);
+    fake_mgr_stop(&m);
+}
+END_TEST
+
+/* ---- a manager that is not up yet --------------------------------------- */
+
+/* A bound socket nobody accepts on: what a killed manager leaves. */
+static int stale_socket(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sun, sizeof sun), 0);
+    return fd;
+}
+
+/* `run` while the manager is down (first no socket, then a stale one) and
+ * up 1.4 s later: the CLI keeps trying within --timeout and submits once,
+ * on one connection. */
+START_TEST(test_run_waits_for_manager)
+{
+    script sc = {0};
+    fake_mgr m;
+    fake_mgr_start(&m, cli_handler, &sc);
+    char hidden[160];
+    snprintf(hidden, sizeof hidden, "%s.up", m.path);
+    ck_assert_int_eq(rename(m.path, hidden), 0);     /* "not started" */
+    cli_child ch;
+    cli_spawn(&ch, m.endpoint, ARGS("--timeout", "10000", "run", "busybox",
+                                    "true"));
+    usleep(700 * 1000);
+    int stale = stale_socket(m.path);                 /* "crashed" */
+    usleep(700 * 1000);
+    ck_assert_int_eq(rename(hidden, m.path), 0);     /* "up" */
+    cli_result r;
+    cli_finish(&ch, &r);
+    close(stale);
+    expect(&r, 0, NULL);
+    ck_assert_str_eq(r.out, "s-0123456789abcdef\n");
+    fake_mgr_stop(&m);
+    ck_assert_int_eq(sc.submits, 1);
+    ck_assert_int_eq(m.n_conns, 1);
+    ck_assert(strncmp(sc.token, "cli-", 4) == 0);
+}
+END_TEST
+
+/* No manager at all: the error says where the CLI tried, where that
+ * address came from, for how long, and what to check. */
+START_TEST(test_unreachable_says_where_and_what)
+{
+    cli_result r;
+    int64_t t0 = fake_mgr_now();
+    run_cli(&r, NULL, ARGS("--timeout", "1200", "run", "busybox", "true"));
+    int64_t took = fake_mgr_now() - t0;
+    expect(&r, 1, "cannot reach the manager at "
+                  "unix:/nonexistent/skv-test.sock (from $SOKOVAN_ENDPOINT, "
+                  "tried for ");
+    ck_assert_ptr_nonnull(strstr(r.err, "No such file or directory "
+                                        "(SKV_ESYS)"));
+    ck_assert_ptr_nonnull(strstr(r.err, "check: no socket at that path: is "
+                                        "sokovan-manager running"));
+    ck_assert_ptr_nonnull(strstr(r.err, "--endpoint or $SOKOVAN_ENDPOINT"));
+    ck_assert_msg(took >= 1100 && took < 6000, "gave up after %lld ms",
+                  (long long)took);
+    /* other commands fail at once; TCP: nothing listening on the port */
+    t0 = fake_mgr_now();
+    run_cli(&r, NULL, ARGS("--endpoint", "tcp:127.0.0.1:1", "ps"));
+    ck_assert_int_lt(fake_mgr_now() - t0, 1000);
+    expect(&r, 1, "cannot reach the manager at tcp:127.0.0.1:1 (from "
+                  "--endpoint)");
+    ck_assert_ptr_nonnull(strstr(r.err, "check: nothing listens on that "
+                                        "port"));
+    /* a bad address is not waited for either */
+    run_cli(&r, NULL, ARGS("--endpoint", "no-such-host.invalid:7000", "run",
+                           "busybox", "true"));
+    expect(&r, 1, "cannot resolve");
+    ck_assert_ptr_nonnull(strstr(r.err, "check: the host name does not "
+                                        "resolve"));
+}
+END_TEST
+
 Suite *skv_test_suite_cli(void);
 Suite *skv_test_suite_cli(void)
 {
@@ -643,6 +874,9 @@ Suite *skv_test_suite_cli(void)
     tcase_add_test(tc, test_key_file);
     tcase_add_test(tc, test_follow_agents_admin);
     tcase_add_test(tc, test_run_resubmits_same_token);
+    tcase_add_test(tc, test_text_output_sanitized);
+    tcase_add_test(tc, test_run_waits_for_manager);
+    tcase_add_test(tc, test_unreachable_says_where_and_what);
     tcase_add_unchecked_fixture(tc, fake_mgr_base_setup,
                                 fake_mgr_base_teardown);
     suite_add_tcase(s, tc);

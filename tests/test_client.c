@@ -188,7 +188,10 @@ START_TEST(test_error_reply)
     ck_assert_int_eq(e.code, SKV_ENOENT);
     ck_assert_str_eq(e.message, "session 's-nope' not found");
     /* an error reply leaves the connection usable */
+    ck_assert_int_eq(skv_client_usable(c), 1);
     ck_assert_int_eq(skv_client_show(c, &r, "s-nope", NULL), SKV_ENOENT);
+    ck_assert_int_eq(skv_client_usable(c), 1);
+    ck_assert_int_eq(skv_client_usable(NULL), 0);
     skv_client_free(c);
     fake_mgr_stop(&m);
     ck_assert_int_eq(m.n_requests, 2);
@@ -206,6 +209,7 @@ START_TEST(test_timeout_then_stale_skipped)
     ck_assert_int_eq(skv_client_terminate(c, &ref, "s-1", NULL, 0, &e),
                      SKV_ETIMEDOUT);
     ck_assert_ptr_nonnull(strstr(e.message, "session.terminate"));
+    ck_assert_int_eq(skv_client_usable(c), 1);   /* no answer yet: usable */
     skv_proto_session_show_reply r;
     SKV_CK_OK(skv_client_show(c, &r, "s-2", &e), &e);
     ck_assert_str_eq(r.session.session_id, "s-2");
@@ -224,9 +228,11 @@ static void broken_case(int mode_value, int want)
     skv_client *c = connect_to(m.endpoint, 5000);
     skv_error e = SKV_ERROR_INIT;
     skv_proto_session_ref ref;
+    ck_assert_int_eq(skv_client_usable(c), 1);
     ck_assert_int_eq(skv_client_terminate(c, &ref, "s-1", NULL, 0, &e), want);
     ck_assert_ptr_null(ref.session_id);
     ck_assert(e.message[0]);
+    ck_assert_int_eq(skv_client_usable(c), 0);   /* reconnect */
     /* the stream is out of step: later calls refuse to use it */
     ck_assert_int_eq(skv_client_terminate(c, &ref, "s-1", NULL, 0, &e),
                      SKV_ESTATE);

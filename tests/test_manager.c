@@ -971,6 +971,67 @@ START_TEST(test_logs_relay)
 }
 END_TEST
 
+/* The error session.logs of sid answers (SKV_ESTATE) into msg. */
+static void logs_refused(skv_manager *m, const cred *ad, const char *sid,
+                         int64_t now, char *msg, size_t n)
+{
+    skv_proto_logs_request q = {0};
+    q.session_id = (char *)sid;
+    ck_assert_int_eq(feed(m, ADMIN, SKV_PROTO_SESSION_LOGS, &q, ad, now,
+                          NULL), 0);
+    skv_proto_error er;
+    ck_assert(take(ADMIN, SKV_PROTO_ERROR, &er, NULL));
+    ck_assert_int_eq(er.code, SKV_ESTATE);
+    snprintf(msg, n, "%s", er.message);
+    skv_proto_body_free(SKV_PROTO_ERROR, &er);
+}
+
+/* session.logs while the kernel's agent is away says so, and that the
+ * output comes back with it: disconnected, not back since a manager
+ * restart, lost past the heartbeat timeout. A session never placed is
+ * still "not placed yet". */
+START_TEST(test_logs_agent_away)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 1000);
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    register_agent(m, &ag, "cpu=4", "mem=8g", NULL, 0, T0);
+    char sid[64], never[64], kid[96], msg[SKV_ERROR_MESSAGE_MAX], want[200];
+    snprintf(sid, sizeof sid, "%s", submit(m, ADMIN, &ad, "cpu=1", "batch",
+                                           NULL, T0 + 1));
+    snprintf(never, sizeof never, "%s", submit(m, ADMIN, &ad, "cpu=64",
+                                               "batch", NULL, T0 + 1));
+    tick(m, T0 + 2);
+    answer_create(m, take_create(kid), kid, T0 + 3);
+    logs_refused(m, &ad, never, T0 + 4, msg, sizeof msg);
+    ck_assert_msg(strstr(msg, "has not been placed yet"), "%s", msg);
+    skv_manager_conn_close(m, AGENT, T0 + 5);
+    logs_refused(m, &ad, sid, T0 + 6, msg, sizeof msg);
+    snprintf(want, sizeof want, "agent 'a1' of kernel '%s' is away "
+             "(disconnected); its output can be read again when the agent "
+             "reconnects", kid);
+    ck_assert_str_eq(msg, want);
+    skv_manager_free(m);
+    out_clear();
+    m = open_mgr(T0 + 100, 1000);
+    tick(m, T0 + 101);
+    logs_refused(m, &ad, sid, T0 + 102, msg, sizeof msg);
+    ck_assert_msg(strstr(msg, "agent 'a1' of kernel") &&
+                  strstr(msg, "is away (not reconnected since the manager "
+                         "started)"), "%s", msg);
+    tick(m, T0 + 1200);         /* past the heartbeat timeout: lost */
+    logs_refused(m, &ad, sid, T0 + 1201, msg, sizeof msg);
+    ck_assert_msg(strstr(msg, "is away (lost: no heartbeat for") ||
+                  strstr(msg, "went back to the queue (agent a1 lost)"),
+                  "%s", msg);
+    ck_assert_ptr_null(strstr(msg, "not been placed"));
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
 START_TEST(test_pending_timeout)
 {
     setup_dir();
@@ -1525,6 +1586,7 @@ Suite *skv_test_suite_manager(void)
     tcase_add_test(tc, test_agent_lost);
     tcase_add_test(tc, test_multi_kernel_gpu);
     tcase_add_test(tc, test_logs_relay);
+    tcase_add_test(tc, test_logs_agent_away);
     tcase_add_test(tc, test_pending_timeout);
     tcase_add_test(tc, test_restart_repairs);
     tcase_add_test(tc, test_restart_agent_gone);

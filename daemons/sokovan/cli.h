@@ -5,6 +5,7 @@
 #ifndef SOKOVAN_CLI_H
 #define SOKOVAN_CLI_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -20,6 +21,7 @@
 
 typedef struct cli {
     const char *endpoint;       /* --endpoint, SOKOVAN_ENDPOINT, default */
+    const char *endpoint_from;  /* which of those, for error messages */
     const char *key_file;       /* --key-file */
     int json;                   /* --json */
     int timeout_ms;             /* --timeout */
@@ -33,6 +35,8 @@ typedef struct cli {
 /* How long an idempotent request keeps retrying over a broken connection
  * (a manager restarting) before it fails. */
 #define CLI_RETRY_MS 30000
+/* --timeout when not given (the client library's default too). */
+#define CLI_DEFAULT_TIMEOUT_MS 30000
 
 /* ---- messages (main.c) ---- */
 int cli_usage(const cli *c, const char *fmt, ...) SKV_PRINTF(2, 3);
@@ -94,6 +98,15 @@ void cli_strv_free(cli_strv *s);
 /* Resolve credentials and connect c->client. Returns CLI_OK or an exit
  * code after printing why. */
 int cli_connect(cli *c);
+/* The same, but while the manager cannot be reached (not running yet, a
+ * restart) keep trying for up to wait_ms, backing off to 1 s. */
+int cli_connect_within(cli *c, int wait_ms);
+/* A failure to connect that a manager coming up would cure (reach.c). */
+int cli_reach_transient(int rc, const skv_error *e);
+/* "cannot reach the manager at E (from S): why", then what to check;
+ * waited_ms > 0 says how long it kept trying. Returns CLI_FAIL. */
+int cli_fail_reach(const cli *c, int rc, const skv_error *e,
+                   int64_t waited_ms);
 /* A call that prints the failure: CLI_OK or CLI_FAIL. */
 int cli_call(cli *c, skv_proto_type type, const void *body, void *reply);
 /* For idempotent requests (reads, submit with a client token): when the
@@ -140,6 +153,20 @@ void cli_table_init(cli_table *t, size_t ncols, const char *const *header);
 void cli_table_row(cli_table *t, const char *const *cells);
 void cli_table_print(const cli_table *t, FILE *f);
 void cli_table_free(cli_table *t);
+
+/* The one sanitizer of text output (clean.c): control characters, C1
+ * controls and invalid UTF-8 of a user's or the manager's string as
+ * "\xNN". cli_clean truncates into buf; cli_clean_dup allocates (exits on
+ * out of memory). NULL reads as "". */
+const char *cli_clean(char *buf, size_t n, const char *s);
+char *cli_clean_dup(const char *s);
+void cli_put_clean(FILE *f, const char *s);
+/* vfprintf, the whole result sanitized (messages echoing names). */
+void cli_vprint_clean(FILE *f, const char *fmt, va_list ap);
+/* One line: the formatted text sanitized, then a newline. */
+void cli_line(FILE *f, const char *fmt, ...) SKV_PRINTF(2, 3);
+/* Length of the valid UTF-8 sequence at p, 0 when invalid (json.c). */
+size_t cli_utf8_len(const unsigned char *p, size_t left);
 
 /* The kind a slot name has by default (BYTES for mem and *.mem). */
 skv_slot_kind cli_slot_kind(const char *slot);

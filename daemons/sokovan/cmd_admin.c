@@ -102,7 +102,7 @@ static int run_admin(cli *c, const admin_kind *k, admin_req *r,
             cli_json_obj_end(&j);
             cli_json_end(&j);
         } else
-            printf("deleted %s %s\n", k->name, name);
+            cli_line(stdout, "deleted %s %s", k->name, name);
     } else {
         k->print(c, &reply);
     }

@@ -301,11 +301,16 @@ static int submit(cli *c, run_args *a)
 {
     skv_proto_session_ref ref;
     skv_error e = SKV_ERROR_INIT;
-    int rc = cli_connect(c);
+    /* A manager not up yet (or restarting) is waited for within
+     * --timeout: nothing was sent, so this is always safe. */
+    int rc = cli_connect_within(c, c->timeout_ms ? c->timeout_ms
+                                                 : CLI_DEFAULT_TIMEOUT_MS);
     if (rc)
         return rc;
     /* The client token makes a resend after a broken connection safe. */
     rc = cli_call_retry(c, SKV_PROTO_SESSION_SUBMIT, &a->sub, &ref, &e);
+    if (rc && !c->client)       /* the last reconnect failed */
+        return cli_fail_reach(c, rc, &e, 0);
     if (rc)
         return cli_fail_err("session.submit", rc, &e);
     if (c->json && !a->wait) {
@@ -319,9 +324,9 @@ static int submit(cli *c, run_args *a)
         cli_json_obj_end(&j);
         cli_json_end(&j);
     } else if (!a->wait) {
-        printf("%s\n", ref.session_id);
+        cli_line(stdout, "%s", ref.session_id);
     } else {
-        fprintf(stderr, "sokovan: session %s submitted\n", ref.session_id);
+        cli_line(stderr, "sokovan: session %s submitted", ref.session_id);
     }
     fflush(stdout);
     if (a->wait)

@@ -222,7 +222,7 @@ int cli_cmd_terminate(cli *c, int argc, char **argv)
         cli_json_obj_end(&j);
         cli_json_end(&j);
     } else {
-        printf("%s %s\n", r.session_id, r.status ? r.status : "");
+        cli_line(stdout, "%s %s", r.session_id, r.status ? r.status : "");
     }
     skv_proto_body_free(SKV_PROTO_SESSION_TERMINATE_REPLY, &r);
     return CLI_OK;

@@ -6,7 +6,9 @@
 
 static void field(const char *name, const char *value)
 {
-    printf("%-12s %s\n", name, value && value[0] ? value : "-");
+    printf("%-12s ", name);
+    cli_put_clean(stdout, value && value[0] ? value : "-");
+    putchar('\n');
 }
 
 static void summary(const skv_proto_session_info *s)

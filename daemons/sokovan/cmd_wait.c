@@ -68,6 +68,24 @@ static int next_backoff(int backoff, int progress)
     return backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
 }
 
+/* logs --follow while the kernel's agent is away (the manager answers
+ * SKV_ESTATE, e.g. agents reconnecting after a manager restart): keep
+ * following for up to CLI_RETRY_MS, saying why once. 0: give up. */
+static int follow_through(int follow, const pump *p, int64_t *since)
+{
+    if (!p->failed) {
+        *since = 0;
+        return 1;
+    }
+    if (!follow || p->err.code != SKV_ESTATE)
+        return 0;
+    if (!*since) {
+        *since = cli_now_ms();
+        cli_line(stderr, "sokovan: waiting: %s", p->err.message);
+    }
+    return cli_now_ms() - *since < CLI_RETRY_MS;
+}
+
 int cli_stream_logs(cli *c, const char *sid, const char *kernel,
                     const char *stream, int follow, FILE *out)
 {
@@ -79,9 +97,10 @@ int cli_stream_logs(cli *c, const char *sid, const char *kernel,
     p.stream = stream;
     p.out = out;
     int backoff = BACKOFF_MIN_MS;
+    int64_t away_since = 0;
     for (;;) {
         int progress = pump_all(c, sid, kernel, &p);
-        if (p.failed)
+        if (!follow_through(follow, &p, &away_since))
             return cli_fail_err("session.logs", p.err.code, &p.err);
         if (p.eof || (!follow && !progress))
             return CLI_OK;
@@ -119,9 +138,9 @@ static void drain(cli *c, const char *sid, pump *ps, int quiet)
     }
     for (int i = 0; i < 2 && !quiet; i++)
         if (!ps[i].eof)
-            fprintf(stderr, "sokovan: warning: %s may be incomplete%s%s\n",
-                    ps[i].stream, ps[i].failed ? ": " : "",
-                    ps[i].failed ? ps[i].err.message : "");
+            cli_line(stderr, "sokovan: warning: %s may be incomplete%s%s",
+                     ps[i].stream, ps[i].failed ? ": " : "",
+                     ps[i].failed ? ps[i].err.message : "");
 }
 
 static int final_code(const skv_proto_session_info *s)
@@ -130,16 +149,16 @@ static int final_code(const skv_proto_session_info *s)
     const char *why = s->status_reason && s->status_reason[0]
                           ? s->status_reason : "no reason given";
     if (strcmp(st, "TERMINATED") != 0) {
-        fprintf(stderr, "sokovan: session %s ended in %s: %s\n",
-                s->session_id, st, why);
+        cli_line(stderr, "sokovan: session %s ended in %s: %s",
+                 s->session_id, st, why);
         return CLI_FAIL;
     }
     /* A plain exit code speaks for itself; a signal or the OOM killer
      * deserves the manager's words. */
     if (s->status_reason && (s->exit_code >= 128 ||
                              strstr(s->status_reason, "oom")))
-        fprintf(stderr, "sokovan: session %s: %s\n", s->session_id,
-                s->status_reason);
+        cli_line(stderr, "sokovan: session %s: %s", s->session_id,
+                 s->status_reason);
     if (s->exit_code < 0 || s->exit_code > 255)
         return 255;
     return s->exit_code;

@@ -75,32 +75,49 @@ static int dial(cli *c, skv_error *e)
     return skv_client_connect(&c->client, &o, e);
 }
 
+/* Resolve the credentials once; later reconnects reuse them. */
+static int load_creds(cli *c)
+{
+    if (c->have_creds)
+        return CLI_OK;
+    creds k;
+    memset(&k, 0, sizeof k);
+    int rc = resolve(c, &k);
+    if (rc == CLI_OK) {
+        strcpy(c->access_key, k.ak);
+        strcpy(c->secret_key, k.sk);
+        c->have_creds = 1;
+    }
+    skv_auth_wipe(k.sk, sizeof k.sk);
+    return rc;
+}
+
 int cli_connect(cli *c)
+{
+    return cli_connect_within(c, 0);
+}
+
+int cli_connect_within(cli *c, int wait_ms)
 {
     if (c->client)
         return CLI_OK;
-    if (!c->have_creds) {
-        creds k;
-        memset(&k, 0, sizeof k);
-        int rc = resolve(c, &k);
-        if (rc == CLI_OK) {
-            strcpy(c->access_key, k.ak);
-            strcpy(c->secret_key, k.sk);
-            c->have_creds = 1;
-        }
-        skv_auth_wipe(k.sk, sizeof k.sk);
-        if (rc)
-            return rc;
+    int rc = load_creds(c);
+    if (rc)
+        return rc;
+    int64_t start = cli_now_ms();
+    int backoff = 100;
+    for (;;) {
+        skv_error e = SKV_ERROR_INIT;
+        int crc = dial(c, &e);
+        if (crc == 0)
+            return CLI_OK;
+        int64_t left = start + wait_ms - cli_now_ms();
+        if (!cli_reach_transient(crc, &e) || left <= 0)
+            return cli_fail_reach(c, crc, &e, wait_ms > 0 ?
+                                  cli_now_ms() - start : 0);
+        cli_sleep_ms(backoff < left ? backoff : (int)left);
+        backoff = backoff * 2 > 1000 ? 1000 : backoff * 2;
     }
-    skv_error e = SKV_ERROR_INIT;
-    int crc = dial(c, &e);
-    if (crc) {
-        char what[600];
-        snprintf(what, sizeof what, "cannot reach the manager at %s",
-                 c->endpoint);
-        return cli_fail_err(what, crc, &e);
-    }
-    return CLI_OK;
 }
 
 int cli_call(cli *c, skv_proto_type type, const void *body, void *reply)
@@ -115,11 +132,15 @@ int cli_call(cli *c, skv_proto_type type, const void *body, void *reply)
     return CLI_OK;
 }
 
-/* Failures of the connection rather than answers of the manager. */
-static int transient(int rc)
+/* Failures of the connection rather than answers of the manager: an
+ * answer (SKV_ESTATE "the kernel's agent is away", say) leaves the
+ * connection usable and is final; no answer in time is worth a resend. */
+static int transient(const cli *c, int rc)
 {
-    return rc == SKV_EIO || rc == SKV_ESTATE || rc == SKV_ETIMEDOUT ||
-           rc == SKV_ESYS;
+    if (rc == SKV_ETIMEDOUT)
+        return 1;
+    return (rc == SKV_EIO || rc == SKV_ESTATE || rc == SKV_ESYS) &&
+           !skv_client_usable(c->client);
 }
 
 int cli_call_retry(cli *c, skv_proto_type type, const void *body,
@@ -135,9 +156,12 @@ int cli_call_retry(cli *c, skv_proto_type type, const void *body,
     int backoff = 100;
     for (;;) {
         int rc = c->client ? 0 : dial(c, e);
-        if (rc == 0)
+        int again = rc ? cli_reach_transient(rc, e) : 0;
+        if (rc == 0) {
             rc = skv_client_call(c->client, type, body, reply, e);
-        if (rc == 0 || !transient(rc) || cli_now_ms() >= give_up)
+            again = rc && transient(c, rc);
+        }
+        if (!again || cli_now_ms() >= give_up)
             return rc;
         skv_client_free(c->client);
         c->client = NULL;

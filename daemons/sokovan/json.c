@@ -48,7 +48,7 @@ void cli_json_arr(cli_json *j) { open_(j, '['); }
 void cli_json_arr_end(cli_json *j) { close_(j, ']'); }
 
 /* Length of the valid UTF-8 sequence at p (0 when invalid). */
-static size_t utf8_len(const unsigned char *p, size_t left)
+size_t cli_utf8_len(const unsigned char *p, size_t left)
 {
     size_t n = p[0] < 0x80 ? 1 : (p[0] & 0xe0) == 0xc0 ? 2
              : (p[0] & 0xf0) == 0xe0 ? 3 : (p[0] & 0xf8) == 0xf0 ? 4 : 0;
@@ -84,7 +84,7 @@ void cli_json_strn(cli_json *j, const char *s, size_t len)
         } else if (ch < 0x20 || ch == 0x7f) {
             fprintf(j->f, "\\u%04x", ch);
         } else if (ch >= 0x80) {
-            size_t n = utf8_len(p + i, len - i);
+            size_t n = cli_utf8_len(p + i, len - i);
             if (n == 0) {
                 fputs("\\ufffd", j->f);
                 i++;

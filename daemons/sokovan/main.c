@@ -43,7 +43,7 @@ int cli_usage(const cli *c, const char *fmt, ...)
     va_start(ap, fmt);
     fprintf(stderr, "sokovan: %s%s", c && c->cmd ? c->cmd : "",
             c && c->cmd ? ": " : "");
-    vfprintf(stderr, fmt, ap);
+    cli_vprint_clean(stderr, fmt, ap);  /* it may echo what was typed */
     va_end(ap);
     fprintf(stderr, "\nTry 'sokovan %s%s--help'.\n", c && c->cmd ? c->cmd : "",
             c && c->cmd ? " " : "");
@@ -55,7 +55,7 @@ int cli_fail(const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     fputs("sokovan: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    cli_vprint_clean(stderr, fmt, ap);  /* names, the manager's words */
     va_end(ap);
     fputc('\n', stderr);
     return CLI_FAIL;
@@ -109,6 +109,7 @@ int main(int argc, char **argv)
     memset(&c, 0, sizeof c);
     const char *env = getenv("SOKOVAN_ENDPOINT");
     c.endpoint = env && env[0] ? env : CLI_DEFAULT_ENDPOINT;
+    c.endpoint_from = env && env[0] ? "$SOKOVAN_ENDPOINT" : "the default";
     int at = parse_globals(&c, argc, argv);
     if (at == -CLI_OK - 100)
         return CLI_OK;

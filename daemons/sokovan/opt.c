@@ -42,6 +42,7 @@ static int apply_global(cli_parser *p, int id, const char *val)
         if (!val[0])
             return cli_usage(c, "--endpoint needs a value");
         c->endpoint = val;
+        c->endpoint_from = "--endpoint";
         return 0;
     case G_KEYFILE:
         if (!val[0])

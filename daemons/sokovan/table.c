@@ -22,17 +22,9 @@ void cli_table_row(cli_table *t, const char *const *cells)
     }
     t->cells = c;
     for (size_t i = 0; i < t->ncols; i++) {
-        const char *s = cells[i] && cells[i][0] ? cells[i] : "-";
-        char *d = strdup(s);
-        if (!d) {
-            cli_fail("out of memory");
-            exit(CLI_FAIL);
-        }
-        /* one row per line: control characters would break the layout */
-        for (char *p = d; *p; p++)
-            if ((unsigned char)*p < 0x20)
-                *p = ' ';
-        c[t->nrows * t->ncols + i] = d;
+        /* one row per line, and nothing a terminal would obey */
+        c[t->nrows * t->ncols + i] =
+            cli_clean_dup(cells[i] && cells[i][0] ? cells[i] : "-");
     }
     t->nrows++;
 }

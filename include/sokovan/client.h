@@ -59,6 +59,13 @@ SKV_EXTERN int skv_client_call(skv_client *c, skv_proto_type type,
                                const void *body, void *reply,
                                skv_error *err);
 
+/* 1 while calls can go through; 0 once the connection is out of step (a
+ * closed connection, a half-sent request, a malformed response: every
+ * later call fails with SKV_ESTATE) and for NULL. An error answered by the
+ * manager leaves it 1: with this a caller tells the manager's answers
+ * from failures of the connection, which a reconnect may cure. */
+SKV_EXTERN int skv_client_usable(const skv_client *c);
+
 /* Convenience wrappers over skv_client_call. */
 SKV_EXTERN int skv_client_submit(skv_client *c,
                                  skv_proto_session_ref *reply,

@@ -95,7 +95,8 @@ int skv__mgr_on_terminate(skv_manager *m, const skv__mgr_call *c,
 
 /* The agent holding kernel kid of session sid (connected), or an error. */
 static skv__mgr_agent *logs_agent(skv_manager *m, const char *sid,
-                                  const char *kid, skv_error *err)
+                                  const char *kid, int64_t now_ms,
+                                  skv_error *err)
 {
     sqlite3_stmt *st;
     char agent[SKV__MGR_ID_MAX] = "";
@@ -112,13 +113,10 @@ static skv__mgr_agent *logs_agent(skv_manager *m, const char *sid,
         return skv__err(err, SKV_ENOENT, "session '%s' has no kernel '%s'",
                         sid, kid), NULL;
     skv__mgr_agent *a = skv__mgr_agent_find(m, agent);
-    if (!agent[0])
-        skv__err(err, SKV_ESTATE, "kernel '%s' has not been placed yet", kid);
-    else if (!a || !a->conn || a->state != SKV__AGENT_ALIVE)
-        skv__err(err, SKV_ESTATE, "agent '%s' of kernel '%s' is not "
-                 "connected", agent, kid);
-    return agent[0] && a && a->conn && a->state == SKV__AGENT_ALIVE ? a
-                                                                    : NULL;
+    if (agent[0] && a && a->conn && a->state == SKV__AGENT_ALIVE)
+        return a;
+    skv__mgr_logs_unavailable(m, sid, kid, agent, now_ms, err);
+    return NULL;
 }
 
 int skv__mgr_on_logs(skv_manager *m, const skv__mgr_call *c, skv_error *err)
@@ -131,7 +129,7 @@ int skv__mgr_on_logs(skv_manager *m, const skv__mgr_call *c, skv_error *err)
     snprintf(kid, sizeof kid, "%s", q->kernel_id ? q->kernel_id : "");
     if (!kid[0])
         snprintf(kid, sizeof kid, "%s-0", q->session_id);
-    skv__mgr_agent *a = logs_agent(m, q->session_id, kid, err);
+    skv__mgr_agent *a = logs_agent(m, q->session_id, kid, c->now_ms, err);
     if (!a)
         return err && err->code ? err->code : SKV_ESTATE;
     skv_proto_logs_request fwd = *q;

@@ -232,6 +232,11 @@ int skv__mgr_on_show(skv_manager *m, const skv__mgr_call *c, skv_error *err);
 int skv__mgr_on_terminate(skv_manager *m, const skv__mgr_call *c,
                           skv_error *err);
 int skv__mgr_on_logs(skv_manager *m, const skv__mgr_call *c, skv_error *err);
+/* session.logs: the error when kernel kid's agent (agent, "" when none)
+ * cannot be asked now (mgr_logs_why.c). */
+void skv__mgr_logs_unavailable(skv_manager *m, const char *sid,
+                               const char *kid, const char *agent,
+                               int64_t now_ms, skv_error *err);
 int skv__mgr_on_agent_list(skv_manager *m, const skv__mgr_call *c,
                            skv_error *err);
 int skv__mgr_on_image_list(skv_manager *m, const skv__mgr_call *c,

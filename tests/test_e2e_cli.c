@@ -1,0 +1,289 @@
+/* The `sokovan` CLI against the real daemons (tests/e2e_cluster.h): a
+ * submission started while the manager is down and completed when it comes
+ * up, exactly once; hostile session names on the terminal; `logs` while
+ * the kernel's agent is away (killed -9, then past its heartbeat timeout).
+ *
+ * Needs root, /bin/busybox and the daemons and the CLI in <build>/bin
+ * (make progs); otherwise every test says why it is skipped.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "skv_test.h"
+#include "e2e_cluster.h"
+
+static e2e_cluster g;
+static const char *g_skip;
+static char g_cli[PATH_MAX + 16];
+
+static void setup(void)
+{
+    char bin[PATH_MAX];
+    g_skip = NULL;
+    g.root[0] = '\0';
+    if (geteuid() != 0)
+        g_skip = "needs root (the agents run containers)";
+    else if (access("/bin/busybox", X_OK) != 0)
+        g_skip = "needs /bin/busybox (Debian package busybox-static)";
+    else if (e2e_find_bin(bin, sizeof(bin), skv_test_build_dir()) != 0)
+        g_skip = "needs build/bin/sokovan-manager and sokovan-agent (make progs)";
+    else if (snprintf(g_cli, sizeof(g_cli), "%s/sokovan", bin) < 0 ||
+             access(g_cli, X_OK) != 0)
+        g_skip = "needs build/bin/sokovan (make progs)";
+    else if (e2e_init(&g, bin) != 0) {
+        fprintf(stderr, "e2e_cli setup: %s\n", g.why);
+        g_skip = "could not prepare the scratch directory and image";
+    }
+}
+
+static void teardown(void)
+{
+    e2e_teardown_root(g.root);
+    g.root[0] = '\0';
+}
+
+#define REQUIRE()                                                              \
+    do {                                                                       \
+        if (g_skip) {                                                          \
+            fprintf(stderr, "%s: skipped: %s\n", __func__, g_skip);            \
+            return;                                                            \
+        }                                                                      \
+    } while (0)
+
+#define E2E_OK(expr) ck_assert_msg((expr) == 0, "%s: %s", #expr, g.why)
+
+/* ---- running the CLI ------------------------------------------------------ */
+
+typedef struct cli_run {
+    pid_t pid;
+    int fo, fe;
+    int status;
+    char out[16384];
+    char err[8192];
+} cli_run;
+
+/* Start `sokovan --endpoint <cluster> ARGS...` as the admin. */
+static void cli_start(cli_run *r, const char *const *args)
+{
+    char ak[SKV_AUTH_ACCESS_KEY_MAX + 32], sk[SKV_AUTH_SECRET_KEY_MAX + 32];
+    snprintf(ak, sizeof(ak), "SOKOVAN_ACCESS_KEY=%s", g.admin_ak);
+    snprintf(sk, sizeof(sk), "SOKOVAN_SECRET_KEY=%s", g.admin_sk);
+    char *envp[] = {ak, sk, "HOME=/nonexistent", "PATH=/usr/bin:/bin", NULL};
+    char *argv[32];
+    int n = 0;
+    argv[n++] = g_cli;
+    argv[n++] = "--endpoint";
+    argv[n++] = g.endpoint;
+    for (int i = 0; args[i] && n < 31; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    char to[] = "/tmp/skv-e2e-cli-out-XXXXXX", te[] = "/tmp/skv-e2e-cli-XXXXXX";
+    r->fo = mkstemp(to);
+    r->fe = mkstemp(te);
+    ck_assert(r->fo >= 0 && r->fe >= 0);
+    unlink(to);
+    unlink(te);
+    r->pid = fork();
+    ck_assert_int_ge(r->pid, 0);
+    if (r->pid == 0) {
+        dup2(r->fo, 1);
+        dup2(r->fe, 2);
+        execve(g_cli, argv, envp);
+        _exit(127);
+    }
+}
+
+static void slurp(int fd, char *buf, size_t cap)
+{
+    size_t len = 0;
+    ssize_t n;
+    lseek(fd, 0, SEEK_SET);
+    while (len + 1 < cap && (n = read(fd, buf + len, cap - 1 - len)) > 0)
+        len += (size_t)n;
+    buf[len] = '\0';
+    close(fd);
+}
+
+static void cli_wait(cli_run *r)
+{
+    int st;
+    ck_assert_int_eq(waitpid(r->pid, &st, 0), r->pid);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    slurp(r->fo, r->out, sizeof(r->out));
+    slurp(r->fe, r->err, sizeof(r->err));
+}
+
+static void cli(cli_run *r, const char *const *args)
+{
+    cli_start(r, args);
+    cli_wait(r);
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void sessions_all(skv_client *cl, skv_proto_session_list_reply *rep)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_proto_session_list q = {0};
+    SKV_CK_OK(skv_client_call(cl, SKV_PROTO_SESSION_LIST, &q, rep, &e), &e);
+}
+
+/* ---- run while the manager is down ---------------------------------------- */
+
+/* The manager is killed -9 (its socket stays behind, refusing), `sokovan
+ * run` starts, and the manager comes back 1.5 s later: the CLI's submit
+ * lands exactly once, with its client token. */
+START_TEST(test_e2e_cli_run_waits_for_manager)
+{
+    REQUIRE();
+    E2E_OK(e2e_start_manager(&g, "a1"));
+    skv_client *cl = NULL;
+    E2E_OK(e2e_connect(&g, &cl, NULL, NULL));
+    E2E_OK(e2e_wait_agents(&g, cl, 0));          /* serving: keys stored */
+    skv_client_free(cl);
+    e2e_kill(&g, &g.mgr, SIGKILL, "manager");
+    ck_assert(e2e_file_exists(g.sock));          /* stale: refuses */
+    cli_run r;
+    cli_start(&r, ARGS("--timeout", "20000", "run", "--client-token",
+                       "tok-wait", "--name", "waited", "busybox", "true"));
+    e2e_sleep_ms(1500);
+    ck_assert_msg(e2e_alive(r.pid), "the CLI gave up while the manager "
+                  "was down");
+    E2E_OK(e2e_start_manager(&g, "a1"));
+    cli_wait(&r);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    char sid[E2E_ID_MAX];
+    ck_assert_uint_gt(strlen(r.out), 1);
+    snprintf(sid, sizeof(sid), "%.*s", (int)strcspn(r.out, "\n"), r.out);
+    E2E_OK(e2e_connect(&g, &cl, NULL, NULL));
+    skv_proto_session_list_reply rep = {0};
+    sessions_all(cl, &rep);
+    ck_assert_uint_eq(rep.n_sessions, 1);
+    ck_assert_str_eq(rep.sessions[0].session_id, sid);
+    ck_assert_str_eq(rep.sessions[0].name, "waited");
+    skv_proto_body_free(SKV_PROTO_SESSION_LIST_REPLY, &rep);
+    /* the same token names the same session: it was the CLI's */
+    char again[E2E_ID_MAX];
+    skv_error e = SKV_ERROR_INIT;
+    e2e_job j = {"waited", "true", "cpu=1", 1, false, "tok-wait"};
+    SKV_CK_OK(e2e_submit(cl, again, &j, &e), &e);
+    ck_assert_str_eq(again, sid);
+    skv_client_free(cl);
+    e2e_stop(&g);
+}
+END_TEST
+
+/* ---- hostile names ------------------------------------------------------- */
+
+#define EVIL "ev\x1b[2J\r\b\x7f\xc2\x9b-name"
+#define EVIL_TEXT "ev\\x1b[2J\\x0d\\x08\\x7f\\xc2\\x9b-name"
+
+static int terminal_safe(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if ((*p < 0x20 && *p != '\n') || *p == 0x7f ||
+            (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0))
+            return 0;
+    return 1;
+}
+
+/* A session named with control characters, accepted by the real manager:
+ * ps and show escape them, --json keeps them exact, and an error that
+ * echoes such a name escapes it too. */
+START_TEST(test_e2e_cli_control_chars)
+{
+    REQUIRE();
+    E2E_OK(e2e_start_manager(&g, "a1"));
+    skv_client *cl = NULL;
+    E2E_OK(e2e_connect(&g, &cl, NULL, NULL));
+    char sid[E2E_ID_MAX];
+    skv_error e = SKV_ERROR_INIT;
+    e2e_job j = {EVIL, "echo \x1b[2J", "cpu=0.1,mem=16m", 1, false, NULL};
+    SKV_CK_OK(e2e_submit(cl, sid, &j, &e), &e);
+    cli_run r;
+    const char *const *cmds[] = {ARGS("ps"), ARGS("show", sid)};
+    for (size_t i = 0; i < 2; i++) {
+        cli(&r, cmds[i]);
+        ck_assert_msg(r.status == 0, "%s: exit %d: %s", cmds[i][0], r.status,
+                      r.err);
+        ck_assert_msg(terminal_safe(r.out), "%s: raw control bytes: %s",
+                      cmds[i][0], r.out);
+        ck_assert_msg(strstr(r.out, EVIL_TEXT), "%s: %s", cmds[i][0], r.out);
+    }
+    cli(&r, ARGS("show", "--json", sid));
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(strstr(r.out, "\"name\":\"ev\\u001b[2J\\r\\u0008\\u007f"
+                                "\xc2\x9b-name\""), "%s", r.out);
+    /* the manager's "no session '...'" echoes the id typed */
+    cli(&r, ARGS("show", "s-\x1b[2Jx"));
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "s-\\x1b[2Jx") && terminal_safe(r.err), "%s",
+                  r.err);
+    skv_client_free(cl);
+    e2e_stop(&g);
+}
+END_TEST
+
+/* ---- logs while the agent is away ----------------------------------------- */
+
+/* The agent of a running session is killed -9: `sokovan logs` says that
+ * agent is away, both while it is merely disconnected and once the manager
+ * has declared it lost (past the heartbeat timeout) - never that the
+ * kernel "has not been placed yet". */
+START_TEST(test_e2e_cli_logs_agent_away)
+{
+    REQUIRE();
+    E2E_OK(e2e_start_manager(&g, "a1"));
+    E2E_OK(e2e_start_agent(&g, 0));
+    skv_client *cl = NULL;
+    E2E_OK(e2e_connect(&g, &cl, NULL, NULL));
+    E2E_OK(e2e_wait_agents(&g, cl, 1));
+    char sid[E2E_ID_MAX];
+    skv_error e = SKV_ERROR_INIT;
+    e2e_job j = {"away", "echo started; sleep 600", "cpu=0.1,mem=16m", 1,
+                 false, NULL};
+    SKV_CK_OK(e2e_submit(cl, sid, &j, &e), &e);
+    E2E_OK(e2e_wait_running(&g, cl, sid, 30000));
+    cli_run r;
+    cli(&r, ARGS("logs", sid));
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    int64_t killed = e2e_now_ms();
+    e2e_kill(&g, &g.agent[0], SIGKILL, "a1");
+    /* disconnected, within the heartbeat timeout (15 s) */
+    e2e_sleep_ms(300);
+    int64_t t0 = e2e_now_ms();
+    cli(&r, ARGS("logs", sid));
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_int_lt(e2e_now_ms() - t0, 5000);   /* an answer, not retried */
+    ck_assert_msg(strstr(r.err, "agent 'a1' of kernel") &&
+                  strstr(r.err, "is away (disconnected)") &&
+                  strstr(r.err, "when the agent reconnects"), "%s", r.err);
+    /* past the heartbeat timeout: the manager declared the agent lost */
+    e2e_sleep_ms((int)(killed + 15000 + 2000 - e2e_now_ms()));
+    cli(&r, ARGS("logs", sid));
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(!strstr(r.err, "has not been placed yet"), "%s", r.err);
+    ck_assert_msg(strstr(r.err, "a1") &&
+                  (strstr(r.err, "is away (lost") ||
+                   strstr(r.err, "went back to the queue (agent a1 lost)")),
+                  "%s", r.err);
+    skv_client_free(cl);
+    e2e_stop(&g);
+}
+END_TEST
+
+#define ADD_CASE(s, name, test)                                                \
+    do {                                                                       \
+        TCase *tc_ = tcase_create(name);                                       \
+        tcase_set_timeout(tc_, 300);                                           \
+        tcase_add_unchecked_fixture(tc_, setup, teardown);                     \
+        tcase_add_test(tc_, test);                                             \
+        suite_add_tcase(s, tc_);                                               \
+    } while (0)
+
+Suite *skv_test_suite_e2e_cli(void);
+Suite *skv_test_suite_e2e_cli(void)
+{
+    Suite *s = suite_create("e2e_cli");
+    ADD_CASE(s, "cli_run_waits_for_manager", test_e2e_cli_run_waits_for_manager);
+    ADD_CASE(s, "cli_control_chars", test_e2e_cli_control_chars);
+    ADD_CASE(s, "cli_logs_agent_away", test_e2e_cli_logs_agent_away);
+    return s;
+}
