@@ -188,6 +188,16 @@ static void cli(const char *args, char *out, size_t cap)
     skv_test_sh_output(cmd, out, cap);
 }
 
+/* The CLI with its stderr only (the command's own redirections follow). */
+static void cli_err(const char *args, char *out, size_t cap)
+{
+    char cmd[PATH_MAX * 3];
+    snprintf(cmd, sizeof(cmd), "SOKOVAN_ENDPOINT='%s' SOKOVAN_ACCESS_KEY='%s' "
+             "SOKOVAN_SECRET_KEY='%s' HOME=/nonexistent %s/sokovan %s",
+             g.endpoint, g.admin_ak, g.admin_sk, g.bin, args);
+    skv_test_sh_output(cmd, out, cap);
+}
+
 /* Run dir on a tmpfs, state dir on /tmp: the logs of an ended kernel are
  * still there once its container is gone (rename fails with EXDEV; the
  * old agent only renamed, lost them and logged "Invalid cross-device
@@ -368,6 +378,13 @@ START_TEST(test_logs_cap)
     ck_assert_uint_eq(len, 65536 + strlen(CAP_NOTE));
     ck_assert_str_eq(buf + 65536, CAP_NOTE);
     ck_assert(!strncmp(buf, "1\n2\n3\n", 6));
+    /* `run --wait` prints the output it could get and then says why it
+     * is short (stderr; the old CLI only spoke up for signals and OOM). */
+    static char out[256 * 1024];
+    cli_err("run --cpu 1 --mem 64m --wait busybox -- sh -c "
+            "'seq 1 100000; exit 3' 2>&1 >/dev/null", out, sizeof(out));
+    ck_assert_msg(strstr(out, "stdout truncated at 65536 bytes (log cap)"),
+                  "run --wait stderr: %s", out);
     skv_client_free(cl);
     stop_all();
 }

@@ -153,10 +153,13 @@ static int final_code(const skv_proto_session_info *s)
                  s->session_id, st, why);
         return CLI_FAIL;
     }
-    /* A plain exit code speaks for itself; a signal or the OOM killer
-     * deserves the manager's words. */
+    /* A plain exit code speaks for itself; a signal, the OOM killer or
+     * output the agent could not keep (full disk, the log cap) deserves
+     * the manager's words: the user would otherwise read a short log as
+     * the command's whole output. */
     if (s->status_reason && (s->exit_code >= 128 ||
-                             strstr(s->status_reason, "oom")))
+                             strstr(s->status_reason, "oom") ||
+                             strstr(s->status_reason, "log")))
         cli_line(stderr, "sokovan: session %s: %s", s->session_id,
                  s->status_reason);
     if (s->exit_code < 0 || s->exit_code > 255)
