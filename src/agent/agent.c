@@ -43,6 +43,12 @@ static int check_options(const skv_agent_options *o, skv_error *err)
                             o->create_threads > 64))
         return skv__err(err, SKV_EINVAL, "agent create_threads: %d is not "
                         "-1 (none), 0 (default) or 1..64", o->create_threads);
+    if (o->version >= 4 && o->sessions_pids_max < -1)
+        return skv__err(err, SKV_EINVAL, "agent sessions_pids_max: %lld is "
+                        "not -1 (leave alone), 0 (default) or a count",
+                        (long long)o->sessions_pids_max);
+    if (o->version >= 4)
+        return skv_net_host_allow_check(o->host_allow, err);
     return 0;
 }
 
@@ -56,9 +62,13 @@ static int copy_strings(skv_agent *a, const skv_agent_options *o)
                                                       : "default");
     a->address = skv__strdup(o->address ? o->address : "");
     a->labels = o->labels ? skv__strdup(o->labels) : NULL;
+    const char *allow = o->version >= 4 ? o->host_allow : NULL;
+    a->host_guard = o->version >= 4;
+    a->host_allow = allow && *allow ? skv__strdup(allow) : NULL;
     return a->agent_id && a->access_key && a->secret_key && a->state_dir &&
                    a->resource_group && a->address &&
-                   (a->labels || !o->labels)
+                   (a->labels || !o->labels) &&
+                   (a->host_allow || !allow || !*allow)
                ? 0 : SKV_ENOMEM;
 }
 
@@ -145,6 +155,8 @@ int skv_agent_open(skv_agent **out, const skv_agent_options *opts,
     if (rc == 0)
         rc = skv__agent_setup_node(a, opts, err);
     if (rc == 0)
+        rc = skv__agent_host_limits(a, opts, err);
+    if (rc == 0)
         rc = open_runtime(a, opts, err);
     if (rc == 0)
         rc = skv__agent_net_load(a, err);
@@ -185,6 +197,7 @@ void skv_agent_free(skv_agent *a)
     skv__free(a->resource_group);
     skv__free(a->address);
     skv__free(a->labels);
+    skv__free(a->host_allow);
     skv__free(a);
 }
 
