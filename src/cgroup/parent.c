@@ -15,7 +15,7 @@ static int split_last(const char *path, char *buf, size_t n,
                       const char **name, skv_error *err)
 {
     size_t len = strlen(path);
-    if (len == 0 || len >= n || path[len - 1] == '/')
+    if (len == 0 || len >= n || path[0] == '/' || path[len - 1] == '/')
         return skv__err(err, SKV_EINVAL, "cgroup parent '%s': not a "
                         "relative path below the root", path);
     memcpy(buf, path, len + 1);
@@ -41,7 +41,10 @@ int skv__cgroup_parent_limit(const skv_cgroup_config *cfg,
                         "are set per container");
     char up[PATH_MAX];
     const char *name = NULL;
-    int rc = split_last(cfg->parent ? cfg->parent : "sokovan", up,
+    int rc = skv__cg_limits_check(lim, err);
+    if (rc < 0)
+        return rc;
+    rc = split_last(cfg->parent ? cfg->parent : "sokovan", up,
                         sizeof(up), &name, err);
     if (rc < 0)
         return rc;
