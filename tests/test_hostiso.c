@@ -14,6 +14,7 @@
 
 #include "skv_test.h"
 #include "e2e_cluster.h"
+#include "sokovan/agent.h"
 
 static e2e_cluster g;
 static const char *g_skip;
@@ -452,6 +453,106 @@ START_TEST(test_hostiso_fork_bombs)
 }
 END_TEST
 
+/* ---- the agent's budget, library level ------------------------------- */
+
+static int drop_frame(const void *frame, size_t len, void *payload)
+{
+    (void)frame;
+    (void)len;
+    (void)payload;
+    return 0;
+}
+
+/* skv_agent_open's result (the agent freed again). */
+static int open_rc(const skv_agent_options *o, skv_error *e)
+{
+    skv_agent *a = NULL;
+    int rc = skv_agent_open(&a, o, drop_frame, NULL, 0, e);
+    skv_agent_free(a);
+    return rc;
+}
+
+static uint64_t proc_u64(const char *path, const char *key)
+{
+    char dir[64];
+    snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') - path),
+             path);
+    return read_u64(dir, strrchr(path, '/') + 1, key);
+}
+
+START_TEST(test_hostiso_agent_budget)
+{
+    HI_REQUIRE();
+    if (!g_pids_max[0]) {
+        fprintf(stderr, "%s: skipped: no pids controller\n", __func__);
+        return;
+    }
+    char state[PATH_MAX + 16], xml[PATH_MAX];
+    snprintf(state, sizeof(state), "%s/agent-lib", g.root);
+    skv_agent_options o = SKV_AGENT_OPTIONS_INIT;
+    o.agent_id = "lib";
+    o.access_key = "AKLIBTEST";
+    o.secret_key = "SKLIBTEST";
+    o.state_dir = state;
+    o.plugins = "cpu;mem";
+    o.topology_xml = skv_test_data_path(xml, sizeof(xml), "topologies/"
+                                        "96em64t-4n4d3ca2co-pci.xml");
+    o.create_threads = -1;
+    uint64_t pid_max = proc_u64("/proc/sys/kernel/pid_max", NULL);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    /* Bad values are refused before anything is made. */
+    struct {
+        const char *allow;
+        int64_t pids;
+        uint64_t mem;
+        uint32_t cpu;
+        int code;
+    } bad[] = {{"udp:0", 0, 0, 0, SKV_EINVAL},
+               {NULL, -2, 0, 0, SKV_EINVAL},
+               {NULL, (int64_t)pid_max, 0, 0, SKV_ERANGE},
+               {NULL, 0, UINT64_MAX / 2, 0, SKV_ERANGE},
+               {NULL, 0, 0, (uint32_t)ncpu * 1000, SKV_ERANGE}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        skv_error e = SKV_ERROR_INIT;
+        o.host_allow = bad[i].allow;
+        o.sessions_pids_max = bad[i].pids;
+        o.sessions_memory_reserve = bad[i].mem;
+        o.sessions_cpu_reserve = bad[i].cpu;
+        ck_assert_msg(open_rc(&o, &e) == bad[i].code, "%zu: %s", i,
+                      e.message);
+        ck_assert_msg(access(state, F_OK) != 0, "%zu made %s", i, state);
+    }
+    o.host_allow = "dns";
+    o.sessions_memory_reserve = 0;
+    o.sessions_cpu_reserve = 0;
+    /* The configured total, then the default, then left alone. */
+    skv_error e = SKV_ERROR_INIT;
+    o.sessions_pids_max = 5000;
+    SKV_CK_OK(open_rc(&o, &e), &e);
+    ck_assert_uint_eq(read_u64(g_pids_dir, "pids.max", NULL), 5000);
+    o.sessions_pids_max = 0;
+    SKV_CK_OK(open_rc(&o, &e), &e);
+    uint64_t reserve = pid_max / 8 > 1024 ? pid_max / 8 : 1024;
+    ck_assert_uint_eq(read_u64(g_pids_dir, "pids.max", NULL),
+                      pid_max - reserve);
+    /* Memory: the host's less max(512 MiB, 1/16), page-aligned by v1. */
+    uint64_t total = proc_u64("/proc/meminfo", "MemTotal:") * 1024;
+    uint64_t mreserve = total / 16 > (512ull << 20) ? total / 16
+                                                    : 512ull << 20;
+    mreserve = mreserve > total / 2 ? total / 2 : mreserve;
+    uint64_t mem = access("/sys/fs/cgroup/memory", F_OK) == 0
+                       ? proc_u64("/sys/fs/cgroup/memory/sokovan/"
+                                  "memory.limit_in_bytes", NULL)
+                       : proc_u64("/sys/fs/cgroup/sokovan/memory.max", NULL);
+    ck_assert_uint_eq(mem / 4096, (total - mreserve) / 4096);
+    o.sessions_pids_max = 5000;
+    SKV_CK_OK(open_rc(&o, &e), &e);
+    o.sessions_pids_max = -1;
+    SKV_CK_OK(open_rc(&o, &e), &e);
+    ck_assert_uint_eq(read_u64(g_pids_dir, "pids.max", NULL), 5000);
+}
+END_TEST
+
 #define ADD_CASE(s, name, test)                                                \
     do {                                                                       \
         TCase *tc_ = tcase_create(name);                                       \
@@ -468,5 +569,6 @@ Suite *skv_test_suite_hostiso(void)
     ADD_CASE(s, "guard", test_hostiso_guard);
     ADD_CASE(s, "bad_allow", test_hostiso_bad_allow);
     ADD_CASE(s, "fork_bombs", test_hostiso_fork_bombs);
+    ADD_CASE(s, "agent_budget", test_hostiso_agent_budget);
     return s;
 }

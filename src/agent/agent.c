@@ -131,6 +131,11 @@ int skv_agent_open(skv_agent **out, const skv_agent_options *opts,
         return skv__err(err, SKV_EINVAL, "skv_agent_open: %s is NULL",
                         !out ? "out" : !opts ? "opts" : "send");
     int rc = check_options(opts, err);
+    /* The sessions' budget is checked before anything is made. */
+    skv_cgroup_limits budget;
+    bool limit = false;
+    if (rc == 0)
+        rc = skv__agent_host_budget(opts, &budget, &limit, err);
     if (rc)
         return rc;
     skv_agent *a = skv__calloc(1, sizeof(*a));
@@ -154,8 +159,8 @@ int skv_agent_open(skv_agent **out, const skv_agent_options *opts,
         rc = make_dir(a, dirs[i], err);
     if (rc == 0)
         rc = skv__agent_setup_node(a, opts, err);
-    if (rc == 0)
-        rc = skv__agent_host_limits(a, opts, err);
+    if (rc == 0 && limit)
+        rc = skv__agent_host_limits(a, &budget, err);
     if (rc == 0)
         rc = open_runtime(a, opts, err);
     if (rc == 0)

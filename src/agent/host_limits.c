@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "agent_internal.h"
-#include "skv_cgroup.h"
 
 #define MiB (1024ull * 1024)
 
@@ -97,34 +96,41 @@ static int cpu_total(uint32_t reserve, skv_qty *out, skv_error *err)
     return 0;
 }
 
-int skv__agent_host_limits(skv_agent *a, const skv_agent_options *o,
+int skv__agent_host_budget(const skv_agent_options *o,
+                           skv_cgroup_limits *lim, bool *apply,
                            skv_error *err)
 {
-    if (o->version < 4 || o->sessions_pids_max < 0 ||
-        (o->backend && strcmp(o->backend, "process") == 0))
+    memset(lim, 0, sizeof(*lim));
+    *apply = !(o->version < 4 || o->sessions_pids_max < 0 ||
+               (o->backend && strcmp(o->backend, "process") == 0));
+    if (!*apply)
         return 0;  /* older callers, left alone, or no cgroups at all */
-    skv_cgroup_limits lim;
-    memset(&lim, 0, sizeof(lim));
-    lim.allow_swap = true;  /* swap stays the containers' own business */
-    int rc = pids_total(o->sessions_pids_max, &lim.pids_max, err);
+    lim->allow_swap = true;  /* swap stays the containers' own business */
+    int rc = pids_total(o->sessions_pids_max, &lim->pids_max, err);
     if (rc == 0)
-        rc = memory_total(o->sessions_memory_reserve, &lim.memory_bytes,
+        rc = memory_total(o->sessions_memory_reserve, &lim->memory_bytes,
                           err);
     if (rc == 0)
-        rc = cpu_total(o->sessions_cpu_reserve, &lim.cpu, err);
+        rc = cpu_total(o->sessions_cpu_reserve, &lim->cpu, err);
+    return rc;
+}
+
+int skv__agent_host_limits(const skv_agent *a, const skv_cgroup_limits *lim,
+                           skv_error *err)
+{
     skv_cgroup_config cfg = {0};
     skv_error e = SKV_ERROR_INIT;
-    if (rc == 0 && (rc = skv__cgroup_parent_limit(&cfg, &lim, &e)) < 0) {
+    int rc = skv__cgroup_parent_limit(&cfg, lim, &e);
+    if (rc < 0) {
         if (rc != SKV_ENOTSUP || skv__cgroup_detect(&cfg.mode, NULL) == 0)
             return skv__err(err, rc, "agent %s: %s", a->agent_id, e.message);
         /* No cgroup filesystem: containers cannot be made either. */
         skv__log(SKV_LOG_WARN, "agent", "no session limits: %s", e.message);
         return 0;
     }
-    if (rc == 0)
-        skv__log(SKV_LOG_INFO, "agent", "all sessions together: %lld tasks, "
-                 "%lld bytes, %lld milli-CPUs (0: no quota)",
-                 (long long)lim.pids_max, (long long)lim.memory_bytes,
-                 (long long)lim.cpu);
-    return rc;
+    skv__log(SKV_LOG_INFO, "agent", "all sessions together: %lld tasks, "
+             "%lld bytes, %lld milli-CPUs (0: no quota)",
+             (long long)lim->pids_max, (long long)lim->memory_bytes,
+             (long long)lim->cpu);
+    return 0;
 }
