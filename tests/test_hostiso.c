@@ -348,6 +348,24 @@ static int64_t heartbeat_of(skv_client *cl, char *status, size_t cap)
     return hb;
 }
 
+/* Wait until the session runs (true) or has ended (false). */
+static bool started(skv_client *cl, const char *sid)
+{
+    skv_error e = SKV_ERROR_INIT;
+    for (int i = 0; i < 600; i++) {
+        skv_proto_session_show_reply r = {0};
+        SKV_CK_OK(skv_client_show(cl, &r, sid, &e), &e);
+        bool run = r.session.status && !strcmp(r.session.status, "RUNNING");
+        bool end = e2e_final(r.session.status);
+        skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
+        if (run || end)
+            return run;
+        e2e_sleep_ms(100);
+    }
+    ck_abort_msg("session %s neither ran nor ended in 60 s", sid);
+    return false;
+}
+
 /* The sessions' parent in the pids hierarchy (v1, or the v2 tree). */
 static bool pids_parent(void)
 {
@@ -397,8 +415,13 @@ START_TEST(test_hostiso_fork_bombs)
     char sid[3][E2E_ID_MAX];
     for (int i = 0; i < 3; i++)
         submit_ok(cl, sid[i], &bomb);
+    /* A bomb whose shell finds the budget already spent cannot fork its
+     * first pipeline and ends at once: that one was contained too. */
+    bool running[3];
+    int nrunning = 0;
     for (int i = 0; i < 3; i++)
-        HI_OK(e2e_wait_running(&g, cl, sid[i], 60000));
+        nrunning += running[i] = started(cl, sid[i]);
+    ck_assert_int_ge(nrunning, 1);
     int64_t hb0 = heartbeat_of(cl, st, sizeof(st));
     uint64_t most = 0;
     /* Six seconds of bombing: the total never passes the budget, the
@@ -422,7 +445,9 @@ START_TEST(test_hostiso_fork_bombs)
                   "%lld -> %lld", st, (long long)hb0, (long long)hb1);
     for (int i = 0; i < 3; i++) {
         skv_proto_session_ref ref = {0};
-        SKV_CK_OK(skv_client_terminate(cl, &ref, sid[i], "bomb", 0, &e), &e);
+        if (running[i])
+            SKV_CK_OK(skv_client_terminate(cl, &ref, sid[i], "bomb", 0, &e),
+                      &e);
         skv_proto_body_free(SKV_PROTO_SESSION_TERMINATE_REPLY, &ref);
     }
     for (int i = 0; i < 3; i++) {
