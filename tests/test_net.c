@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <nftables/libnftables.h>
@@ -1314,6 +1315,19 @@ static pid_t host_server(int note[2])
     return pid;
 }
 
+/* Whether the link has an IPv6 address (a link-local one comes with up). */
+static bool has_ipv6(const char *ifname)
+{
+    struct ifaddrs *ifa = NULL;
+    ck_assert_int_eq(getifaddrs(&ifa), 0);
+    bool found = false;
+    for (struct ifaddrs *i = ifa; i; i = i->ifa_next)
+        found |= i->ifa_addr && i->ifa_addr->sa_family == AF_INET6 &&
+                 strcmp(i->ifa_name, ifname) == 0;
+    freeifaddrs(ifa);
+    return found;
+}
+
 START_TEST(test_host_guard)
 {
     NEED_ROOT();
@@ -1350,6 +1364,10 @@ START_TEST(test_host_guard)
     ck_assert_uint_eq(publish(s, 40100, 6, 0, 0), 40100);
     ck_assert_int_eq(connect_port("192.168.77.1", 40100), 0);
     ck_assert_int_eq(ns_wait(&k), 0);
+    /* The bridge had ports up for a while: still no IPv6 link-local
+     * address on it to reach the host by. */
+    if (access("/proc/sys/net/ipv6", F_OK) == 0)
+        ck_assert(!has_ipv6(skv_net_session_bridge(s)));
     /* Nothing of the guard outlives the session. */
     skv_error e = SKV_ERROR_INIT;
     SKV_CK_OK(skv_net_session_destroy(s, &e), &e);

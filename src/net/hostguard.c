@@ -9,7 +9,7 @@
  *       host, outbound traffic of the host to a kernel)
  *   iifname <bridge> <proto> dport <ports> accept          the allow-list
  *   iifname <bridge> drop                                   the rest
- * Sessions' rules never overlap (each names its own bridge), so they are
+ * The bridge itself gets no IPv6 (ipv6_off). Sessions' rules never overlap (each names its own bridge), so they are
  * appended in any order; they go with the bridge's other rules (destroy,
  * clean-up, rollback all delete by the bridge in the comment).
  * SPDX-License-Identifier: Apache-2.0 */
@@ -140,12 +140,28 @@ static int rules_add(skv__nft *n, const skv_net_session *s,
     return rc;
 }
 
+/* The rules are IPv4 (session networks are), but the bridge would also
+ * get an IPv6 link-local address, through which a kernel reaches host
+ * services bound to "::". Without IPv6 on the bridge the host drops what
+ * arrives there. A host without IPv6 has no such file. */
+static int ipv6_off(const skv_net_session *s, skv_error *err)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6",
+             s->bridge);
+    if (!skv__sys_exists(path))
+        return 0;
+    return skv__sys_write(path, "1", err);
+}
+
 int skv__net_host_guard(skv_net_session *s, const char *allow,
                         skv_error *err)
 {
     allow_entry e[2 * SKV_NET_HOST_ALLOW_MAX];
     size_t ne = 0;
     int rc = allow_parse(allow, e, &ne, err);
+    if (rc == 0)
+        rc = ipv6_off(s, err);
     if (rc < 0)
         return rc;
     skv__nft n;
