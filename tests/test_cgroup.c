@@ -1369,6 +1369,99 @@ START_TEST(test_real_kill_race_v1)
 }
 END_TEST
 
+/* ---- the sessions' parent: one budget for all containers (issue 13) ----- */
+
+static const skv_cgroup_limits parent_lim = {.cpu = 1500, .memory_bytes =
+                                                 1 << 30, .allow_swap = true,
+                                             .pids_max = 300};
+
+START_TEST(test_parent_limit_v2)
+{
+    skv_error e = SKV_ERROR_INIT;
+    fake_root(MI_PREFIX "cgroup2 cgroup2 rw\n", true);
+    capture_writes();
+    SKV_CK_OK(skv__cgroup_parent_limit(&cfg_default, &parent_lim, &e), &e);
+    /* Made with the controllers enabled at the root, then limited. */
+    ck_assert_msg(strstr(writes, "/sys/fs/cgroup/cgroup.subtree_control <- "
+                         "+pids\n"), "%s", writes);
+    ck_assert_msg(strstr(writes,
+                         "/sys/fs/cgroup/sokovan/cpu.max <- 150000 100000\n"
+                         "/sys/fs/cgroup/sokovan/memory.max <- 1073741824\n"
+                         "/sys/fs/cgroup/sokovan/pids.max <- 300\n"),
+                  "%s", writes);
+    ck_assert_ptr_null(strstr(writes, "swap"));
+    /* A container below it: the parent passes the controllers on. */
+    skv_cgroup *cg = NULL;
+    writes[0] = '\0';
+    SKV_CK_OK(skv__cgroup_create(&cg, &cfg_default, "k1", &e), &e);
+    ck_assert_msg(strstr(writes, "/sys/fs/cgroup/sokovan/cgroup.subtree_control"
+                         " <- +pids\n"), "%s", writes);
+    /* Again (an agent restart): the existing parent, new values. */
+    skv_cgroup_limits more = parent_lim;
+    more.pids_max = 500;
+    writes[0] = '\0';
+    SKV_CK_OK(skv__cgroup_parent_limit(&cfg_default, &more, &e), &e);
+    ck_assert_str_eq(fget("/sys/fs/cgroup/sokovan/pids.max"), "500");
+    ck_assert_ptr_null(strstr(writes, "subtree_control"));
+    SKV_CK_OK(skv__cgroup_destroy(cg, &e), &e);
+    skv__cgroup_free(cg);
+    skv_set_logger(NULL, SKV_LOG_ERROR, NULL);
+    fake_cleanup();
+}
+END_TEST
+
+START_TEST(test_parent_limit_hybrid)
+{
+    skv_error e = SKV_ERROR_INIT;
+    fake_root(MI_V1_ALL MI_UNIFIED, false);
+    capture_writes();
+    skv_cgroup_config cfg = {SKV_CGROUP_MODE_AUTO, "site/sessions", false};
+    SKV_CK_OK(skv__cgroup_parent_limit(&cfg, &parent_lim, &e), &e);
+    /* Every limit in its v1 hierarchy; no memsw with swap allowed. */
+    ck_assert_str_eq(fget("/sys/fs/cgroup/pids/site/sessions/pids.max"),
+                     "300");
+    ck_assert_str_eq(fget("/sys/fs/cgroup/memory/site/sessions/"
+                          "memory.limit_in_bytes"), "1073741824");
+    ck_assert_str_eq(fget("/sys/fs/cgroup/cpu/site/sessions/"
+                          "cpu.cfs_quota_us"), "150000");
+    ck_assert_ptr_null(strstr(writes, "memsw"));
+    ck_assert(fexists("/sys/fs/cgroup/unified/site/sessions"));
+    /* cpuset parents are usable: cpus and mems copied down. */
+    ck_assert_str_eq(fget("/sys/fs/cgroup/cpuset/site/sessions/cpuset.cpus"),
+                     "0-3\n");
+    skv_set_logger(NULL, SKV_LOG_ERROR, NULL);
+    fake_cleanup();
+}
+END_TEST
+
+START_TEST(test_parent_limit_bad_input)
+{
+    skv_error e = SKV_ERROR_INIT;
+    fake_root(MI_PREFIX "cgroup2 cgroup2 rw\n", true);
+    skv_cgroup_limits neg = {.pids_max = -1}, tiny = {.memory_bytes = 4096},
+                      cpus = {.cpus = "0", .pids_max = 10};
+    const skv_cgroup_limits *bad[] = {&neg, &tiny, &cpus};
+    for (size_t i = 0; i < 3; i++) {
+        int rc = skv__cgroup_parent_limit(&cfg_default, bad[i], &e);
+        ck_assert_msg(rc == SKV_EINVAL || rc == SKV_ERANGE, "%zu: %d", i, rc);
+    }
+    static const char *const parents[] = {"", "/abs", "a/", "a/../b", "a b"};
+    for (size_t i = 0; i < 5; i++) {
+        skv_cgroup_config c = {SKV_CGROUP_MODE_AUTO, parents[i], false};
+        ck_assert_int_eq(skv__cgroup_parent_limit(&c, &parent_lim, &e),
+                         SKV_EINVAL);
+    }
+    ck_assert_int_eq(skv__cgroup_parent_limit(NULL, &parent_lim, &e),
+                     SKV_EINVAL);
+    /* Nothing was made. */
+    int n = 0;
+    count_entries("/sys/fs/cgroup", &n);
+    ck_assert_int_eq(n, 0);
+    ck_assert(!fexists("/sys/fs/cgroup/a"));
+    fake_cleanup();
+}
+END_TEST
+
 Suite *skv_test_suite_cgroup(void);
 Suite *skv_test_suite_cgroup(void)
 {
@@ -1391,6 +1484,9 @@ Suite *skv_test_suite_cgroup(void)
     tcase_add_test(f, test_create_rollback);
     tcase_add_test(f, test_open);
     tcase_add_test(f, test_nest_in_self);
+    tcase_add_test(f, test_parent_limit_v2);
+    tcase_add_test(f, test_parent_limit_hybrid);
+    tcase_add_test(f, test_parent_limit_bad_input);
     suite_add_tcase(s, f);
     TCase *r = tcase_create("real");
     tcase_add_unchecked_fixture(r, NULL, real_teardown);

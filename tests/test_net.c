@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <nftables/libnftables.h>
@@ -1269,6 +1270,170 @@ START_TEST(test_runtime_containers_talk)
 }
 END_TEST
 
+/* ---- host guard (issue 13) ---------------------------------------------- */
+
+/* A session whose kernels may not reach the host but for allow. */
+static skv_net_session *guarded(const char *id, const char *subnet,
+                                const char *allow, bool adopt)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_net_session_options o = SKV_NET_SESSION_OPTIONS_INIT;
+    o.session_id = id;
+    o.subnet = subnet;
+    o.isolate_cidr = "10.91.0.0/16";
+    o.adopt = adopt;
+    o.host_guard = true;
+    o.host_allow = allow;
+    skv_net_session *s = NULL;
+    SKV_CK_OK(skv_net_session_create(&s, &o, &e), &e);
+    return s;
+}
+
+/* A kernel at idx connecting to ip:PORT: connect_once's result. */
+static int kernel_connects(skv_net_session *s, const char *ip, unsigned idx)
+{
+    client_arg ca = {ip};
+    nsproc k = ns_spawn(client, &ca);
+    attach(s, k.pid, idx);
+    ns_go(&k);
+    return ns_wait(&k);
+}
+
+/* The host's server: listening on 0.0.0.0:PORT in the test's namespace
+ * (the agent's host) for one exchange. */
+static pid_t host_server(int note[2])
+{
+    ck_assert(pipe(note) == 0);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        server_arg sa = {note[1], 1, NULL};
+        _exit(serve(&sa));
+    }
+    char b;
+    ck_assert_int_eq(read(note[0], &b, 1), 1);
+    return pid;
+}
+
+/* Whether the link has an IPv6 address (a link-local one comes with up). */
+static bool has_ipv6(const char *ifname)
+{
+    struct ifaddrs *ifa = NULL;
+    ck_assert_int_eq(getifaddrs(&ifa), 0);
+    bool found = false;
+    for (struct ifaddrs *i = ifa; i; i = i->ifa_next)
+        found |= i->ifa_addr && i->ifa_addr->sa_family == AF_INET6 &&
+                 strcmp(i->ifa_name, ifname) == 0;
+    freeifaddrs(ifa);
+    return found;
+}
+
+START_TEST(test_host_guard)
+{
+    NEED_ROOT();
+    /* The host has a second address besides the session's gateway. */
+    ck_assert_int_eq(system("ip link set lo up && ip link add hga type veth"
+                            " peer name hgb && ip addr add 192.168.77.1/24 "
+                            "dev hga && ip link set hga up && "
+                            "ip link set hgb up"), 0);
+    int note[2];
+    pid_t srv = host_server(note);
+    skv_net_session *s = guarded("sess-guard", "10.91.1.0/24", NULL, false);
+    ck_assert_uint_eq(nft_rules_of(s), 2); /* replies, then drop */
+    /* Neither the gateway nor the host's other address answers. */
+    ck_assert_int_eq(kernel_connects(s, "10.91.1.1", 2), 3);
+    ck_assert_int_eq(kernel_connects(s, "192.168.77.1", 3), 3);
+    /* Kernels of the session still reach each other. */
+    ck_assert_int_eq(exchange(s, 4, s, 5), 0);
+    /* Adopted with an allow-list: the port is reachable now. */
+    skv_net_session_free(s);
+    s = guarded("sess-guard", "10.91.1.0/24", "dns,tcp:7411", true);
+    ck_assert_uint_eq(nft_rules_of(s), 5);
+    ck_assert_int_eq(kernel_connects(s, "10.91.1.1", 2), 0);
+    int st = 0;
+    ck_assert_int_eq(waitpid(srv, &st, 0), srv);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    /* A port published to the host: the host connects, the kernel's
+     * answers come back through the guard (established). */
+    server_arg sa = {note[1], 1, NULL};
+    nsproc k = ns_spawn(serve, &sa);
+    attach(s, k.pid, 6);
+    ns_go(&k);
+    char b;
+    ck_assert_int_eq(read(note[0], &b, 1), 1);
+    ck_assert_uint_eq(publish(s, 40100, 6, 0, 0), 40100);
+    ck_assert_int_eq(connect_port("192.168.77.1", 40100), 0);
+    ck_assert_int_eq(ns_wait(&k), 0);
+    /* The bridge had ports up for a while: still no IPv6 link-local
+     * address on it to reach the host by. */
+    if (access("/proc/sys/net/ipv6", F_OK) == 0)
+        ck_assert(!has_ipv6(skv_net_session_bridge(s)));
+    /* Nothing of the guard outlives the session. */
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_net_session_destroy(s, &e), &e);
+    ck_assert_uint_eq(nft_count(TABLE), 0);
+    ck_assert_uint_eq(count_links("skv"), 0);
+    close(note[0]);
+    close(note[1]);
+}
+END_TEST
+
+/* A guard left by a dead agent goes with the stale clean-up. */
+START_TEST(test_host_guard_stale_cleanup)
+{
+    NEED_ROOT();
+    skv_net_session *s = guarded("sess-g1", "10.91.2.0/24", "tcp:22", false);
+    skv_net_session *k = guarded("sess-g2", "10.91.3.0/24", NULL, false);
+    ck_assert_uint_eq(nft_rules_of(s), 3);
+    skv_net_session_free(s);
+    const char *keep[] = {"sess-g2"};
+    size_t removed = 0;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_net_cleanup_stale(NULL, keep, 1, &removed, &e), &e);
+    ck_assert_uint_eq(nft_count("sess-g1"), 0);
+    ck_assert_uint_eq(nft_rules_of(k), 2);
+    ck_assert_uint_eq(count_links("skv"), 1); /* sess-g2's bridge */
+    SKV_CK_OK(skv_net_session_destroy(k, &e), &e);
+    ck_assert_uint_eq(nft_count(TABLE), 0);
+}
+END_TEST
+
+START_TEST(test_host_allow_bad_input)
+{
+    static const char *const bad[] = {
+        "tcp", "tcp:", "tcp:0", "tcp:65536", "tcp:022", "sctp:5", "tcp:5-4",
+        "tcp:22,", ",tcp:22", "tcp:22,,udp:1", "tcp:1-", "udp:-3", "DNS",
+        "tcp: 22", "tcp:22 ", "tcp:1,tcp:2,tcp:3,tcp:4,tcp:5,tcp:6,tcp:7,"
+        "tcp:8,tcp:9,tcp:10,tcp:11,tcp:12,tcp:13,tcp:14,tcp:15,tcp:16,"
+        "tcp:17,tcp:18,tcp:19,tcp:20,tcp:21,tcp:22,tcp:23,tcp:24,tcp:25,"
+        "tcp:26,tcp:27,tcp:28,tcp:29,tcp:30,tcp:31,tcp:32,tcp:33"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        skv_error e = SKV_ERROR_INIT;
+        ck_assert_msg(skv_net_host_allow_check(bad[i], &e) == SKV_EINVAL,
+                      "'%s' accepted", bad[i]);
+        ck_assert_msg(strstr(e.message, "host_allow"), "%s", e.message);
+    }
+    static const char *const good[] = {NULL, "", "dns", "tcp:22",
+                                       "udp:1-65535,tcp:8000-8010,dns"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+        SKV_CK_OK(skv_net_host_allow_check(good[i], NULL), NULL);
+    if (!need_root_netns(__func__))
+        return;
+    /* A session with a bad list is refused before anything is made. */
+    skv_net_session_options o = SKV_NET_SESSION_OPTIONS_INIT;
+    o.session_id = "sess-bad";
+    o.subnet = "10.91.4.0/24";
+    o.host_guard = true;
+    o.host_allow = "tcp:99999";
+    skv_net_session *s = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    ck_assert_int_eq(skv_net_session_create(&s, &o, &e), SKV_EINVAL);
+    ck_assert_ptr_null(s);
+    ck_assert_uint_eq(count_links("skv"), 0);
+    ck_assert_uint_eq(nft_count(TABLE), 0);
+}
+END_TEST
+
 Suite *skv_test_suite_net(void);
 Suite *skv_test_suite_net(void)
 {
@@ -1293,6 +1458,9 @@ Suite *skv_test_suite_net(void)
     tcase_add_test(tc, test_publish_bad_input_leaves_nothing);
     tcase_add_test(tc, test_outbound_nat);
     tcase_add_test(tc, test_nft_stale_cleanup);
+    tcase_add_test(tc, test_host_guard);
+    tcase_add_test(tc, test_host_guard_stale_cleanup);
+    tcase_add_test(tc, test_host_allow_bad_input);
     suite_add_tcase(s, tc);
     tc = tcase_create("runtime");
     tcase_set_timeout(tc, 90);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sokovan/net.h"
 #include "sokovan/slots.h"
 #include "sokovan/topo.h"
 #include "skvd.h"
@@ -29,7 +30,8 @@ typedef enum kind {
     K_IMAGE,    /* NAME=TARBALL, repeatable: each one appends */
     K_HTTP,     /* host:port with port 0..65535, or "" / "none" (off) */
     K_MODE,     /* octal file mode 0..0777 */
-    K_GROUP     /* group name or gid, or "" (unset) */
+    K_GROUP,    /* group name or gid, or "" (unset) */
+    K_ALLOW     /* host allow-list (skv_net_host_allow_check) or "" */
 } kind;
 
 struct skvd_key {
@@ -151,6 +153,20 @@ static const skvd_key g_keys[] = {
     {"agent", "create_threads", K_UINT, AO(create_threads), A, "0", 0, 64,
      "N", "containers created side by side by N background threads; 0: "
      "online CPUs + 1, at most 8"},
+    {"agent", "host_allow", K_ALLOW, AO(host_allow), A, NULL, 0, 0, "LIST",
+     "host ports kernels on a cluster network may reach (\"tcp:22,"
+     "udp:8000-8010,dns\"); every other address and port of the host "
+     "refuses them (replies pass); default none"},
+    {"agent", "sessions_pids_max", K_UINT, AO(sessions_pids_max), A, "0",
+     0, 4194304, "N", "tasks of all session containers of the host "
+     "together; 0: pid_max minus max(1024, pid_max / 8)"},
+    {"agent", "sessions_memory_reserve", K_BYTES,
+     AO(sessions_memory_reserve), A, "0", 0, UINT64_MAX / 2, "BYTES",
+     "memory kept from all session containers together for the host and "
+     "its daemons; 0: max(512m, 1/16 of the host's), at most half"},
+    {"agent", "sessions_cpu_reserve", K_UINT, AO(sessions_cpu_reserve), A,
+     "0", 0, 1000000, "MILLI", "milli-CPUs kept from all session "
+     "containers together (a CPU quota of the rest); 0: no quota"},
     {"agent", "reconnect_min_ms", K_UINT, AO(reconnect_min_ms), A, "100", 10,
      600000, "MS", "first reconnect delay (doubles on each failure)"},
     {"agent", "reconnect_max_ms", K_UINT, AO(reconnect_max_ms), A, "5000",
@@ -430,6 +446,7 @@ static int check_string(const skvd_key *k, const char *v, bool *unset,
 {
     char host[256];
     int port;
+    skv_error e = SKV_ERROR_INIT;
     *unset = false;
     bool empty = v[0] == 0;
     switch (k->kind) {
@@ -439,6 +456,12 @@ static int check_string(const skvd_key *k, const char *v, bool *unset,
         return (*unset = empty) ? 0 : check_abs(v, why, wl);
     case K_STR:
         *unset = empty;
+        return 0;
+    case K_ALLOW:
+        if ((*unset = empty))
+            return 0;
+        if (skv_net_host_allow_check(v, &e) < 0)
+            return WHY("%s", e.message);
         return 0;
     case K_ID:
         return check_id(v, why, wl);

@@ -79,6 +79,9 @@ typedef struct skvd_agent_conf {
     uint64_t memory;         /* bytes; 0: all */
     uint64_t stats_interval_ms, poll_interval_ms, key_wait_ms;
     uint64_t create_threads;  /* 0: the library's default */
+    char *host_allow;        /* session networks' host allow-list; NULL */
+    uint64_t sessions_pids_max, sessions_memory_reserve;  /* 0: auto */
+    uint64_t sessions_cpu_reserve;  /* milli-CPUs; 0: no quota */
     uint64_t reconnect_min_ms, reconnect_max_ms, max_frame, max_queue;
     uint64_t log_level;
     uint64_t log_max_bytes;  /* each log of a kernel */

@@ -213,6 +213,10 @@ static int open_agent(agent_daemon *d)
     o.poll_interval_ms = (uint32_t)c->poll_interval_ms;
     o.create_threads = (int)c->create_threads;
     o.log_max_bytes = c->log_max_bytes;
+    o.host_allow = c->host_allow;
+    o.sessions_pids_max = (int64_t)c->sessions_pids_max;
+    o.sessions_memory_reserve = c->sessions_memory_reserve;
+    o.sessions_cpu_reserve = (uint32_t)c->sessions_cpu_reserve;
     o.wake = wake_cb;
     o.wake_payload = d;
     if (skvd_mkdirs_parent(c->state_dir, why, sizeof(why))) {

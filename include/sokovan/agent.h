@@ -44,8 +44,10 @@ typedef int (*skv_agent_send_fn)(const void *frame, size_t len,
                                  void *payload);
 
 /* Version 2 added `accelerators`, version 3 `run_dir`, version 4
- * `log_max_bytes`; version 1 to 3 structures are accepted. */
-#define SKV_AGENT_OPTIONS_VERSION 4
+ * `log_max_bytes`, version 5 the host protection (`host_allow` ..
+ * `sessions_cpu_reserve`); version 1 to 4 structures are accepted (and
+ * get no host protection). */
+#define SKV_AGENT_OPTIONS_VERSION 5
 
 typedef struct skv_agent_options {
     unsigned version;           /* SKV_AGENT_OPTIONS_VERSION */
@@ -103,6 +105,24 @@ typedef struct skv_agent_options {
      * truncation is written and the rest discarded. 0 = 16 MiB (the
      * runtime's default); otherwise at least SKV_AGENT_LOG_MAX_BYTES_MIN. */
     uint64_t log_max_bytes;
+    /* v5: host protection (docs/architecture.md, "Host protection").
+     * Kernels on a cluster network reach no address of this host but for
+     * replies and these host ports: "tcp:22,udp:8000-8010,dns" (see
+     * skv_net_host_allow_check); NULL or "": none. */
+    const char *host_allow;
+    /* v5: limits on all session containers of the host together, on their
+     * common parent cgroup ("sokovan"; agents sharing a host share it):
+     * tasks (0: pid_max minus max(1024, pid_max / 8); -1: the parent's
+     * limits are left as they are, and so are memory and CPU), */
+    int64_t sessions_pids_max;
+    /* memory kept for the host and its daemons: the containers together
+     * get the host's memory minus this (0: max(512 MiB, 1/16 of it),
+     * at most half), */
+    uint64_t sessions_memory_reserve;
+    /* and milli-CPUs kept for them: the containers together get a CPU
+     * quota of the online CPUs minus this (0: no CPU quota; the parent's
+     * CPU weight already equals the host's other top-level groups). */
+    uint32_t sessions_cpu_reserve;
 } skv_agent_options;
 
 #define SKV_AGENT_LOG_MAX_BYTES_MIN 4096u
@@ -112,7 +132,7 @@ typedef struct skv_agent_options {
 #define SKV_AGENT_OPTIONS_INIT                                               \
     {SKV_AGENT_OPTIONS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL,   \
      NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, 0, NULL, NULL, 0, NULL, NULL, \
-     0}
+     0, NULL, 0, 0, 0}
 
 /* Discover the node, open the runtime and restore containers found in
  * state_dir (they keep running). Nothing is sent yet. */

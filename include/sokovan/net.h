@@ -90,8 +90,9 @@ SKV_EXTERN size_t skv_net_pool_available(const skv_net_pool *pool);
 
 typedef struct skv_net_session skv_net_session;
 
-/* Version 1 ends with adopt; version 2 adds outbound_nat. */
-#define SKV_NET_SESSION_OPTIONS_VERSION 2
+/* Version 1 ends with adopt; version 2 adds outbound_nat; version 3
+ * host_guard and host_allow. */
+#define SKV_NET_SESSION_OPTIONS_VERSION 3
 typedef struct skv_net_session_options {
     unsigned version;         /* SKV_NET_SESSION_OPTIONS_VERSION */
     const char *session_id;   /* required: 1..128 printable ASCII characters,
@@ -110,8 +111,24 @@ typedef struct skv_net_session_options {
                                  leaves the host with the host's address;
                                  needs IPv4 forwarding (see
                                  skv_net_forwarding_enable) */
+    bool host_guard;          /* (v3) the session's kernels reach no address
+                                 of this host (its services bound to 0.0.0.0
+                                 included) but for replies to connections
+                                 the host made (published ports, outbound
+                                 traffic) and host_allow */
+    const char *host_allow;   /* (v3) with host_guard: host ports the
+                                 kernels may reach, "tcp:22,udp:8000-8010,
+                                 dns" (dns: udp and tcp 53); NULL or "":
+                                 none. See skv_net_host_allow_check */
 } skv_net_session_options;
-#define SKV_NET_SESSION_OPTIONS_INIT {SKV_NET_SESSION_OPTIONS_VERSION, NULL, NULL, NULL, NULL, false, false}
+#define SKV_NET_SESSION_OPTIONS_INIT {SKV_NET_SESSION_OPTIONS_VERSION, NULL, NULL, NULL, NULL, false, false, false, NULL}
+
+/* Validate a host_allow list (comma-separated "tcp:PORT", "udp:PORT",
+ * "tcp:LO-HI", "udp:LO-HI" with ports 1..65535, or "dns"; at most
+ * SKV_NET_HOST_ALLOW_MAX entries; NULL or "" is the empty list).
+ * SKV_EINVAL naming the bad entry. */
+#define SKV_NET_HOST_ALLOW_MAX 32
+SKV_EXTERN int skv_net_host_allow_check(const char *list, skv_error *err);
 
 /* Create the session's bridge with the gateway address, bring it up,
  * (with isolate_cidr) add its isolation rules and (with outbound_nat) its

@@ -50,6 +50,12 @@ static int check_options(const skv_agent_options *o, skv_error *err)
                         "%u (0: the default)",
                         (unsigned long long)o->log_max_bytes,
                         SKV_AGENT_LOG_MAX_BYTES_MIN);
+    if (o->version >= 5 && o->sessions_pids_max < -1)
+        return skv__err(err, SKV_EINVAL, "agent sessions_pids_max: %lld is "
+                        "not -1 (leave alone), 0 (default) or a count",
+                        (long long)o->sessions_pids_max);
+    if (o->version >= 5)
+        return skv_net_host_allow_check(o->host_allow, err);
     return 0;
 }
 
@@ -63,9 +69,13 @@ static int copy_strings(skv_agent *a, const skv_agent_options *o)
                                                       : "default");
     a->address = skv__strdup(o->address ? o->address : "");
     a->labels = o->labels ? skv__strdup(o->labels) : NULL;
+    const char *allow = o->version >= 5 ? o->host_allow : NULL;
+    a->host_guard = o->version >= 5;
+    a->host_allow = allow && *allow ? skv__strdup(allow) : NULL;
     return a->agent_id && a->access_key && a->secret_key && a->state_dir &&
                    a->resource_group && a->address &&
-                   (a->labels || !o->labels)
+                   (a->labels || !o->labels) &&
+                   (a->host_allow || !allow || !*allow)
                ? 0 : SKV_ENOMEM;
 }
 
@@ -128,6 +138,11 @@ int skv_agent_open(skv_agent **out, const skv_agent_options *opts,
         return skv__err(err, SKV_EINVAL, "skv_agent_open: %s is NULL",
                         !out ? "out" : !opts ? "opts" : "send");
     int rc = check_options(opts, err);
+    /* The sessions' budget is checked before anything is made. */
+    skv_cgroup_limits budget;
+    bool limit = false;
+    if (rc == 0)
+        rc = skv__agent_host_budget(opts, &budget, &limit, err);
     if (rc)
         return rc;
     skv_agent *a = skv__calloc(1, sizeof(*a));
@@ -153,6 +168,8 @@ int skv_agent_open(skv_agent **out, const skv_agent_options *opts,
         rc = make_dir(a, dirs[i], err);
     if (rc == 0)
         rc = skv__agent_setup_node(a, opts, err);
+    if (rc == 0 && limit)
+        rc = skv__agent_host_limits(a, &budget, err);
     if (rc == 0)
         rc = open_runtime(a, opts, err);
     if (rc == 0)
@@ -194,6 +211,7 @@ void skv_agent_free(skv_agent *a)
     skv__free(a->resource_group);
     skv__free(a->address);
     skv__free(a->labels);
+    skv__free(a->host_allow);
     skv__free(a);
 }
 

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "skv_cgroup.h"
 #include "skv_internal.h"
 #include "sokovan/agent.h"
 #include "sokovan/image.h"
@@ -118,6 +119,8 @@ struct skv_agent {
     void *wake_payload;
     /* cluster networking (net.c) */
     char net_prefix[5];             /* link prefix of this agent's pieces */
+    bool host_guard;                /* session networks: host guard on */
+    char *host_allow;               /* its allow-list (NULL: none) */
     char *subnet, *cluster_cidr;    /* from agent.register.reply, or NULL */
     skv_net_pool *pool;             /* local session subnets (lazy) */
     skv__agent_net *nets;
@@ -254,6 +257,14 @@ void skv__agent_net_drop(skv_agent *a, skv__agent_net *n, bool destroy);
 /* state_dir/network: the subnet and cluster CIDR of the last registration
  * (isolation rules of adopted networks need them before the next one). */
 int skv__agent_net_load(skv_agent *a, skv_error *err);
+/* Limits on all session containers of the host together (host_limits.c):
+ * computed from the options and the host (*apply false: none to write),
+ * then written to the containers' parent cgroup. */
+int skv__agent_host_budget(const skv_agent_options *o,
+                           skv_cgroup_limits *lim, bool *apply,
+                           skv_error *err);
+int skv__agent_host_limits(const skv_agent *a, const skv_cgroup_limits *lim,
+                           skv_error *err);
 /* The link prefix from the agent id (several agents may share a host). */
 void skv__agent_net_prefix(skv_agent *a);
 /* Resolve k's network mode; for a cluster network fill the request's

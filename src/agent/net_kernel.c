@@ -59,6 +59,8 @@ static int net_open(skv_agent *a, const skv__agent_kernel *k, bool adopt,
     o.isolate_cidr = isolate_cidr(a);
     o.adopt = adopt;
     o.outbound_nat = true;
+    o.host_guard = a->host_guard;
+    o.host_allow = a->host_allow;
     if (rc == 0 && !(n->session_id = skv__strdup(k->req.session_id)))
         rc = skv__err(err, SKV_ENOMEM, "agent: out of memory");
     if (rc == 0)

@@ -97,6 +97,12 @@ static int to_values(skv__cg_values *v, const skv_cgroup_limits *l,
     return 0;
 }
 
+int skv__cg_limits_check(const skv_cgroup_limits *limits, skv_error *err)
+{
+    skv__cg_values v;
+    return to_values(&v, limits, err);
+}
+
 int skv__cgroup_apply(skv_cgroup *cg, const skv_cgroup_limits *limits,
                       skv_error *err)
 {

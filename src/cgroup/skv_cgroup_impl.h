@@ -134,6 +134,10 @@ int skv__cg_mkdirs_for(skv_cgroup *cg, skv__cg_dir *d, size_t nparts,
                                    bool leaf, skv_error *err),
                        skv_error *err);
 
+/* ---- limits.c ------------------------------------------------------------ */
+/* The validation of skv__cgroup_apply, nothing written. */
+int skv__cg_limits_check(const skv_cgroup_limits *limits, skv_error *err);
+
 /* ---- v2_devices.c --------------------------------------------------------- */
 /* Assemble the allow-list program for rules[0..n) (validated), load it,
  * attach it to the cgroup directory dir (absolute, without sysroot) and

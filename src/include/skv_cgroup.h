@@ -125,6 +125,15 @@ int skv__cgroup_open(skv_cgroup **out, const skv_cgroup_config *cfg,
 int skv__cgroup_apply(skv_cgroup *cg, const skv_cgroup_limits *limits,
                       skv_error *err);
 
+/* Limits on the total of all container cgroups: write lim (cpus and mems
+ * must be NULL: they are per container) to their common parent
+ * (cfg->parent, default "sokovan"; its last component is the cgroup
+ * limited), made in every hierarchy when missing and kept afterwards.
+ * Validation as skv__cgroup_apply; a limit a running total already
+ * exceeds is refused by the kernel (SKV_ESYS). */
+int skv__cgroup_parent_limit(const skv_cgroup_config *cfg,
+                             const skv_cgroup_limits *lim, skv_error *err);
+
 /* Move a process (all its threads) into the cgroup, in every hierarchy. */
 int skv__cgroup_add_pid(skv_cgroup *cg, pid_t pid, skv_error *err);
 

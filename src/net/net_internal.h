@@ -112,7 +112,9 @@ int skv__nl_rule_flush(skv__nl *nl, const char *prefix,
  *   "<bridge> pub <proto> <host port> <host index> <container port>"
  *       DNAT of a published port (prerouting, output) and the masquerade
  *       of its loopback and hairpin traffic (postrouting);
- *   "<bridge> nat"   the session's outbound masquerade (postrouting). */
+ *   "<bridge> nat"   the session's outbound masquerade (postrouting);
+ *   "<bridge> host"  the session's host guard (filter chain "input",
+ *       hostguard.c). */
 #define SKV__NFT_NAME_MAX 32
 #define SKV__NFT_COMMENT_MAX 96
 
@@ -158,6 +160,11 @@ const char *skv__net_proto_name(skv_net_proto p);
 /* A published-port comment (publish.c); false for other comments. Fills
  * bridge (SKV_NET_IFNAME_MAX) and every field of p but container_addr. */
 bool skv__net_parse_pub(const char *comment, char *bridge, skv_net_port *p);
+/* The session's host guard (hostguard.c): the filter chain "input" with
+ * the session's "<bridge> host" rules for the allow-list `allow` (replaced
+ * when present). */
+int skv__net_host_guard(skv_net_session *s, const char *allow,
+                        skv_error *err);
 /* The session's outbound masquerade rule (masq.c); kept when present. */
 int skv__net_masq_add(skv_net_session *s, skv_error *err);
 

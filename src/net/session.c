@@ -40,9 +40,10 @@ void skv__net_veth_name(const skv_net_session *s, unsigned idx, char *buf)
 static int check_opts(const skv_net_session_options *o, skv_net_session *s,
                       skv_error *err)
 {
-    /* Version 1 callers pass a shorter struct: outbound_nat is read only
-     * from version 2 on (see skv_net_session_create). */
-    if (o->version != 1 && o->version != SKV_NET_SESSION_OPTIONS_VERSION)
+    /* Older callers pass a shorter struct: outbound_nat is read only from
+     * version 2 on, host_guard and host_allow from 3 on (see
+     * skv_net_session_create). */
+    if (o->version < 1 || o->version > SKV_NET_SESSION_OPTIONS_VERSION)
         return skv__err(err, SKV_EVERSION, "net session options version %u, "
                         "expected 1..%u", o->version,
                         SKV_NET_SESSION_OPTIONS_VERSION);
@@ -151,6 +152,8 @@ int skv_net_session_create(skv_net_session **out,
     skv__nl nl = {0};
     bool created = false;
     int rc = check_opts(opts, s, err);
+    if (rc == 0 && opts->version >= 3 && opts->host_guard)
+        rc = skv_net_host_allow_check(opts->host_allow, err);
     if (rc == 0)
         rc = skv__nl_open(&nl, err);
     if (rc == 0)
@@ -158,6 +161,8 @@ int skv_net_session_create(skv_net_session **out,
     bool setup_done = rc == 0;
     if (rc == 0 && opts->version >= 2 && opts->outbound_nat)
         rc = skv__net_masq_add(s, err);
+    if (rc == 0 && opts->version >= 3 && opts->host_guard)
+        rc = skv__net_host_guard(s, opts->host_allow, err);
     if (rc < 0 && created)
         roll_back(&nl, s, setup_done);
     skv__nl_close(&nl);
