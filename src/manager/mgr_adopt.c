@@ -100,11 +100,13 @@ static const char *refusal(skv_manager *m, const skv__mgr_agent *a,
         return "its session has ended";
     if (st != SKV_SESSION_PENDING)
         return "its session was placed again";
-    if ((size_t)nk != n)
-        return "kernels of its session elsewhere were stopped";
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(s[i].agent, a->id) || !reported(r, s[i].kid))
-            return "kernels of its session elsewhere were stopped";
+    /* A multi-agent session had its kernels on the healthy agents stopped
+     * at the requeue; a session lost twice has suspects on two agents. */
+    bool whole = (size_t)nk == n;
+    for (size_t i = 0; whole && i < n; i++)
+        whole = !strcmp(s[i].agent, a->id) && reported(r, s[i].kid);
+    if (!whole)
+        return "not all kernels of its session came back with it";
     return NULL;
 }
 

@@ -70,15 +70,16 @@ int skv__mgr_suspect_keep(skv_manager *m, const char *sid, const char *agent,
         " ON s.id=k.session_id WHERE k.session_id=?1 AND k.agent_id=?2 AND"
         " k.status IN ('PREPARING','RUNNING','TERMINATING')", sid, agent,
         now_ms, err);
+    int kept = rc ? 0 : sqlite3_changes(m->db);
     if (!rc)
         rc = exec_lost(m, "INSERT OR REPLACE INTO kernel_suspect_alloc"
             " SELECT a.kernel_id, a.device_id, a.slot, a.amount, a.whole"
             " FROM kernel_alloc a JOIN kernel_suspects x"
             " ON x.kernel_id=a.kernel_id WHERE x.session_id=?1 AND"
             " x.agent_id=?2", sid, agent, 0, err);
-    if (!rc)
-        skv__log(SKV_LOG_INFO, "manager", "session %s: kernels on lost agent "
-                 "%s kept as suspects", sid, agent);
+    if (!rc && kept)
+        skv__log(SKV_LOG_INFO, "manager", "session %s: %d kernels on lost "
+                 "agent %s kept as suspects", sid, kept, agent);
     return rc;
 }
 
