@@ -302,8 +302,14 @@ bool skv__mgr_adopt_suspect(skv_manager *m, skv__mgr_agent *a,
         return false;
     suspect *s = NULL;
     size_t n = 0;
-    const char *why = suspects_of(m, sid, &s, &n) ? "out of memory"
-                                                  : refusal(m, a, r, sid, s, n);
+    if (suspects_of(m, sid, &s, &n)) {
+        /* Undecided: the container stays, the next registration retries. */
+        skv__log(SKV_LOG_ERROR, "manager", "suspect kernel %s on %s: cannot "
+                 "read its session's suspects", k->kernel_id, a->id);
+        skv__free(s);
+        return true;
+    }
+    const char *why = refusal(m, a, r, sid, s, n);
     if (why)
         reject(m, a, k, sid, why, now_ms);
     else
