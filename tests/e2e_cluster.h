@@ -60,6 +60,9 @@ typedef struct e2e_cluster {
     char admin_ak[SKV_AUTH_ACCESS_KEY_MAX];
     char admin_sk[SKV_AUTH_SECRET_KEY_MAX];
     char why[768];             /* the last failure, for assertion messages */
+    /* The manager's --heartbeat-timeout-ms; "" = 15000. Lost-agent tests
+     * shorten it to keep an agent "away longer than the timeout" quick. */
+    char hb_timeout_ms[16];
 } e2e_cluster;
 
 static inline int64_t e2e_now_ms(void)
@@ -256,7 +259,9 @@ static inline int e2e_start_manager(e2e_cluster *c, const char *agents)
                           "--tcp", c->mgr_tcp[0] ? c->mgr_tcp : "none",
                           "--bootstrap-agents", (char *)agents,
                           "--heartbeat-interval-ms", "500",
-                          "--heartbeat-timeout-ms", "15000", NULL};
+                          "--heartbeat-timeout-ms",
+                          c->hb_timeout_ms[0] ? c->hb_timeout_ms : "15000",
+                          NULL};
     unlink(c->sock);
     c->mgr = e2e_spawn_ns(c, c->mgr_ns, "manager", argv);
     if (c->mgr < 0)

@@ -1162,6 +1162,134 @@ static const char *terminate(skv_manager *m, const cred *c, const char *sid,
     return status;
 }
 
+static int error_logs;       /* errors logged (allocation check among them) */
+
+static void error_cb(skv_log_level level, const char *module, const char *msg,
+                     void *p)
+{
+    (void)p;
+    (void)module;
+    (void)msg;
+    error_logs += level >= SKV_LOG_ERROR;
+}
+
+static void report_one(skv_manager *m, const cred *ag, char *sid, char *kid,
+                       const char *status, int64_t now)
+{
+    skv_proto_kernel_report rk = {0};
+    rk.session_id = sid;
+    rk.kernel_id = kid;
+    rk.status = (char *)status;
+    register_agent(m, ag, "cpu=4", "mem=8g", &rk, 1, now);
+}
+
+/* Issue 13: an agent lost past the heartbeat timeout comes back with the
+ * kernel of its requeued batch session (across a manager restart): the
+ * kernel is adopted (same id, no second create, its CPU held again, no
+ * allocation-check error) and its own exit code ends the session. */
+START_TEST(test_lost_agent_adopt)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 1000);
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    register_agent(m, &ag, "cpu=4", "mem=8g", NULL, 0, T0);
+    char sid[64], kid[96], big[64], kbig[96];
+    snprintf(sid, sizeof sid, "%s", submit(m, ADMIN, &ad, "cpu=1", "batch",
+                                           NULL, T0 + 1));
+    tick(m, T0 + 2);
+    answer_create(m, take_create(kid), kid, T0 + 3);
+    tick(m, T0 + 1200);
+    expect_status(m, &ad, sid, "PENDING", T0 + 1201);
+    skv_manager_free(m);
+    out_clear();
+    m = open_mgr(T0 + 1300, 1000);
+    expect_status(m, &ad, sid, "PENDING", T0 + 1301);
+    error_logs = 0;
+    skv_set_logger(error_cb, SKV_LOG_ERROR, NULL);
+    report_one(m, &ag, sid, kid, "running", T0 + 1400);
+    tick(m, T0 + 1401);
+    skv_set_logger(NULL, SKV_LOG_WARN, NULL);
+    ck_assert_int_eq(error_logs, 0);
+    ck_assert_int_eq(count_type(AGENT, SKV_PROTO_KERNEL_CREATE), 0);
+    ck_assert_int_eq(count_type(AGENT, SKV_PROTO_KERNEL_DESTROY), 0);
+    skv_proto_session_show_reply rep;
+    ck_assert_int_eq(show(m, ADMIN, &ad, sid, &rep, T0 + 1402), 0);
+    ck_assert_str_eq(rep.session.status, "RUNNING");
+    ck_assert_str_eq(rep.session.kernels[0].kernel_id, kid);
+    ck_assert_str_eq(rep.session.kernels[0].agent_id, "a1");
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &rep);
+    /* its CPU is held again: a session wanting all 4 waits for it */
+    snprintf(big, sizeof big, "%s", submit(m, ADMIN, &ad, "cpu=4", "batch",
+                                           NULL, T0 + 1403));
+    tick(m, T0 + 1404);
+    ck_assert_int_eq(count_type(AGENT, SKV_PROTO_KERNEL_CREATE), 0);
+    send_exit(m, &ag, sid, kid, 7, T0 + 1405);
+    ck_assert_int_eq(show(m, ADMIN, &ad, sid, &rep, T0 + 1406), 0);
+    ck_assert_str_eq(rep.session.status, "TERMINATED");
+    ck_assert_int_eq(rep.session.exit_code, 7);
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &rep);
+    tick(m, T0 + 1407);
+    take_create(kbig);
+    ck_assert(strncmp(kbig, big, strlen(big)) == 0);
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
+/* Issue 13: kernels that cannot come back. One session ended while its
+ * agent was away: its kernel is destroyed when the agent returns, and the
+ * history says so. Another one's kernel is not reported: its session runs
+ * again under a new kernel id (never the old container's). */
+START_TEST(test_lost_agent_reject)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 1000);
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    register_agent(m, &ag, "cpu=4", "mem=8g", NULL, 0, T0);
+    char s1[64], k1[96], s2[64], k2[96], again[96];
+    snprintf(s1, sizeof s1, "%s", submit(m, ADMIN, &ad, "cpu=1", "batch",
+                                         NULL, T0 + 1));
+    snprintf(s2, sizeof s2, "%s", submit(m, ADMIN, &ad, "cpu=1", "batch",
+                                         NULL, T0 + 2));
+    tick(m, T0 + 3);
+    uint64_t c1 = take_create(k1), c2 = take_create(k2);
+    answer_create(m, c1, k1, T0 + 4);
+    answer_create(m, c2, k2, T0 + 5);
+    if (strncmp(k1, s1, strlen(s1))) {   /* creates in either order */
+        char t[96];
+        snprintf(t, sizeof t, "%s", k1);
+        snprintf(k1, sizeof k1, "%s", k2);
+        snprintf(k2, sizeof k2, "%s", t);
+    }
+    tick(m, T0 + 1200);
+    expect_status(m, &ad, s1, "PENDING", T0 + 1201);
+    expect_status(m, &ad, s2, "PENDING", T0 + 1202);
+    ck_assert_str_eq(terminate(m, &ad, s1, T0 + 1203), "CANCELLED");
+    report_one(m, &ag, s1, k1, "running", T0 + 1300);
+    skv_proto_kernel_destroy d;
+    ck_assert(take(AGENT, SKV_PROTO_KERNEL_DESTROY, &d, NULL));
+    ck_assert_str_eq(d.kernel_id, k1);
+    skv_proto_body_free(SKV_PROTO_KERNEL_DESTROY, &d);
+    skv_proto_session_show_reply rep;
+    ck_assert_int_eq(show(m, ADMIN, &ad, s1, &rep, T0 + 1301), 0);
+    ck_assert_str_eq(rep.session.status, "CANCELLED");
+    const char *last = rep.session.history[rep.session.n_history - 1].reason;
+    ck_assert_msg(strstr(last, k1) && strstr(last, "destroyed"), "%s", last);
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &rep);
+    tick(m, T0 + 1302);
+    answer_create(m, take_create(again), again, T0 + 1303);
+    ck_assert_str_ne(again, k2);
+    ck_assert(strncmp(again, s2, strlen(s2)) == 0);
+    expect_status(m, &ad, s2, "RUNNING", T0 + 1304);
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
 START_TEST(test_terminate)
 {
     setup_dir();
@@ -1590,6 +1718,8 @@ Suite *skv_test_suite_manager(void)
     tcase_add_test(tc, test_pending_timeout);
     tcase_add_test(tc, test_restart_repairs);
     tcase_add_test(tc, test_restart_agent_gone);
+    tcase_add_test(tc, test_lost_agent_adopt);
+    tcase_add_test(tc, test_lost_agent_reject);
     tcase_add_test(tc, test_terminate);
     tcase_add_test(tc, test_request_timeouts);
     tcase_add_test(tc, test_label_constraint);

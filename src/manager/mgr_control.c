@@ -127,7 +127,8 @@ int skv__mgr_on_logs(skv_manager *m, const skv__mgr_call *c, skv_error *err)
         return rc;
     char kid[SKV__MGR_ID_MAX + 8];
     snprintf(kid, sizeof kid, "%s", q->kernel_id ? q->kernel_id : "");
-    if (!kid[0])
+    if (!kid[0] && skv__mgr_kernel_id_at(m, q->session_id, 0, kid,
+                                         sizeof kid, NULL))
         snprintf(kid, sizeof kid, "%s-0", q->session_id);
     skv__mgr_agent *a = logs_agent(m, q->session_id, kid, c->now_ms, err);
     if (!a)

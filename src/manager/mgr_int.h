@@ -312,7 +312,36 @@ void skv__mgr_send_creates_session(skv_manager *m, const char *sid,
 int skv__mgr_session_requeue(skv_manager *m, const char *sid,
                              const char *reason, int64_t now_ms,
                              skv_error *err);
+/* Same, for a session requeued because lost_agent was lost: its kernels
+ * there are kept as suspects (mgr_suspect.c). */
+int skv__mgr_session_requeue_lost(skv_manager *m, const char *sid,
+                                  const char *lost_agent, const char *reason,
+                                  int64_t now_ms, skv_error *err);
 int skv__mgr_restore(skv_manager *m, int64_t now_ms, skv_error *err);
+/* Admit a stored session to the scheduler: PENDING queued, otherwise
+ * adopted on its recorded allocation (mgr_restore.c). */
+int skv__mgr_readmit(skv_manager *m, const char *sid, const char *status,
+                     int64_t created, int64_t started, skv_error *err);
+
+/* ---- lost agents: suspects and adoption (mgr_suspect.c, mgr_adopt.c) -- */
+int skv__mgr_suspect_schema(skv_manager *m, skv_error *err);
+/* In the requeue transaction: sid's kernels sent to agent become suspects. */
+int skv__mgr_suspect_keep(skv_manager *m, const char *sid, const char *agent,
+                          int64_t now_ms, skv_error *err);
+/* In the requeue transaction: every kernel of sid gets a new id. */
+int skv__mgr_kernel_ids_renew(skv_manager *m, const char *sid,
+                              skv_error *err);
+/* The current id of sid's kernel idx. */
+int skv__mgr_kernel_id_at(skv_manager *m, const char *sid, uint32_t idx,
+                          char *kid, size_t cap, skv_error *err);
+/* A registering agent reports k, which the kernels table does not place
+ * there: adopt or destroy it when it is a suspect of a (true), else false. */
+bool skv__mgr_adopt_suspect(skv_manager *m, skv__mgr_agent *a,
+                            const skv_proto_agent_register *r,
+                            const skv_proto_kernel_report *k, int64_t now_ms);
+/* Drop a's suspects that its registration does not report. */
+void skv__mgr_suspects_forget(skv_manager *m, const skv__mgr_agent *a,
+                              const skv_proto_agent_register *r);
 void skv__mgr_reconcile(skv_manager *m, skv__mgr_agent *a,
                         const skv_proto_agent_register *r, int64_t now_ms);
 int skv__mgr_sweep(skv_manager *m, int64_t now_ms);

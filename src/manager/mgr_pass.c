@@ -49,11 +49,14 @@ static int kernel_rows(skv_manager *m, const skv_sched_result *res,
                        sqlite3_stmt *upd, sqlite3_stmt *ins, skv_error *err)
 {
     char kid[SKV__MGR_ID_MAX];
-    snprintf(kid, sizeof kid, "%s-%u", sid, kp->kernel);
     const skv__mgr_agent *a = skv__mgr_agent_find(m, kp->agent_id);
     if (!a)
         return skv__err(err, SKV_ENOENT, "placement on unknown agent '%s'",
                         kp->agent_id);
+    /* ids change at every requeue (mgr_suspect.c) */
+    int rc = skv__mgr_kernel_id_at(m, sid, kp->kernel, kid, sizeof kid, err);
+    if (rc)
+        return rc;
     sqlite3_reset(upd);
     skv__mgr_bind_text(upd, 1, kp->agent_id);
     skv__mgr_bind_text(upd, 2, kid);

@@ -1,5 +1,7 @@
 /* Reconciliation when an agent registers: kernels it reports that the
- * database places there are adopted as running; kernels it reports that the
+ * database places there are adopted as running; kernels it held when it was
+ * lost are adopted back or destroyed by their session (mgr_adopt.c);
+ * kernels it reports that the
  * database does not know (or knows as finished, or elsewhere) are destroyed;
  * kernels the database says run there but the agent does not report ended
  * ("lost on agent"). Then the scheduler's sums are checked. Every repair is
@@ -52,6 +54,7 @@ static bool alloc_matches(skv_manager *m, const skv_proto_kernel_report *k)
 }
 
 static void adopt_reported(skv_manager *m, skv__mgr_agent *a,
+                           const skv_proto_agent_register *r,
                            const skv_proto_kernel_report *k, int64_t now)
 {
     sqlite3_stmt *st;
@@ -67,6 +70,9 @@ static void adopt_reported(skv_manager *m, skv__mgr_agent *a,
         snprintf(agent, sizeof agent, "%s", ag ? (const char *)ag : "");
     }
     skv__mgr_db_done(m, st);
+    if ((!status[0] || strcmp(agent, a->id)) &&
+        skv__mgr_adopt_suspect(m, a, r, k, now))
+        return;
     if (!status[0] || strcmp(agent, a->id))
         return destroy_unknown(m, a, k, "unknown to the manager");
     if (!strcmp(status, "TERMINATED") || !strcmp(status, "CANCELLED") ||
@@ -127,8 +133,9 @@ void skv__mgr_reconcile(skv_manager *m, skv__mgr_agent *a,
                         const skv_proto_agent_register *r, int64_t now_ms)
 {
     for (size_t i = 0; i < r->n_kernels; i++)
-        adopt_reported(m, a, &r->kernels[i], now_ms);
+        adopt_reported(m, a, r, &r->kernels[i], now_ms);
     end_missing(m, a, r, now_ms);
+    skv__mgr_suspects_forget(m, a, r);
     skv_error e = SKV_ERROR_INIT;
     if (skv_sched_check(m->sched, &e))
         skv__log(SKV_LOG_ERROR, "manager", "allocation check after agent %s "

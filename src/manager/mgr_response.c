@@ -7,9 +7,28 @@
 #include "mgr_int.h"
 #include "mgr_metrics.h"
 
+/* Is kid still a kernel id of the database? A requeue renames kernels, so
+ * a request sent before it (e.g. to an agent then lost) may outlive its id. */
+static bool kernel_known(skv_manager *m, const char *kid)
+{
+    sqlite3_stmt *st;
+    bool known = false;
+    if (skv__mgr_db_prepare(m, &st, "SELECT 1 FROM kernels WHERE id=?", NULL))
+        return false;
+    skv__mgr_bind_text(st, 1, kid);
+    known = sqlite3_step(st) == SQLITE_ROW;
+    skv__mgr_db_done(m, st);
+    return known;
+}
+
 void skv__mgr_create_failed(skv_manager *m, const skv__mgr_req *r,
                             const skv_proto_error *e, int64_t now)
 {
+    if (!kernel_known(m, r->kernel_id)) {
+        skv__log(SKV_LOG_INFO, "manager", "kernel.create for %s failed, but "
+                 "that id is no longer placed; ignored", r->kernel_id);
+        return;
+    }
     char why[300];
     snprintf(why, sizeof why, "kernel %s failed to start: %s", r->kernel_id,
              e->message ? e->message : skv_strerror(e->code));

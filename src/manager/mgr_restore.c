@@ -121,7 +121,7 @@ static int load_adopt(skv_manager *m, adopt_buf *b, const char *sid,
     return rc;
 }
 
-static int readmit(skv_manager *m, const char *sid, const char *status,
+int skv__mgr_readmit(skv_manager *m, const char *sid, const char *status,
                    int64_t created, int64_t started, skv_error *err)
 {
     skv_proto_session_submit s = {0};
@@ -161,7 +161,7 @@ static void readmit_failed(skv_manager *m, const char *sid, const char *status,
     skv_error e = SKV_ERROR_INIT;
     if (strcmp(status, "PENDING") &&
         skv__mgr_session_requeue(m, sid, why->message, now, &e) == 0 &&
-        readmit(m, sid, "PENDING", created, 0, &e) == 0)
+        skv__mgr_readmit(m, sid, "PENDING", created, 0, &e) == 0)
         return;
     skv__mgr_begin(m, NULL);
     if (skv__mgr_session_set(m, sid, SKV_SESSION_ERROR, why->message, now,
@@ -208,7 +208,7 @@ int skv__mgr_restore(skv_manager *m, int64_t now_ms, skv_error *err)
     skv__mgr_db_done(m, st);
     for (size_t i = 0; !rc && i < n; i++) {
         skv_error e = SKV_ERROR_INIT;
-        if (readmit(m, ids[i], sts[i], times[2 * i], times[2 * i + 1], &e))
+        if (skv__mgr_readmit(m, ids[i], sts[i], times[2 * i], times[2 * i + 1], &e))
             readmit_failed(m, ids[i], sts[i], times[2 * i], &e, now_ms);
         else   /* a crash may have cut a transition short */
             skv__mgr_session_settle(m, ids[i], now_ms, NULL);

@@ -244,12 +244,19 @@ int skv__mgr_session_finish(skv_manager *m, const char *sid, int64_t now_ms,
     return rc;
 }
 
+/* A lost agent's kernels are kept as suspects before their allocation
+ * rows go; then every kernel gets a new id for its next placement. */
 static int requeue_tx(skv_manager *m, const char *sid, const char *reason,
-                      int64_t now, skv_error *err)
+                      const char *lost_agent, int64_t now, skv_error *err)
 {
-    int rc = exec_sid(m, "DELETE FROM kernel_alloc WHERE kernel_id IN "
+    int rc = lost_agent ? skv__mgr_suspect_keep(m, sid, lost_agent, now, err)
+                        : 0;
+    if (!rc)
+        rc = exec_sid(m, "DELETE FROM kernel_alloc WHERE kernel_id IN "
                       "(SELECT id FROM kernels WHERE session_id=?)", sid,
                       NULL, NULL, err);
+    if (!rc)
+        rc = skv__mgr_kernel_ids_renew(m, sid, err);
     if (!rc)
         rc = exec_sid(m, "UPDATE kernels SET agent_id=NULL, container_id="
                       "NULL, status='PENDING', exit_code=NULL, reason=NULL "
@@ -268,6 +275,13 @@ int skv__mgr_session_requeue(skv_manager *m, const char *sid,
                              const char *reason, int64_t now_ms,
                              skv_error *err)
 {
+    return skv__mgr_session_requeue_lost(m, sid, NULL, reason, now_ms, err);
+}
+
+int skv__mgr_session_requeue_lost(skv_manager *m, const char *sid,
+                                  const char *lost_agent, const char *reason,
+                                  int64_t now_ms, skv_error *err)
+{
     char **ids = NULL;
     size_t n = 0;
     int rc = skv__mgr_kernel_ids(m, sid, "'PREPARING','RUNNING','TERMINATING'",
@@ -281,7 +295,7 @@ int skv__mgr_session_requeue(skv_manager *m, const char *sid,
     skv__mgr_ids_free(ids, n);
     rc = skv__mgr_begin(m, err);
     if (!rc)
-        rc = requeue_tx(m, sid, reason, now_ms, err);
+        rc = requeue_tx(m, sid, reason, lost_agent, now_ms, err);
     if (rc) {
         skv__mgr_rollback(m);
         return rc;

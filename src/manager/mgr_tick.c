@@ -58,7 +58,7 @@ static void lose_session(skv_manager *m, const char *sid, const char *agent,
     snprintf(why, sizeof why, "agent %s lost", agent);
     skv_error e = SKV_ERROR_INIT;
     int rc = requeue_policy(m, sid)
-                 ? skv__mgr_session_requeue(m, sid, why, now, &e)
+                 ? skv__mgr_session_requeue_lost(m, sid, agent, why, now, &e)
                  : skv__mgr_session_stop(m, sid, SKV_SESSION_ERROR, why, agent,
                                          now, &e);
     if (rc)

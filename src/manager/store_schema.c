@@ -94,6 +94,8 @@ static int schema(skv_manager *m, skv_error *err)
     rc = skv__mgr_db_exec(m, schema_v1, err);
     if (!rc)
         rc = skv__mgr_admin_schema(&m->admin, err);
+    if (!rc)
+        rc = skv__mgr_suspect_schema(m, err);
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA user_version=%d", SCHEMA_VERSION);
     if (!rc)
