@@ -55,7 +55,8 @@ static void unplaced(skv_manager *m, const char *sid, const char *kid,
     else
         skv__err(err, SKV_ESTATE, "kernel '%s' is on no agent now: it was "
                  "placed, then its session went back to the queue (%s); "
-                 "its output comes again once it is placed and runs", kid,
+                 "its output comes again when that agent returns with it "
+                 "(the kernel is then adopted) or the session runs again", kid,
                  why[0] ? why : "no reason recorded");
 }
 
