@@ -58,6 +58,9 @@ typedef struct skvd_manager_conf {
     uint64_t heartbeat_interval_ms, heartbeat_timeout_ms, max_clock_skew_ms;
     uint64_t max_sessions_per_pass, max_frame, max_queue;
     uint64_t log_level;      /* skv_log_level */
+    uint64_t tls;            /* bool: the TCP listener speaks TLS */
+    uint64_t allow_plaintext_secrets; /* bool: secrets over plain TCP */
+    char *tls_cert, *tls_key; /* NULL until skvd_config_finish() */
 } skvd_manager_conf;
 
 typedef struct skvd_agent_conf {
@@ -76,6 +79,8 @@ typedef struct skvd_agent_conf {
     uint64_t create_threads;  /* 0: the library's default */
     uint64_t reconnect_min_ms, reconnect_max_ms, max_frame, max_queue;
     uint64_t log_level;
+    char *tls_ca;            /* PEM file verifying the manager; or */
+    char *tls_pin;           /* its SHA-256 fingerprint; either: TLS */
 } skvd_agent_conf;
 
 typedef struct skvd_config {
@@ -137,6 +142,7 @@ int skvd_unix_path_prepare(const char *path, char *why, size_t whylen);
 
 typedef struct skvd_net skvd_net;
 typedef struct skvd_conn skvd_conn;
+typedef struct skvd_tls_ctx skvd_tls_ctx;
 
 typedef struct skvd_net_cbs {
     /* A connection is up (accepted or connected). Return -1 to refuse it. */
@@ -161,6 +167,7 @@ struct skvd_conn {
         uv_pipe_t pipe;
     } h;
     struct skv_proto_reader *reader;
+    struct skvd_tls *tls;       /* NULL: plaintext (tls_conn.c) */
     uv_write_t wreq;            /* the one write in flight */
     uv_connect_t creq;          /* outbound: the connect request */
     char *out, *pend;           /* buffer being written / queued next */
@@ -182,6 +189,8 @@ struct skvd_net {
     size_t nbuckets, count;
     struct skvd_listener *listeners;
     struct skvd_connector *connector;
+    skvd_tls_ctx *tls_listen;   /* TCP listeners opened while set: TLS */
+    skvd_tls_ctx *tls_connect;  /* the connector to host:port: TLS */
     bool stopping;
 };
 
@@ -202,6 +211,11 @@ skvd_conn *skvd_conn_alloc(skvd_net *n, bool outbound);
 int skvd_conn_send(skvd_conn *c, const void *buf, size_t len);
 /* Close; with flush, only once everything queued was written. */
 void skvd_conn_close(skvd_conn *c, bool flush);
+/* Queue bytes for the socket as they are (TLS records, or plaintext on a
+ * connection without TLS); skvd_conn_send encrypts first when TLS is on. */
+int skvd_conn_send_raw(skvd_conn *c, const void *buf, size_t len);
+/* Plaintext stream bytes: feed the frame reader, dispatch whole frames. */
+void skvd_conn_input(skvd_conn *c, const char *p, size_t n);
 
 /* conn_table.c */
 int skvd_table_add(skvd_net *n, skvd_conn *c);
@@ -228,6 +242,42 @@ skvd_conn *skvd_connect_conn(const skvd_net *n);
 void skvd_connect_lost(skvd_net *n, skvd_conn *c);
 /* Stop reconnecting; closes the timer. */
 void skvd_connect_stop(skvd_net *n);
+
+/* ---- tls: tls_cert.c, tls_ctx.c, tls_conn.c (OpenSSL) ------------------- */
+
+struct x509_st;
+struct ssl_st;
+
+/* "AB:CD:..." (SHA-256 of the certificate, 32 bytes) and its NUL. */
+#define SKVD_TLS_FP_LEN 96
+void skvd_tls_fingerprint(char out[SKVD_TLS_FP_LEN], const struct x509_st *x);
+/* The last OpenSSL error as text (clears the queue). */
+const char *skvd_tls_errstr(void);
+/* "sha256:AB:CD:..." / 64 hex digits, ':' allowed -> 32 bytes. 0 or -1. */
+int skvd_tls_pin_parse(unsigned char pin[32], const char *text);
+/* Generate a self-signed EC P-256 certificate and key (0600) when neither
+ * file exists; both existing is fine, one alone is an error. */
+int skvd_tls_cert_ensure(const char *cert, const char *key,
+                         const char *listen_host, char *why, size_t wl);
+/* The manager's side: load the certificate and key, log the fingerprint. */
+int skvd_tls_server_ctx(skvd_tls_ctx **out, const char *cert,
+                        const char *key, char *why, size_t wl);
+/* The agent's side: verify by CA file (host checked) or by pin. */
+int skvd_tls_client_ctx(skvd_tls_ctx **out, const char *ca_file,
+                        const char *pin, char *why, size_t wl);
+void skvd_tls_ctx_free(skvd_tls_ctx *t);
+struct ssl_st *skvd_tls_ssl_new(skvd_tls_ctx *t, const char *host);
+/* Per connection: attach before skvd_conn_start (which calls
+ * skvd_tls_start to begin the handshake). 0 or -1 (out of memory). */
+int skvd_tls_attach(skvd_conn *c, skvd_tls_ctx *ctx, const char *host);
+int skvd_tls_start(skvd_conn *c);
+void skvd_tls_free(struct skvd_tls *t);
+/* Ciphertext from the socket in; plaintext goes to skvd_conn_input. */
+void skvd_tls_feed(skvd_conn *c, const char *p, size_t n);
+/* Plaintext out (queued until the handshake is done). */
+int skvd_tls_send(skvd_conn *c, const void *buf, size_t len);
+/* Before a flushed close: queue close_notify. */
+void skvd_tls_shutdown(skvd_conn *c);
 
 /* ---- loop.c -------------------------------------------------------------- */
 

@@ -38,6 +38,10 @@ static int on_open(skvd_conn *c, void *ctx)
                  (unsigned long long)c->id, c->peer, e.message);
         return -1;
     }
+    /* Plain TCP may cross a network: no secrets in clear on it. */
+    if (c->h.handle.type == UV_TCP && !c->tls &&
+        !d->cfg.manager.allow_plaintext_secrets)
+        skv_manager_conn_mark_plaintext(d->m, c->id, NULL);
     return 0;
 }
 
@@ -109,6 +113,22 @@ static int open_manager(mgr_daemon *d)
     return 0;
 }
 
+/* tls = on: the certificate (generated on first start when none is
+ * configured) for the TCP listener. */
+static int start_tls(mgr_daemon *d, char *why, size_t wl)
+{
+    const skvd_manager_conf *c = &d->cfg.manager;
+    char host[256];
+    int port;
+    if (!c->tls)
+        return 0;
+    if (skvd_hostport_split(host, sizeof(host), &port, c->tcp, why, wl) ||
+        skvd_tls_cert_ensure(c->tls_cert, c->tls_key, host, why, wl))
+        return -1;
+    return skvd_tls_server_ctx(&d->drv.net.tls_listen, c->tls_cert,
+                               c->tls_key, why, wl);
+}
+
 /* Sockets first: a second manager on the same socket fails before it
  * touches the database. On failure the caller undoes it with
  * skvd_driver_stop(). */
@@ -122,7 +142,7 @@ static int start_io(mgr_daemon *d)
         return -1;
     skvd_net *n = &d->drv.net;
     if ((c->listen && skvd_listen_unix(n, c->listen, why, sizeof(why)))
-        || (c->tcp && skvd_listen_tcp(n, c->tcp, why, sizeof(why)))) {
+        || start_tls(d, why, sizeof(why)) || (c->tcp && skvd_listen_tcp(n, c->tcp, why, sizeof(why)))) {
         skvd_log(SKV_LOG_ERROR, "%s", why);
         return -1;
     }

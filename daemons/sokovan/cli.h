@@ -17,12 +17,16 @@
 
 #define CLI_DEFAULT_ENDPOINT "unix:/run/sokovan/manager.sock"
 #define CLI_ADMIN_KEY "/var/lib/sokovan/manager/admin.key"
+/* The certificate a local manager generated (tls = on, no tls_cert). */
+#define CLI_MANAGER_CERT "/var/lib/sokovan/manager/tls/cert.pem"
 
 typedef struct cli {
     const char *endpoint;       /* --endpoint, SOKOVAN_ENDPOINT, default */
     const char *key_file;       /* --key-file */
     int json;                   /* --json */
     int timeout_ms;             /* --timeout */
+    const char *tls_ca;         /* --tls-ca, SOKOVAN_TLS_CA */
+    const char *tls_pin;        /* --tls-pin, SOKOVAN_TLS_PIN */
     const char *cmd;            /* "run", "admin user", ... for messages */
     skv_client *client;
     int have_creds;             /* resolved once, kept for reconnects */

@@ -23,6 +23,7 @@ typedef struct skv__mgr_conn {
     char peer[64];
     char agent_id[SKV__MGR_ID_MAX]; /* "" until agent.register succeeded */
     bool dead;                      /* the send callback failed */
+    bool plaintext;                 /* network without encryption */
 } skv__mgr_conn;
 
 typedef enum skv__mgr_agent_state {
