@@ -23,12 +23,12 @@ typedef enum kind {
     K_UINT,     /* decimal integer in [min, max] */
     K_BYTES,    /* byte amount ("64m") in [min, max] */
     K_LEVEL,    /* log level */
+    K_BOOL,     /* on/off, true/false, yes/no, 1/0 */
+    K_PIN,      /* SHA-256 fingerprint (64 hex digits, ':' allowed) or "" */
     K_CPUS,     /* CPU list or "" */
     K_BACKEND,  /* runtime backend name */
     K_IMAGE,    /* NAME=TARBALL, repeatable: each one appends */
-    K_HTTP,     /* host:port with port 0..65535, or "" / "none" (off) */
-    K_BOOL,     /* on/off, true/false, yes/no, 1/0 */
-    K_PIN       /* SHA-256 fingerprint (64 hex digits, ':' allowed) or "" */
+    K_HTTP      /* host:port with port 0..65535, or "" / "none" (off) */
 } kind;
 
 struct skvd_key {
@@ -233,9 +233,10 @@ void skvd_config_free(skvd_config *c)
 {
     for (size_t i = 0; i < NKEYS; i++) {
         const skvd_key *k = &g_keys[i];
+        if (k->kind == K_BOOL)      /* a number, not a string */
+            continue;
         char **s = (char **)((char *)c + k->off);
-        if (k->kind == K_UINT || k->kind == K_BYTES || k->kind == K_LEVEL ||
-            k->kind == K_BOOL)
+        if (k->kind == K_UINT || k->kind == K_BYTES || k->kind == K_LEVEL)
             continue;
         if (k->kind == K_IMAGE) {
             for (size_t j = 0; j < c->agent.n_images; j++)
@@ -302,6 +303,19 @@ static int parse_uint(uint64_t *out, const skvd_key *k, const char *v,
     return 0;
 }
 
+static int parse_bool(uint64_t *out, const char *v, char *why, size_t wl)
+{
+    static const char *const on[] = {"on", "true", "yes", "1"};
+    static const char *const off[] = {"off", "false", "no", "0"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(v, on[i]) == 0 || strcasecmp(v, off[i]) == 0) {
+            *out = strcasecmp(v, on[i]) == 0;
+            return 0;
+        }
+    }
+    return WHY("'%s' is not on or off (true/false, yes/no, 1/0)", v);
+}
+
 static int parse_bytes(uint64_t *out, const skvd_key *k, const char *v,
                        char *why, size_t wl)
 {
@@ -315,19 +329,6 @@ static int parse_bytes(uint64_t *out, const skvd_key *k, const char *v,
                    (unsigned long long)k->min, (unsigned long long)k->max);
     *out = (uint64_t)q;
     return 0;
-}
-
-static int parse_bool(uint64_t *out, const char *v, char *why, size_t wl)
-{
-    static const char *const on[] = {"on", "true", "yes", "1"};
-    static const char *const off[] = {"off", "false", "no", "0"};
-    for (size_t i = 0; i < 4; i++) {
-        if (strcasecmp(v, on[i]) == 0 || strcasecmp(v, off[i]) == 0) {
-            *out = strcasecmp(v, on[i]) == 0;
-            return 0;
-        }
-    }
-    return WHY("'%s' is not on or off (true/false, yes/no, 1/0)", v);
 }
 
 static int check_cpus(const char *v, char *why, size_t wl)
@@ -406,6 +407,14 @@ static int check_string(const skvd_key *k, const char *v, bool *unset,
         return 0;
     case K_ID:
         return check_id(v, why, wl);
+    case K_PIN: {
+        unsigned char pin[32];
+        if ((*unset = empty))
+            return 0;
+        return skvd_tls_pin_parse(pin, v)
+            ? WHY("'%s' is not a SHA-256 fingerprint (64 hex digits, ':' "
+                  "allowed)", v) : 0;
+    }
     case K_IDLIST:
         return (*unset = empty) ? 0 : check_idlist(v, why, wl);
     case K_UNIX:
@@ -428,14 +437,6 @@ static int check_string(const skvd_key *k, const char *v, bool *unset,
         return check_backend(v, why, wl);
     case K_IMAGE:
         return check_image(v, why, wl);
-    case K_PIN: {
-        unsigned char pin[32];
-        if ((*unset = empty))
-            return 0;
-        return skvd_tls_pin_parse(pin, v)
-            ? WHY("'%s' is not a SHA-256 fingerprint (64 hex digits, ':' "
-                  "allowed)", v) : 0;
-    }
     default:
         return WHY("internal: not a string key");
     }
@@ -458,12 +459,12 @@ int skvd_config_set(skvd_config *c, const skvd_key *k, const char *value,
                     char *why, size_t wl)
 {
     void *field = (char *)c + k->off;
+    if (k->kind == K_BOOL)
+        return parse_bool(field, value, why, wl);
     if (k->kind == K_UINT)
         return parse_uint(field, k, value, why, wl);
     if (k->kind == K_BYTES)
         return parse_bytes(field, k, value, why, wl);
-    if (k->kind == K_BOOL)
-        return parse_bool(field, value, why, wl);
     if (k->kind == K_LEVEL) {
         skv_log_level l;
         if (skvd_log_level_parse(&l, value))
@@ -494,7 +495,7 @@ static char *join3(const char *a, const char *b, const char *c)
     return s;
 }
 
-/* TLS keys across each other; the manager's default certificate paths. */
+/* TLS keys across each other. */
 static int tls_finish(skvd_config *c, char *why, size_t wl)
 {
     skvd_manager_conf *m = &c->manager;
@@ -509,10 +510,6 @@ static int tls_finish(skvd_config *c, char *why, size_t wl)
     if ((a->tls_ca || a->tls_pin) && strncmp(a->manager, "unix:", 5) == 0)
         return WHY("tls_ca/tls_pin are for a host:port manager; %s is a "
                    "local Unix socket", a->manager);
-    if (!m->tls_cert &&
-        (!(m->tls_cert = join3(m->data_dir, "/tls/cert.pem", "")) ||
-         !(m->tls_key = join3(m->data_dir, "/tls/key.pem", ""))))
-        return WHY("out of memory");
     return 0;
 }
 

@@ -45,9 +45,9 @@ static void close_cb(uv_handle_t *h)
     if (c->outbound)
         skvd_connect_lost(n, c);
     skv_proto_reader_free(c->reader);
-    skvd_tls_free(c->tls);
     free(c->out);
     free(c->pend);
+    skvd_tls_free(c->tls);
     free(c);
 }
 
@@ -68,7 +68,7 @@ void skvd_conn_close(skvd_conn *c, bool flush)
     if (uv_is_active(&c->h.handle))
         uv_read_stop(&c->h.stream);
     if (flush)
-        skvd_tls_shutdown(c);
+        skvd_tls_shutdown(c);   /* close_notify goes out with the rest */
     c->closing = true;
     if (flush && (c->writing || c->pend_len)) {
         c->close_after_flush = true;
@@ -210,30 +210,14 @@ static void stream_error(skvd_conn *c, const skv_error *e)
     skvd_conn_close(c, true);
 }
 
-void skvd_conn_input(skvd_conn *c, const char *p, size_t n)
-{
-    skvd_net *net = c->net;
-    skv_error e = SKV_ERROR_INIT;
-    const void *f;
-    size_t len;
-    int r;
-    if (skv_proto_reader_feed(c->reader, p, n, &e)) {
-        stream_error(c, &e);
-        return;
-    }
-    while (!c->closing && (r = skv_proto_reader_next(c->reader, &f, &len,
-                                                     &e)) == 1) {
-        if (net->cbs.on_frame(c, f, len, net->ctx) < 0)
-            skvd_conn_close(c, true);
-    }
-    if (!c->closing && r < 0)
-        stream_error(c, &e);
-}
-
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     skvd_conn *c = s->data;
     skvd_net *n = c->net;
+    skv_error e = SKV_ERROR_INIT;
+    const void *p;
+    size_t len;
+    int r;
     if (nread < 0) {
         if (nread != UV_EOF)
             skvd_log(SKV_LOG_DEBUG, "conn %llu (%s): read: %s",
@@ -243,10 +227,17 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     }
     if (nread == 0 || c->closing)
         return;
-    if (c->tls)
-        skvd_tls_feed(c, buf->base, (size_t)nread);
-    else
-        skvd_conn_input(c, buf->base, (size_t)nread);
+    if (skv_proto_reader_feed(c->reader, buf->base, (size_t)nread, &e)) {
+        stream_error(c, &e);
+        return;
+    }
+    while (!c->closing && (r = skv_proto_reader_next(c->reader, &p, &len,
+                                                     &e)) == 1) {
+        if (n->cbs.on_frame(c, p, len, n->ctx) < 0)
+            skvd_conn_close(c, true);
+    }
+    if (!c->closing && r < 0)
+        stream_error(c, &e);
     if (n->cbs.on_batch)
         n->cbs.on_batch(n->ctx);
 }
@@ -298,9 +289,17 @@ int skvd_conn_start(skvd_conn *c)
     c->opened = true;
     if (!c->closing && c->tls && skvd_tls_start(c))
         return -1;
-    if (!c->closing && uv_read_start(&c->h.stream, alloc_cb, read_cb) != 0) {
+    if (!c->closing && uv_read_start(&c->h.stream, alloc_cb,
+                                     c->tls ? skvd_tls_read_cb : read_cb)) {
         really_close(c);
         return -1;
     }
     return 0;
+}
+
+/* TLS connections read through tls_conn.c, which hands the plaintext on
+ * here as if the socket had delivered it. */
+void skvd_conn_read_plain(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    read_cb(s, nread, buf);
 }

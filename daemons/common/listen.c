@@ -20,7 +20,6 @@ struct skvd_listener {
         uv_pipe_t pipe;
     } h;
     skvd_net *net;
-    skvd_tls_ctx *tls;          /* TCP with TLS; NULL: plaintext */
     bool is_unix;
     char name[sizeof(((struct sockaddr_un *)0)->sun_path)];
     struct skvd_listener *next;
@@ -44,8 +43,9 @@ static void on_connection(uv_stream_t *server, int status)
     c->h.handle.data = c;
     if (rc == 0)
         rc = uv_accept(server, &c->h.stream);
-    if (rc == 0 && l->tls && skvd_tls_attach(c, l->tls, NULL))
-        rc = UV_ENOMEM;
+    if (rc == 0 && !l->is_unix && l->net->tls_listen &&
+        skvd_tls_attach(c, l->net->tls_listen, NULL))
+        rc = UV_ENOMEM;     /* TCP while tls_listen is set: TLS only */
     if (rc != 0) {
         skvd_log(SKV_LOG_WARN, "listener %s: accept: %s", l->name,
                  uv_strerror(rc));
@@ -75,8 +75,8 @@ static int finish(skvd_net *n, struct skvd_listener *l, int rc, char *why,
     }
     l->next = n->listeners;
     n->listeners = l;
-    skvd_log(SKV_LOG_INFO, "listening on %s%s%s", l->is_unix ? "unix:" : "",
-             l->name, l->tls ? " (TLS)" : "");
+    skvd_log(SKV_LOG_INFO, "listening on %s%s", l->is_unix ? "unix:" : "",
+             l->name);
     return 0;
 }
 
@@ -117,7 +117,6 @@ int skvd_listen_tcp(skvd_net *n, const char *hostport, char *why, size_t wl)
     if (!(l = calloc(1, sizeof(*l))))
         return WHY("out of memory");
     l->net = n;
-    l->tls = n->tls_listen;
     snprintf(l->name, sizeof(l->name), "%s", hostport);
     int rc = uv_tcp_init(n->loop, &l->h.tcp);
     if (rc != 0) {

@@ -54,13 +54,13 @@ typedef struct skvd_manager_conf {
     char *pidfile;           /* NULL: none */
     char *default_resource_group, *default_scheduler, *default_selector;
     char *bootstrap_agents;  /* NULL: none */
+    uint64_t tls;            /* bool: the TCP listener speaks TLS */
+    uint64_t allow_plaintext_secrets; /* bool: secrets over plain TCP */
+    char *tls_cert, *tls_key; /* NULL: <data_dir>/tls/, generated */
     char *cluster_cidr;      /* kernel addresses; NULL: the library's */
     uint64_t heartbeat_interval_ms, heartbeat_timeout_ms, max_clock_skew_ms;
     uint64_t max_sessions_per_pass, max_frame, max_queue;
     uint64_t log_level;      /* skv_log_level */
-    uint64_t tls;            /* bool: the TCP listener speaks TLS */
-    uint64_t allow_plaintext_secrets; /* bool: secrets over plain TCP */
-    char *tls_cert, *tls_key; /* NULL until skvd_config_finish() */
 } skvd_manager_conf;
 
 typedef struct skvd_agent_conf {
@@ -184,13 +184,13 @@ struct skvd_net {
     size_t max_frame;           /* reader limit (payload bytes) */
     size_t max_queue;           /* close a connection queuing more */
     uint64_t next_id;
+    skvd_tls_ctx *tls_listen;   /* set: TCP listeners accept TLS only */
+    skvd_tls_ctx *tls_connect;  /* set: the connector to host:port: TLS */
     skvd_conn *conns;           /* list of live connections */
     skvd_conn **buckets;        /* conn_table: id -> conn */
     size_t nbuckets, count;
     struct skvd_listener *listeners;
     struct skvd_connector *connector;
-    skvd_tls_ctx *tls_listen;   /* TCP listeners opened while set: TLS */
-    skvd_tls_ctx *tls_connect;  /* the connector to host:port: TLS */
     bool stopping;
 };
 
@@ -214,8 +214,10 @@ void skvd_conn_close(skvd_conn *c, bool flush);
 /* Queue bytes for the socket as they are (TLS records, or plaintext on a
  * connection without TLS); skvd_conn_send encrypts first when TLS is on. */
 int skvd_conn_send_raw(skvd_conn *c, const void *buf, size_t len);
-/* Plaintext stream bytes: feed the frame reader, dispatch whole frames. */
-void skvd_conn_input(skvd_conn *c, const char *p, size_t n);
+/* The read callback of plaintext connections; TLS ones pass what they
+ * decrypted (skvd_tls_read_cb). */
+void skvd_conn_read_plain(uv_stream_t *s, ssize_t nread,
+                          const uv_buf_t *buf);
 
 /* conn_table.c */
 int skvd_table_add(skvd_net *n, skvd_conn *c);
@@ -272,8 +274,9 @@ struct ssl_st *skvd_tls_ssl_new(skvd_tls_ctx *t, const char *host);
 int skvd_tls_attach(skvd_conn *c, skvd_tls_ctx *ctx, const char *host);
 int skvd_tls_start(skvd_conn *c);
 void skvd_tls_free(struct skvd_tls *t);
-/* Ciphertext from the socket in; plaintext goes to skvd_conn_input. */
-void skvd_tls_feed(skvd_conn *c, const char *p, size_t n);
+/* The read callback of TLS connections: ciphertext in, plaintext to
+ * skvd_conn_read_plain. */
+void skvd_tls_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 /* Plaintext out (queued until the handshake is done). */
 int skvd_tls_send(skvd_conn *c, const void *buf, size_t len);
 /* Before a flushed close: queue close_notify. */

@@ -1,7 +1,8 @@
 /* TLS on a libuv stream: OpenSSL works on two memory BIOs; what the
- * socket delivers goes into one (read_cb -> skvd_tls_feed), what OpenSSL
- * produces is drained from the other into the connection's ordinary write
- * queue (skvd_conn_send_raw). Plaintext sent before the handshake finished
+ * socket delivers goes into one (skvd_tls_read_cb), the plaintext it
+ * yields goes on to conn.c's ordinary read callback, and what OpenSSL
+ * produces is drained from the other into the connection's write queue
+ * (skvd_conn_send_raw). Plaintext sent before the handshake finished
  * waits in a buffer, so on_open may send at once (the agent's register).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <stdlib.h>
@@ -13,8 +14,9 @@
 #include "sokovan/proto.h"
 #include "skvd.h"
 
-/* TLS records are at most 16 KiB of plaintext. */
-static char g_plain[16384 + 512];
+/* One loop thread: one buffer for what a read decrypted (as conn.c's
+ * g_rbuf for what it read). */
+static char g_plain[256 * 1024];
 
 struct skvd_tls {
     SSL *ssl;
@@ -177,26 +179,35 @@ static bool refuse_plaintext(skvd_conn *c, const char *p, size_t n)
     return true;
 }
 
-void skvd_tls_feed(skvd_conn *c, const char *p, size_t n)
+/* Hand decrypted bytes on; false when the connection closed meanwhile. */
+static bool deliver(skvd_conn *c, size_t n)
+{
+    uv_buf_t b = uv_buf_init(g_plain, (unsigned)n);
+    if (n)
+        skvd_conn_read_plain(&c->h.stream, (ssize_t)n, &b);
+    return !c->closing;
+}
+
+/* Everything OpenSSL can decrypt from what arrived, in buffer-sized
+ * pieces; then what it has to send (alerts, key updates). */
+static void decrypt(skvd_conn *c)
 {
     struct skvd_tls *t = c->tls;
-    if (refuse_plaintext(c, p, n))
-        return;
-    if (BIO_write(t->in, p, (int)n) != (int)n) {
-        fail(c, "read");
-        return;
-    }
-    if (!t->done && handshake(c) <= 0)
-        return;
+    size_t used = 0;
     for (;;) {
-        int r = SSL_read(t->ssl, g_plain, sizeof(g_plain));
-        if (r > 0) {
-            skvd_conn_input(c, g_plain, (size_t)r);
-            if (c->closing)
+        if (used == sizeof(g_plain)) {
+            if (!deliver(c, used))
                 return;
+            used = 0;
+        }
+        int r = SSL_read(t->ssl, g_plain + used, (int)(sizeof(g_plain) - used));
+        if (r > 0) {
+            used += (size_t)r;
             continue;
         }
         int e = SSL_get_error(t->ssl, r);
+        if (!deliver(c, used))
+            return;
         if (e == SSL_ERROR_ZERO_RETURN) {
             skvd_conn_close(c, true);
             return;
@@ -207,7 +218,27 @@ void skvd_tls_feed(skvd_conn *c, const char *p, size_t n)
         }
         break;
     }
-    flush_out(c);       /* e.g. key updates */
+    flush_out(c);
+}
+
+void skvd_tls_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    skvd_conn *c = s->data;
+    struct skvd_tls *t = c->tls;
+    if (nread < 0) {
+        skvd_conn_read_plain(s, nread, buf);
+        return;
+    }
+    if (nread == 0 || c->closing || refuse_plaintext(c, buf->base,
+                                                     (size_t)nread))
+        return;
+    if (BIO_write(t->in, buf->base, (int)nread) != (int)nread) {
+        fail(c, "read");
+        return;
+    }
+    if (!t->done && handshake(c) <= 0)
+        return;
+    decrypt(c);
 }
 
 void skvd_tls_shutdown(skvd_conn *c)

@@ -113,20 +113,36 @@ static int open_manager(mgr_daemon *d)
     return 0;
 }
 
-/* tls = on: the certificate (generated on first start when none is
- * configured) for the TCP listener. */
-static int start_tls(mgr_daemon *d, char *why, size_t wl)
+/* tls = on: the configured certificate, or the one in <data_dir>/tls
+ * (generated on first start); the TCP listener accepts TLS only from
+ * then on (before the loop runs, so before any connection). */
+static int tls_ctx(mgr_daemon *d, char *why, size_t wl)
 {
     const skvd_manager_conf *c = &d->cfg.manager;
-    char host[256];
+    char host[256], cert[4200], key[4200];
     int port;
-    if (!c->tls)
-        return 0;
+    if (c->tls_cert)
+        return skvd_tls_server_ctx(&d->drv.net.tls_listen, c->tls_cert,
+                                   c->tls_key, why, wl);
+    snprintf(cert, sizeof(cert), "%s/tls/cert.pem", c->data_dir);
+    snprintf(key, sizeof(key), "%s/tls/key.pem", c->data_dir);
     if (skvd_hostport_split(host, sizeof(host), &port, c->tcp, why, wl) ||
-        skvd_tls_cert_ensure(c->tls_cert, c->tls_key, host, why, wl))
+        skvd_tls_cert_ensure(cert, key, host, why, wl))
         return -1;
-    return skvd_tls_server_ctx(&d->drv.net.tls_listen, c->tls_cert,
-                               c->tls_key, why, wl);
+    return skvd_tls_server_ctx(&d->drv.net.tls_listen, cert, key, why, wl);
+}
+
+static int start_tls(mgr_daemon *d)
+{
+    char why[512];
+    if (!d->cfg.manager.tls)
+        return 0;
+    if (tls_ctx(d, why, sizeof(why))) {
+        skvd_log(SKV_LOG_ERROR, "%s", why);
+        return -1;
+    }
+    skvd_log(SKV_LOG_INFO, "TCP listener %s: TLS only", d->cfg.manager.tcp);
+    return 0;
 }
 
 /* Sockets first: a second manager on the same socket fails before it
@@ -142,7 +158,7 @@ static int start_io(mgr_daemon *d)
         return -1;
     skvd_net *n = &d->drv.net;
     if ((c->listen && skvd_listen_unix(n, c->listen, why, sizeof(why)))
-        || start_tls(d, why, sizeof(why)) || (c->tcp && skvd_listen_tcp(n, c->tcp, why, sizeof(why)))) {
+        || (c->tcp && skvd_listen_tcp(n, c->tcp, why, sizeof(why)))) {
         skvd_log(SKV_LOG_ERROR, "%s", why);
         return -1;
     }
@@ -161,7 +177,7 @@ static int run(mgr_daemon *d)
         skvd_log(SKV_LOG_ERROR, "cannot create the event loop");
         return SKVD_EXIT_FAIL;
     }
-    if (start_io(d) || open_manager(d) ||
+    if (start_io(d) || start_tls(d) || open_manager(d) ||
         skvd_metrics_start(&d->drv.metrics, d->cfg.manager.metrics_listen,
                            collect, d->m)) {
         rc = SKVD_EXIT_FAIL;
