@@ -245,6 +245,24 @@ void skvd_connect_lost(skvd_net *n, skvd_conn *c);
 /* Stop reconnecting; closes the timer. */
 void skvd_connect_stop(skvd_net *n);
 
+/* ---- loop.c -------------------------------------------------------------- */
+
+/* SIGINT/SIGTERM call stop(ctx) once; SIGPIPE is ignored. */
+int skvd_signals_start(uv_loop_t *loop, void (*stop)(void *ctx), void *ctx);
+void skvd_signals_close(void);
+/* Re-arm a timer for delay_ms clamped to [0, max_ms]. */
+void skvd_timer_arm(uv_timer_t *t, uv_timer_cb cb, int64_t delay_ms,
+                    int64_t max_ms);
+/* Run the loop until every handle closed (after a stop). */
+void skvd_loop_drain(uv_loop_t *loop);
+
+/* ---- pidfile.c ----------------------------------------------------------- */
+
+/* Write our pid to path (created 0644, parent directory must exist).
+ * Fails when it names a live process other than us. */
+int skvd_pidfile_write(const char *path, char *why, size_t wl);
+void skvd_pidfile_remove(const char *path);
+
 /* ---- tls: tls_cert.c, tls_ctx.c, tls_conn.c (OpenSSL) ------------------- */
 
 struct x509_st;
@@ -281,23 +299,5 @@ void skvd_tls_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 int skvd_tls_send(skvd_conn *c, const void *buf, size_t len);
 /* Before a flushed close: queue close_notify. */
 void skvd_tls_shutdown(skvd_conn *c);
-
-/* ---- loop.c -------------------------------------------------------------- */
-
-/* SIGINT/SIGTERM call stop(ctx) once; SIGPIPE is ignored. */
-int skvd_signals_start(uv_loop_t *loop, void (*stop)(void *ctx), void *ctx);
-void skvd_signals_close(void);
-/* Re-arm a timer for delay_ms clamped to [0, max_ms]. */
-void skvd_timer_arm(uv_timer_t *t, uv_timer_cb cb, int64_t delay_ms,
-                    int64_t max_ms);
-/* Run the loop until every handle closed (after a stop). */
-void skvd_loop_drain(uv_loop_t *loop);
-
-/* ---- pidfile.c ----------------------------------------------------------- */
-
-/* Write our pid to path (created 0644, parent directory must exist).
- * Fails when it names a live process other than us. */
-int skvd_pidfile_write(const char *path, char *why, size_t wl);
-void skvd_pidfile_remove(const char *path);
 
 #endif /* SKVD_H */

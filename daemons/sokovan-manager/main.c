@@ -84,35 +84,6 @@ static int collect(void *obj, skv_metrics *reg, int64_t now_ms,
     return skv_manager_metrics_collect(obj, reg, now_ms, err);
 }
 
-static int open_manager(mgr_daemon *d)
-{
-    const skvd_manager_conf *c = &d->cfg.manager;
-    skv_manager_options o = SKV_MANAGER_OPTIONS_INIT;
-    skv_error e = SKV_ERROR_INIT;
-    char why[320];
-    o.data_dir = c->data_dir;
-    o.heartbeat_interval_ms = (uint32_t)c->heartbeat_interval_ms;
-    o.heartbeat_timeout_ms = (uint32_t)c->heartbeat_timeout_ms;
-    o.max_frame = (uint32_t)c->max_frame;
-    o.max_clock_skew_ms = (int64_t)c->max_clock_skew_ms;
-    o.default_resource_group = c->default_resource_group;
-    o.default_scheduler = c->default_scheduler;
-    o.default_selector = c->default_selector;
-    o.bootstrap_agents = c->bootstrap_agents;
-    o.max_sessions_per_pass = (uint32_t)c->max_sessions_per_pass;
-    o.cluster_cidr = c->cluster_cidr;
-    if (skvd_mkdirs_parent(c->data_dir, why, sizeof(why))) {
-        skvd_log(SKV_LOG_ERROR, "data_dir: %s", why);
-        return -1;
-    }
-    if (skv_manager_open(&d->m, &o, send_cb, d, skvd_now_ms(), &e)) {
-        skvd_log(SKV_LOG_ERROR, "cannot open the manager in %s: %s",
-                 c->data_dir, e.message);
-        return -1;
-    }
-    return 0;
-}
-
 /* tls = on: the configured certificate, or the one in <data_dir>/tls
  * (generated on first start); the TCP listener accepts TLS only from
  * then on (before the loop runs, so before any connection). */
@@ -142,6 +113,35 @@ static int start_tls(mgr_daemon *d)
         return -1;
     }
     skvd_log(SKV_LOG_INFO, "TCP listener %s: TLS only", d->cfg.manager.tcp);
+    return 0;
+}
+
+static int open_manager(mgr_daemon *d)
+{
+    const skvd_manager_conf *c = &d->cfg.manager;
+    skv_manager_options o = SKV_MANAGER_OPTIONS_INIT;
+    skv_error e = SKV_ERROR_INIT;
+    char why[320];
+    o.data_dir = c->data_dir;
+    o.heartbeat_interval_ms = (uint32_t)c->heartbeat_interval_ms;
+    o.heartbeat_timeout_ms = (uint32_t)c->heartbeat_timeout_ms;
+    o.max_frame = (uint32_t)c->max_frame;
+    o.max_clock_skew_ms = (int64_t)c->max_clock_skew_ms;
+    o.default_resource_group = c->default_resource_group;
+    o.default_scheduler = c->default_scheduler;
+    o.default_selector = c->default_selector;
+    o.bootstrap_agents = c->bootstrap_agents;
+    o.max_sessions_per_pass = (uint32_t)c->max_sessions_per_pass;
+    o.cluster_cidr = c->cluster_cidr;
+    if (skvd_mkdirs_parent(c->data_dir, why, sizeof(why))) {
+        skvd_log(SKV_LOG_ERROR, "data_dir: %s", why);
+        return -1;
+    }
+    if (skv_manager_open(&d->m, &o, send_cb, d, skvd_now_ms(), &e)) {
+        skvd_log(SKV_LOG_ERROR, "cannot open the manager in %s: %s",
+                 c->data_dir, e.message);
+        return -1;
+    }
     return 0;
 }
 

@@ -41,14 +41,6 @@ int skv__client_deadline_left(skv__client_deadline d);
 int skv__client_dial(int *fd_out, const char *endpoint, skv__client_deadline d,
                      skv_error *err);
 
-/* Write all of buf. SKV_ETIMEDOUT, SKV_EIO (peer gone) or SKV_ESYS. */
-int skv__client_write_all(int fd, const void *buf, size_t len,
-                          skv__client_deadline d, skv_error *err);
-/* Wait for bytes and feed what arrives to the reader (one read).
- * SKV_EIO when the peer closed the connection. */
-int skv__client_read_some(int fd, skv_proto_reader *r, skv__client_deadline d,
-                          skv_error *err);
-
 /* The host of a TCP endpoint ("h:p", "[v6]:p", "tcp:h:p"); host holds
  * 256 bytes. */
 int skv__client_endpoint_host(char *host, const char *endpoint,
@@ -65,5 +57,13 @@ int skv__client_tls_write_all(skv_client *c, const void *buf, size_t len,
 int skv__client_tls_read_some(skv_client *c, skv__client_deadline d,
                               skv_error *err);
 void skv__client_tls_close(skv_client *c);
+
+/* Write all of buf. SKV_ETIMEDOUT, SKV_EIO (peer gone) or SKV_ESYS. */
+int skv__client_write_all(int fd, const void *buf, size_t len,
+                          skv__client_deadline d, skv_error *err);
+/* Wait for bytes and feed what arrives to the reader (one read).
+ * SKV_EIO when the peer closed the connection. */
+int skv__client_read_some(int fd, skv_proto_reader *r, skv__client_deadline d,
+                          skv_error *err);
 
 #endif

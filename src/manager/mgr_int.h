@@ -22,8 +22,8 @@ typedef struct skv__mgr_conn {
     uint64_t id;
     char peer[64];
     char agent_id[SKV__MGR_ID_MAX]; /* "" until agent.register succeeded */
-    bool dead;                      /* the send callback failed */
     bool plaintext;                 /* network without encryption */
+    bool dead;                      /* the send callback failed */
 } skv__mgr_conn;
 
 typedef enum skv__mgr_agent_state {
