@@ -369,6 +369,93 @@ START_TEST(test_tls_client_options)
 }
 END_TEST
 
+/* Run "<bin>/<prog> ARGS" (sh words); its exit status, stderr in out. */
+static int run_prog(char *out, size_t cap, const char *prog, const char *args)
+{
+    char cmd[2048], bin[PATH_MAX];
+    ck_assert_int_eq(e2e_find_bin(bin, sizeof(bin), skv_test_build_dir()), 0);
+    snprintf(cmd, sizeof(cmd), "%s/%s %s 2>&1 >/dev/null; echo \"rc=$?\"",
+             bin, prog, args);
+    skv_test_sh_output(cmd, out, cap);
+    const char *rc = strstr(out, "rc=");
+    ck_assert_ptr_nonnull(rc);
+    return atoi(rc + 3);
+}
+
+#define PIN64 "00112233445566778899AABBCCDDEEFF00112233445566778899AABBCCDDEEFF"
+
+/* The new keys reject bad values and bad combinations before anything
+ * starts (status 2), and a broken certificate setup stops the manager
+ * (status 1) with the reason. */
+START_TEST(test_tls_config_checked)
+{
+    char out[2048], dir[] = "/tmp/skv-tls-XXXXXX", args[1024];
+    if (e2e_find_bin(out, sizeof(out), skv_test_build_dir()) != 0) {
+        fprintf(stderr, "%s: skipped: needs the daemons (make progs)\n",
+                __func__);
+        return;
+    }
+    ck_assert_int_eq(run_prog(out, sizeof(out), "sokovan-manager",
+                              "--tls maybe"), 2);
+    ck_assert_msg(strstr(out, "'maybe' is not on or off"), "%s", out);
+    ck_assert_int_eq(run_prog(out, sizeof(out), "sokovan-manager",
+                              "--tls on --tcp none"), 2);
+    ck_assert_msg(strstr(out, "tls = on needs a tcp listener"), "%s", out);
+    ck_assert_int_eq(run_prog(out, sizeof(out), "sokovan-manager",
+                              "--tls-cert /x.pem"), 2);
+    ck_assert_msg(strstr(out, "set both tls_cert and tls_key"), "%s", out);
+    ck_assert_int_eq(run_prog(out, sizeof(out), "sokovan-manager",
+                              "--allow-plaintext-secrets 2"), 2);
+    ck_assert_msg(strstr(out, "not on or off"), "%s", out);
+    ck_assert_int_eq(run_prog(out, sizeof(out), "sokovan-agent",
+                              "--tls-pin zz"), 2);
+    ck_assert_msg(strstr(out, "not a SHA-256 fingerprint"), "%s", out);
+    ck_assert_int_eq(run_prog(out, sizeof(out), "sokovan-agent",
+                              "--tls-pin " PIN64 "00"), 2);
+    ck_assert_msg(strstr(out, "not a SHA-256 fingerprint"), "%s", out);
+    ck_assert_int_eq(run_prog(out, sizeof(out), "sokovan-agent",
+                              "--tls-pin " PIN64), 2);
+    ck_assert_msg(strstr(out, "local Unix socket"), "%s", out);
+    ck_assert_int_eq(run_prog(out, sizeof(out), "sokovan-agent",
+                              "--manager 127.0.0.1:1 --tls-ca /ca.pem "
+                              "--tls-pin " PIN64), 2);
+    ck_assert_msg(strstr(out, "not both"), "%s", out);
+    /* A CA file that is not there: the agent stops (status 1). */
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(args, sizeof(args), "--manager 127.0.0.1:1 --tls-ca "
+             "%s/none.pem --key-file %s/k --key-wait-ms 0 --state-dir %s/s "
+             "--run-dir %s/r", dir, dir, dir, dir);
+    FILE *f;
+    char path[256];
+    snprintf(path, sizeof(path), "%s/k", dir);
+    char ak[SKV_AUTH_ACCESS_KEY_MAX], sk[SKV_AUTH_SECRET_KEY_MAX];
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_auth_keypair_generate(ak, sk, &e), &e);
+    ck_assert_ptr_nonnull(f = fopen(path, "w"));
+    fprintf(f, "access_key=%s\nsecret_key=%s\n", ak, sk);
+    fclose(f);
+    chmod(path, 0600);
+    int rc = run_prog(out, sizeof(out), "sokovan-agent", args);
+    ck_assert_msg(rc == 1 && strstr(out, "tls_ca"), "rc %d: %s", rc, out);
+    /* Configured certificate files that do not exist: status 1, named. */
+    snprintf(args, sizeof(args), "--data-dir %s/m --listen %s/m.sock --tcp "
+             "127.0.0.1:%d --tls on --tls-cert %s/c.pem --tls-key %s/k.pem",
+             dir, dir, free_port(), dir, dir);
+    ck_assert_int_eq(run_prog(out, sizeof(out), "sokovan-manager", args), 1);
+    ck_assert_msg(strstr(out, "c.pem"), "%s", out);
+    /* A generated certificate without its key: refused, not replaced. */
+    snprintf(path, sizeof(path), "mkdir -p %s/m2/tls && echo x > "
+             "%s/m2/tls/cert.pem", dir, dir);
+    ck_assert_int_eq(system(path), 0);
+    snprintf(args, sizeof(args), "--data-dir %s/m2 --listen %s/m2.sock "
+             "--tcp 127.0.0.1:%d --tls on", dir, dir, free_port());
+    ck_assert_int_eq(run_prog(out, sizeof(out), "sokovan-manager", args), 1);
+    ck_assert_msg(strstr(out, "exists but"), "%s", out);
+    snprintf(path, sizeof(path), "rm -rf %s", dir);
+    ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
 #define ADD_CASE(s, name, test, fixture)                                       \
     do {                                                                       \
         TCase *tc_ = tcase_create(name);                                       \
@@ -386,5 +473,6 @@ Suite *skv_test_suite_tls(void)
     ADD_CASE(s, "tls_cluster", test_tls_cluster, 1);
     ADD_CASE(s, "plaintext_secrets", test_tls_plaintext_secrets, 1);
     ADD_CASE(s, "client_options", test_tls_client_options, 0);
+    ADD_CASE(s, "config_checked", test_tls_config_checked, 0);
     return s;
 }
