@@ -4,6 +4,7 @@
  * encryption without a CA; clients and agents pin its SHA-256 fingerprint
  * or use the certificate itself as their CA file. All crypto is OpenSSL's.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -70,8 +71,9 @@ static void alt_names(char *out, size_t len, const char *listen_host)
     if (listen_host && listen_host[0] && strcmp(listen_host, "0.0.0.0") &&
         strcmp(listen_host, "::") && strcmp(listen_host, "127.0.0.1") &&
         strcmp(listen_host, "localhost")) {
-        bool ip = strspn(listen_host, "0123456789.:abcdefABCDEF") ==
-                  strlen(listen_host) && strpbrk(listen_host, ".:");
+        unsigned char a[16];
+        bool ip = inet_pton(AF_INET, listen_host, a) == 1 ||
+                  inet_pton(AF_INET6, listen_host, a) == 1;
         snprintf(out + strlen(out), len - strlen(out), ",%s:%s",
                  ip ? "IP" : "DNS", listen_host);
     }
