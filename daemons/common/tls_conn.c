@@ -72,7 +72,10 @@ static void fail(skvd_conn *c, const char *what)
     long v = SSL_get_verify_result(c->tls->ssl);
     const char *reason = v != X509_V_OK
         ? X509_verify_cert_error_string(v) : skvd_tls_errstr();
-    skvd_log(SKV_LOG_WARN, "conn %llu (%s): TLS %s failed: %s: closing it",
+    /* Inbound failures are the peer's business (and a flood of them must
+     * not flood the log); the agent's own link failing is the operator's. */
+    skvd_log(c->outbound ? SKV_LOG_WARN : SKV_LOG_DEBUG,
+             "conn %llu (%s): TLS %s failed: %s: closing it",
              (unsigned long long)c->id, c->peer, what, reason);
     ERR_clear_error();
     c->tls->done = false;       /* no close_notify after a fatal error */
@@ -169,7 +172,7 @@ static bool refuse_plaintext(skvd_conn *c, const char *p, size_t n)
     const char *msg = "this manager port requires TLS: connect with the "
                       "manager's certificate (tls_ca) or its fingerprint "
                       "(tls_pin)";
-    skvd_log(SKV_LOG_WARN, "conn %llu (%s): plaintext on the TLS port: "
+    skvd_log(SKV_LOG_DEBUG, "conn %llu (%s): plaintext on the TLS port: "
              "closing it", (unsigned long long)c->id, c->peer);
     if (skv_proto_error_encode(&frame, &len, 0, SKV_EPERM, msg, NULL,
                                skvd_now_ms(), NULL, NULL) == 0)
