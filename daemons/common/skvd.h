@@ -66,6 +66,8 @@ typedef struct skvd_manager_conf {
 typedef struct skvd_agent_conf {
     char *agent_id;
     char *manager;           /* "unix:/path" or "host:port" */
+    char *tls_ca;            /* PEM file verifying the manager; or */
+    char *tls_pin;           /* its SHA-256 fingerprint; either: TLS */
     char *key_file;          /* NULL until skvd_config_finish() */
     char *state_dir;         /* NULL until skvd_config_finish() */
     char *run_dir;           /* NULL until skvd_config_finish() */
@@ -79,8 +81,6 @@ typedef struct skvd_agent_conf {
     uint64_t create_threads;  /* 0: the library's default */
     uint64_t reconnect_min_ms, reconnect_max_ms, max_frame, max_queue;
     uint64_t log_level;
-    char *tls_ca;            /* PEM file verifying the manager; or */
-    char *tls_pin;           /* its SHA-256 fingerprint; either: TLS */
 } skvd_agent_conf;
 
 typedef struct skvd_config {
