@@ -80,7 +80,7 @@ static void start_manager(const char *const *extra)
     snprintf(exe, sizeof(exe), "%s/sokovan-manager", g.bin);
     snprintf(key, sizeof(key), "%s/admin.key", g.data);
     const char *base[] = {exe, "--data-dir", g.data, "--listen", g.sock,
-                          "--tcp", g.mgr_tcp, "--bootstrap-agents", "a1,a2",
+                          "--tcp", g.mgr_tcp, "--bootstrap-agents", "a1,a2,a3",
                           "--heartbeat-interval-ms", "500", NULL};
     for (int i = 0; base[i]; i++)
         argv[n++] = base[i];
@@ -226,6 +226,8 @@ START_TEST(test_tls_cluster)
     ck_assert_int_eq(stat(key, &st), 0);
     ck_assert_int_eq(st.st_mode & 0777, 0600);
     cert_fingerprint(fp, sizeof(fp), cert);
+    snprintf(bad, sizeof(bad), "%s", fp);
+    bad[0] = bad[0] == 'A' ? 'B' : 'A';
     ck_assert_msg(log_has("manager", fp, 2000), "fingerprint %s not logged",
                   fp);
 
@@ -236,7 +238,7 @@ START_TEST(test_tls_cluster)
     ck_assert(log_has("a1", "(TLS)", 1000));
     e2e_job j = {"tls", "echo over-tls", "cpu=0.1,mem=32m", 1, false, NULL,
                  NULL, 0};
-    char sid[E2E_ID_MAX], out[256];
+    char sid[E2E_ID_MAX], out[1024];
     SKV_CK_OK(e2e_submit(cl, sid, &j, &e), &e);
     skv_proto_session_show_reply r;
     E2E_OK(e2e_wait_final(&g, cl, sid, 60000, &r));
@@ -248,14 +250,29 @@ START_TEST(test_tls_cluster)
     ck_assert_str_eq(out, "over-tls\n");
     /* Secrets may travel over TLS. */
     SKV_CK_OK(create_key(cl, sk, sizeof(sk), &e), &e);
+    /* An agent verifying the certificate as its CA (host 127.0.0.1). */
+    start_agent(2, "--tls-ca", cert);
+    E2E_OK(e2e_wait_agents(&g, cl, 2));
+
+    /* The CLI: pinned, it works; a wrong pin is a clear failure. */
+    char cmd[PATH_MAX * 2 + 512];
+    snprintf(cmd, sizeof(cmd), "%s/sokovan --endpoint %s --key-file "
+             "%s/admin.key --tls-pin %s agents 2>&1; echo rc=$?", g.bin,
+             g.mgr_tcp, g.data, fp);
+    skv_test_sh_output(cmd, out, sizeof(out));
+    ck_assert_msg(strstr(out, "a1") && strstr(out, "rc=0"), "%s", out);
+    snprintf(cmd, sizeof(cmd), "%s/sokovan --endpoint %s --key-file "
+             "%s/admin.key --tls-pin %s agents 2>&1; echo rc=$?", g.bin,
+             g.mgr_tcp, g.data, bad);
+    skv_test_sh_output(cmd, out, sizeof(out));
+    ck_assert_msg(strstr(out, "does not match the pinned fingerprint") &&
+                  strstr(out, "rc=1"), "%s", out);
 
     /* The certificate as a CA file: chain and 127.0.0.1 checked. */
     SKV_CK_OK(dial(&byca, g.mgr_tcp, cert, NULL, &e), &e);
     SKV_CK_OK(list_agents(byca, &e), &e);
 
-    /* A wrong pin: refused before any request, naming both. */
-    snprintf(bad, sizeof(bad), "%s", fp);
-    bad[0] = bad[0] == 'A' ? 'B' : 'A';
+    /* A wrong pin: refused before any request, naming what came. */
     ck_assert_int_eq(dial(&plain, g.mgr_tcp, NULL, bad, &e), SKV_EAUTH);
     ck_assert_msg(strstr(e.message, "does not match the pinned") &&
                   strstr(e.message, fp), "%s", e.message);
