@@ -95,6 +95,8 @@ int cli_strv_push(cli_strv *s, const char *str);
 void cli_strv_free(cli_strv *s);
 
 /* ---- connecting (conn.c) ---- */
+/* --tls-ca / --tls-pin defaults: $SOKOVAN_TLS_CA, $SOKOVAN_TLS_PIN. */
+void cli_tls_from_env(cli *c);
 /* Resolve credentials and connect c->client. Returns CLI_OK or an exit
  * code after printing why. */
 int cli_connect(cli *c);

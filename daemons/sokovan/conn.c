@@ -64,6 +64,14 @@ static int resolve(const cli *c, creds *k)
                     "~/.config/sokovan/key");
 }
 
+void cli_tls_from_env(cli *c)
+{
+    const char *ca = getenv("SOKOVAN_TLS_CA");
+    const char *pin = getenv("SOKOVAN_TLS_PIN");
+    c->tls_ca = ca && ca[0] ? ca : NULL;
+    c->tls_pin = pin && pin[0] ? pin : NULL;
+}
+
 /* Open c->client with the stored credentials. */
 static int dial(cli *c, skv_error *e)
 {

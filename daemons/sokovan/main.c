@@ -113,12 +113,9 @@ int main(int argc, char **argv)
 {
     cli c;
     memset(&c, 0, sizeof c);
+    cli_tls_from_env(&c);
     const char *env = getenv("SOKOVAN_ENDPOINT");
     c.endpoint = env && env[0] ? env : CLI_DEFAULT_ENDPOINT;
-    env = getenv("SOKOVAN_TLS_CA");
-    c.tls_ca = env && env[0] ? env : NULL;
-    env = getenv("SOKOVAN_TLS_PIN");
-    c.tls_pin = env && env[0] ? env : NULL;
     int at = parse_globals(&c, argc, argv);
     if (at == -CLI_OK - 100)
         return CLI_OK;
