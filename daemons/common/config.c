@@ -25,6 +25,8 @@ typedef enum kind {
     K_UINT,     /* decimal integer in [min, max] */
     K_BYTES,    /* byte amount ("64m") in [min, max] */
     K_LEVEL,    /* log level */
+    K_BOOL,     /* on/off, true/false, yes/no, 1/0 */
+    K_PIN,      /* SHA-256 fingerprint (64 hex digits, ':' allowed) or "" */
     K_CPUS,     /* CPU list or "" */
     K_BACKEND,  /* runtime backend name */
     K_IMAGE,    /* NAME=TARBALL, repeatable: each one appends */
@@ -108,6 +110,17 @@ static const skvd_key g_keys[] = {
      "(port 0: any free port, logged); off unless set"},
     {"manager", "log_level", K_LEVEL, MO(log_level), M, "info", 0, 0,
      "LEVEL", "trace, debug, info, warn or error"},
+    {"manager", "tls", K_BOOL, MO(tls), M, "off", 0, 0, "on|off",
+     "the TCP listener speaks TLS only (the Unix socket stays local)"},
+    {"manager", "tls_cert", K_OPTPATH, MO(tls_cert), M, NULL, 0, 0, "FILE",
+     "PEM certificate (chain) of the TCP listener; default "
+     "<data_dir>/tls/cert.pem, generated with tls_key on first start"},
+    {"manager", "tls_key", K_OPTPATH, MO(tls_key), M, NULL, 0, 0, "FILE",
+     "PEM private key of tls_cert; default <data_dir>/tls/key.pem"},
+    {"manager", "allow_plaintext_secrets", K_BOOL,
+     MO(allow_plaintext_secrets), M, "off", 0, 0, "on|off",
+     "answer admin.keypair create (which returns a secret key) on plaintext "
+     "TCP; off: only over the Unix socket or TLS"},
 
     {"agent", "agent_id", K_ID, AO(agent_id), A, "agent1", 0, 0, "ID",
      "this agent's id (and its key's user name)"},
@@ -185,6 +198,13 @@ static const skvd_key g_keys[] = {
      "(port 0: any free port, logged); off unless set"},
     {"agent", "log_level", K_LEVEL, AO(log_level), A, "info", 0, 0, "LEVEL",
      "trace, debug, info, warn or error"},
+    {"agent", "tls_ca", K_OPTPATH, AO(tls_ca), A, NULL, 0, 0, "FILE",
+     "connect to a host:port manager over TLS, verifying its certificate "
+     "and host name against this PEM file (a CA, or the manager's "
+     "tls/cert.pem)"},
+    {"agent", "tls_pin", K_PIN, AO(tls_pin), A, NULL, 0, 0, "SHA256",
+     "connect over TLS, accepting only the manager certificate with this "
+     "SHA-256 fingerprint (the manager logs it)"},
 };
 #define NKEYS (sizeof(g_keys) / sizeof(g_keys[0]))
 
@@ -255,6 +275,8 @@ void skvd_config_free(skvd_config *c)
 {
     for (size_t i = 0; i < NKEYS; i++) {
         const skvd_key *k = &g_keys[i];
+        if (k->kind == K_BOOL)      /* a number, not a string */
+            continue;
         char **s = (char **)((char *)c + k->off);
         if (k->kind == K_UINT || k->kind == K_BYTES || k->kind == K_LEVEL ||
             k->kind == K_MODE)
@@ -322,6 +344,19 @@ static int parse_uint(uint64_t *out, const skvd_key *k, const char *v,
                    (unsigned long long)k->min, (unsigned long long)k->max);
     *out = x;
     return 0;
+}
+
+static int parse_bool(uint64_t *out, const char *v, char *why, size_t wl)
+{
+    static const char *const on[] = {"on", "true", "yes", "1"};
+    static const char *const off[] = {"off", "false", "no", "0"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(v, on[i]) == 0 || strcasecmp(v, off[i]) == 0) {
+            *out = strcasecmp(v, on[i]) == 0;
+            return 0;
+        }
+    }
+    return WHY("'%s' is not on or off (true/false, yes/no, 1/0)", v);
 }
 
 static int parse_bytes(uint64_t *out, const skvd_key *k, const char *v,
@@ -465,6 +500,14 @@ static int check_string(const skvd_key *k, const char *v, bool *unset,
         return 0;
     case K_ID:
         return check_id(v, why, wl);
+    case K_PIN: {
+        unsigned char pin[32];
+        if ((*unset = empty))
+            return 0;
+        return skvd_tls_pin_parse(pin, v)
+            ? WHY("'%s' is not a SHA-256 fingerprint (64 hex digits, ':' "
+                  "allowed)", v) : 0;
+    }
     case K_IDLIST:
         return (*unset = empty) ? 0 : check_idlist(v, why, wl);
     case K_UNIX:
@@ -511,6 +554,8 @@ int skvd_config_set(skvd_config *c, const skvd_key *k, const char *value,
                     char *why, size_t wl)
 {
     void *field = (char *)c + k->off;
+    if (k->kind == K_BOOL)
+        return parse_bool(field, value, why, wl);
     if (k->kind == K_UINT)
         return parse_uint(field, k, value, why, wl);
     if (k->kind == K_BYTES)
@@ -547,6 +592,24 @@ static char *join3(const char *a, const char *b, const char *c)
     return s;
 }
 
+/* TLS keys across each other. */
+static int tls_finish(skvd_config *c, char *why, size_t wl)
+{
+    skvd_manager_conf *m = &c->manager;
+    skvd_agent_conf *a = &c->agent;
+    if (m->tls && !m->tcp)
+        return WHY("tls = on needs a tcp listener (tcp is none)");
+    if (!m->tls_cert != !m->tls_key)
+        return WHY("set both tls_cert and tls_key, or neither (a pair is "
+                   "then generated in <data_dir>/tls)");
+    if (a->tls_ca && a->tls_pin)
+        return WHY("set tls_ca or tls_pin, not both");
+    if ((a->tls_ca || a->tls_pin) && strncmp(a->manager, "unix:", 5) == 0)
+        return WHY("tls_ca/tls_pin are for a host:port manager; %s is a "
+                   "local Unix socket", a->manager);
+    return 0;
+}
+
 int skvd_config_finish(skvd_config *c, char *why, size_t wl)
 {
     skvd_agent_conf *a = &c->agent;
@@ -565,6 +628,8 @@ int skvd_config_finish(skvd_config *c, char *why, size_t wl)
         return WHY("reconnect_min_ms (%llu) exceeds reconnect_max_ms (%llu)",
                    (unsigned long long)a->reconnect_min_ms,
                    (unsigned long long)a->reconnect_max_ms);
+    if (tls_finish(c, why, wl))
+        return -1;
     if (!a->state_dir &&
         !(a->state_dir = join3("/var/lib/sokovan/agent-", a->agent_id, "")))
         return WHY("out of memory");

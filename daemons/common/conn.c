@@ -48,6 +48,7 @@ static void close_cb(uv_handle_t *h)
     skv_proto_reader_free(c->reader);
     free(c->out);
     free(c->pend);
+    skvd_tls_free(c->tls);
     free(c);
 }
 
@@ -67,6 +68,8 @@ void skvd_conn_close(skvd_conn *c, bool flush)
         return;
     if (uv_is_active(&c->h.handle))
         uv_read_stop(&c->h.stream);
+    if (flush)
+        skvd_tls_shutdown(c);   /* close_notify goes out with the rest */
     c->closing = true;
     if (flush && (c->writing || c->pend_len)) {
         c->close_after_flush = true;
@@ -158,6 +161,13 @@ static int send_now(skvd_conn *c, const char *buf, size_t len)
 }
 
 int skvd_conn_send(skvd_conn *c, const void *buf, size_t len)
+{
+    if (c->tls && !c->closing && len)
+        return skvd_tls_send(c, buf, len);
+    return skvd_conn_send_raw(c, buf, len);
+}
+
+int skvd_conn_send_raw(skvd_conn *c, const void *buf, size_t len)
 {
     if (c->closing || len == 0 || len > UINT32_MAX)
         return c->closing || len ? -1 : 0;
@@ -282,9 +292,19 @@ int skvd_conn_start(skvd_conn *c)
         return -1;
     }
     c->opened = true;
-    if (!c->closing && uv_read_start(&c->h.stream, alloc_cb, read_cb) != 0) {
+    if (!c->closing && c->tls && skvd_tls_start(c))
+        return -1;
+    if (!c->closing && uv_read_start(&c->h.stream, alloc_cb,
+                                     c->tls ? skvd_tls_read_cb : read_cb)) {
         really_close(c);
         return -1;
     }
     return 0;
+}
+
+/* TLS connections read through tls_conn.c, which hands the plaintext on
+ * here as if the socket had delivered it. */
+void skvd_conn_read_plain(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    read_cb(s, nread, buf);
 }

@@ -19,6 +19,20 @@ struct skvd_connector {
     unsigned failures;      /* consecutive: only the first is a warning */
 };
 
+/* TCP with a TLS context: the host of the address is what the manager's
+ * certificate must name (when verified by CA). */
+static int with_tls(skvd_conn *c, const struct skvd_connector *k)
+{
+    char host[256], why[128];
+    int port;
+    if (!k->net->tls_connect || c->h.handle.type != UV_TCP)
+        return 0;
+    if (skvd_hostport_split(host, sizeof(host), &port, k->addr, why,
+                            sizeof(why)))
+        return -1;
+    return skvd_tls_attach(c, k->net->tls_connect, host);
+}
+
 static void on_connect(uv_connect_t *req, int status)
 {
     skvd_conn *c = req->data;
@@ -33,7 +47,13 @@ static void on_connect(uv_connect_t *req, int status)
         skvd_conn_close(c, false);
         return;
     }
-    skvd_log(SKV_LOG_INFO, "connected to %s", k->addr);
+    if (with_tls(c, k)) {
+        skvd_log(SKV_LOG_ERROR, "connect to %s: TLS: out of memory", k->addr);
+        skvd_conn_close(c, false);
+        return;
+    }
+    skvd_log(SKV_LOG_INFO, "connected to %s%s", k->addr,
+             c->tls ? " (TLS)" : "");
     k->failures = 0;
     k->delay = k->min;
     k->live = true;

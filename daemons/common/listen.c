@@ -43,6 +43,9 @@ static void on_connection(uv_stream_t *server, int status)
     c->h.handle.data = c;
     if (rc == 0)
         rc = uv_accept(server, &c->h.stream);
+    if (rc == 0 && !l->is_unix && l->net->tls_listen &&
+        skvd_tls_attach(c, l->net->tls_listen, NULL))
+        rc = UV_ENOMEM;     /* TCP while tls_listen is set: TLS only */
     if (rc != 0) {
         skvd_log(SKV_LOG_WARN, "listener %s: accept: %s", l->name,
                  uv_strerror(rc));

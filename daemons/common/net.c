@@ -30,6 +30,9 @@ void skvd_net_stop(skvd_net *n)
 
 void skvd_net_release(skvd_net *n)
 {
+    skvd_tls_ctx_free(n->tls_listen);
+    skvd_tls_ctx_free(n->tls_connect);
+    n->tls_listen = n->tls_connect = NULL;
     free(n->buckets);
     n->buckets = NULL;
     n->nbuckets = n->count = 0;

@@ -54,6 +54,9 @@ typedef struct skvd_manager_conf {
     char *pidfile;           /* NULL: none */
     char *default_resource_group, *default_scheduler, *default_selector;
     char *bootstrap_agents;  /* NULL: none */
+    uint64_t tls;            /* bool: the TCP listener speaks TLS */
+    uint64_t allow_plaintext_secrets; /* bool: secrets over plain TCP */
+    char *tls_cert, *tls_key; /* NULL: <data_dir>/tls/, generated */
     char *cluster_cidr;      /* kernel addresses; NULL: the library's */
     uint64_t heartbeat_interval_ms, heartbeat_timeout_ms, max_clock_skew_ms;
     uint64_t max_sessions_per_pass, max_frame, max_queue;
@@ -68,6 +71,8 @@ typedef struct skvd_manager_conf {
 typedef struct skvd_agent_conf {
     char *agent_id;
     char *manager;           /* "unix:/path" or "host:port" */
+    char *tls_ca;            /* PEM file verifying the manager; or */
+    char *tls_pin;           /* its SHA-256 fingerprint; either: TLS */
     char *key_file;          /* NULL until skvd_config_finish() */
     char *state_dir;         /* NULL until skvd_config_finish() */
     char *run_dir;           /* NULL until skvd_config_finish() */
@@ -149,6 +154,7 @@ int skvd_unix_path_prepare(const char *path, char *why, size_t whylen);
 
 typedef struct skvd_net skvd_net;
 typedef struct skvd_conn skvd_conn;
+typedef struct skvd_tls_ctx skvd_tls_ctx;
 
 typedef struct skvd_net_cbs {
     /* A connection is up (accepted or connected). Return -1 to refuse it. */
@@ -173,6 +179,7 @@ struct skvd_conn {
         uv_pipe_t pipe;
     } h;
     struct skv_proto_reader *reader;
+    struct skvd_tls *tls;       /* NULL: plaintext (tls_conn.c) */
     uv_write_t wreq;            /* the one write in flight */
     uv_connect_t creq;          /* outbound: the connect request */
     char *out, *pend;           /* buffer being written / queued next */
@@ -195,6 +202,8 @@ struct skvd_net {
     size_t max_frame;           /* reader limit (payload bytes) */
     size_t max_queue;           /* close a connection queuing more */
     uint64_t next_id;
+    skvd_tls_ctx *tls_listen;   /* set: TCP listeners accept TLS only */
+    skvd_tls_ctx *tls_connect;  /* set: the connector to host:port: TLS */
     skvd_conn *conns;           /* list of live connections */
     skvd_conn **buckets;        /* conn_table: id -> conn */
     size_t nbuckets, count;
@@ -223,6 +232,13 @@ skvd_conn *skvd_conn_alloc(skvd_net *n, bool outbound);
 int skvd_conn_send(skvd_conn *c, const void *buf, size_t len);
 /* Close; with flush, only once everything queued was written. */
 void skvd_conn_close(skvd_conn *c, bool flush);
+/* Queue bytes for the socket as they are (TLS records, or plaintext on a
+ * connection without TLS); skvd_conn_send encrypts first when TLS is on. */
+int skvd_conn_send_raw(skvd_conn *c, const void *buf, size_t len);
+/* The read callback of plaintext connections; TLS ones pass what they
+ * decrypted (skvd_tls_read_cb). */
+void skvd_conn_read_plain(uv_stream_t *s, ssize_t nread,
+                          const uv_buf_t *buf);
 
 /* conn_table.c */
 int skvd_table_add(skvd_net *n, skvd_conn *c);
@@ -310,5 +326,42 @@ void skvd_loop_drain(uv_loop_t *loop);
  * Fails when it names a live process other than us. */
 int skvd_pidfile_write(const char *path, char *why, size_t wl);
 void skvd_pidfile_remove(const char *path);
+
+/* ---- tls: tls_cert.c, tls_ctx.c, tls_conn.c (OpenSSL) ------------------- */
+
+struct x509_st;
+struct ssl_st;
+
+/* "AB:CD:..." (SHA-256 of the certificate, 32 bytes) and its NUL. */
+#define SKVD_TLS_FP_LEN 96
+void skvd_tls_fingerprint(char out[SKVD_TLS_FP_LEN], const struct x509_st *x);
+/* The last OpenSSL error as text (clears the queue). */
+const char *skvd_tls_errstr(void);
+/* "sha256:AB:CD:..." / 64 hex digits, ':' allowed -> 32 bytes. 0 or -1. */
+int skvd_tls_pin_parse(unsigned char pin[32], const char *text);
+/* Generate a self-signed EC P-256 certificate and key (0600) when neither
+ * file exists; both existing is fine, one alone is an error. */
+int skvd_tls_cert_ensure(const char *cert, const char *key,
+                         const char *listen_host, char *why, size_t wl);
+/* The manager's side: load the certificate and key, log the fingerprint. */
+int skvd_tls_server_ctx(skvd_tls_ctx **out, const char *cert,
+                        const char *key, char *why, size_t wl);
+/* The agent's side: verify by CA file (host checked) or by pin. */
+int skvd_tls_client_ctx(skvd_tls_ctx **out, const char *ca_file,
+                        const char *pin, char *why, size_t wl);
+void skvd_tls_ctx_free(skvd_tls_ctx *t);
+struct ssl_st *skvd_tls_ssl_new(skvd_tls_ctx *t, const char *host);
+/* Per connection: attach before skvd_conn_start (which calls
+ * skvd_tls_start to begin the handshake). 0 or -1 (out of memory). */
+int skvd_tls_attach(skvd_conn *c, skvd_tls_ctx *ctx, const char *host);
+int skvd_tls_start(skvd_conn *c);
+void skvd_tls_free(struct skvd_tls *t);
+/* The read callback of TLS connections: ciphertext in, plaintext to
+ * skvd_conn_read_plain. */
+void skvd_tls_read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+/* Plaintext out (queued until the handshake is done). */
+int skvd_tls_send(skvd_conn *c, const void *buf, size_t len);
+/* Before a flushed close: queue close_notify. */
+void skvd_tls_shutdown(skvd_conn *c);
 
 #endif /* SKVD_H */

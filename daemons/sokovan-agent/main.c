@@ -252,6 +252,12 @@ static int start_io(agent_daemon *d)
     }
     if (skvd_metrics_start(&d->drv.metrics, c->metrics_listen, collect, d->a))
         return -1;
+    if ((c->tls_ca || c->tls_pin) &&
+        skvd_tls_client_ctx(&d->drv.net.tls_connect, c->tls_ca, c->tls_pin,
+                            why, sizeof(why))) {
+        skvd_log(SKV_LOG_ERROR, "manager %s: %s", c->manager, why);
+        return -1;
+    }
     if (skvd_connect_start(&d->drv.net, c->manager, c->reconnect_min_ms,
                            c->reconnect_max_ms, why, sizeof(why))) {
         skvd_log(SKV_LOG_ERROR, "manager %s: %s", c->manager, why);

@@ -38,6 +38,10 @@ static int on_open(skvd_conn *c, void *ctx)
                  (unsigned long long)c->id, c->peer, e.message);
         return -1;
     }
+    /* Plain TCP may cross a network: no secrets in clear on it. */
+    if (c->h.handle.type == UV_TCP && !c->tls &&
+        !d->cfg.manager.allow_plaintext_secrets)
+        skv_manager_conn_mark_plaintext(d->m, c->id, NULL);
     return 0;
 }
 
@@ -80,6 +84,38 @@ static int collect(void *obj, skv_metrics *reg, int64_t now_ms,
                    skv_error *err)
 {
     return skv_manager_metrics_collect(obj, reg, now_ms, err);
+}
+
+/* tls = on: the configured certificate, or the one in <data_dir>/tls
+ * (generated on first start); the TCP listener accepts TLS only from
+ * then on (before the loop runs, so before any connection). */
+static int tls_ctx(mgr_daemon *d, char *why, size_t wl)
+{
+    const skvd_manager_conf *c = &d->cfg.manager;
+    char host[256], cert[4200], key[4200];
+    int port;
+    if (c->tls_cert)
+        return skvd_tls_server_ctx(&d->drv.net.tls_listen, c->tls_cert,
+                                   c->tls_key, why, wl);
+    snprintf(cert, sizeof(cert), "%s/tls/cert.pem", c->data_dir);
+    snprintf(key, sizeof(key), "%s/tls/key.pem", c->data_dir);
+    if (skvd_hostport_split(host, sizeof(host), &port, c->tcp, why, wl) ||
+        skvd_tls_cert_ensure(cert, key, host, why, wl))
+        return -1;
+    return skvd_tls_server_ctx(&d->drv.net.tls_listen, cert, key, why, wl);
+}
+
+static int start_tls(mgr_daemon *d)
+{
+    char why[512];
+    if (!d->cfg.manager.tls)
+        return 0;
+    if (tls_ctx(d, why, sizeof(why))) {
+        skvd_log(SKV_LOG_ERROR, "%s", why);
+        return -1;
+    }
+    skvd_log(SKV_LOG_INFO, "TCP listener %s: TLS only", d->cfg.manager.tcp);
+    return 0;
 }
 
 static int open_manager(mgr_daemon *d)
@@ -163,7 +199,7 @@ static int run(mgr_daemon *d)
         skvd_log(SKV_LOG_ERROR, "cannot create the event loop");
         return SKVD_EXIT_FAIL;
     }
-    if (start_io(d) || open_manager(d) ||
+    if (start_io(d) || start_tls(d) || open_manager(d) ||
         skvd_metrics_start(&d->drv.metrics, d->cfg.manager.metrics_listen,
                            collect, d->m)) {
         rc = SKVD_EXIT_FAIL;

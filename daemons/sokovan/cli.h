@@ -18,6 +18,8 @@
 
 #define CLI_DEFAULT_ENDPOINT "unix:/run/sokovan/manager.sock"
 #define CLI_ADMIN_KEY "/var/lib/sokovan/manager/admin.key"
+/* The certificate a local manager generated (tls = on, no tls_cert). */
+#define CLI_MANAGER_CERT "/var/lib/sokovan/manager/tls/cert.pem"
 
 typedef struct cli {
     const char *endpoint;       /* --endpoint, SOKOVAN_ENDPOINT, default */
@@ -25,6 +27,8 @@ typedef struct cli {
     const char *key_file;       /* --key-file */
     int json;                   /* --json */
     int timeout_ms;             /* --timeout */
+    const char *tls_ca;         /* --tls-ca, SOKOVAN_TLS_CA */
+    const char *tls_pin;        /* --tls-pin, SOKOVAN_TLS_PIN */
     const char *cmd;            /* "run", "admin user", ... for messages */
     skv_client *client;
     int have_creds;             /* resolved once, kept for reconnects */
@@ -95,6 +99,8 @@ int cli_strv_push(cli_strv *s, const char *str);
 void cli_strv_free(cli_strv *s);
 
 /* ---- connecting (conn.c) ---- */
+/* --tls-ca / --tls-pin defaults: $SOKOVAN_TLS_CA, $SOKOVAN_TLS_PIN. */
+void cli_tls_from_env(cli *c);
 /* Resolve credentials and connect c->client. Returns CLI_OK or an exit
  * code after printing why. */
 int cli_connect(cli *c);

@@ -64,6 +64,14 @@ static int resolve(const cli *c, creds *k)
                     "~/.config/sokovan/key");
 }
 
+void cli_tls_from_env(cli *c)
+{
+    const char *ca = getenv("SOKOVAN_TLS_CA");
+    const char *pin = getenv("SOKOVAN_TLS_PIN");
+    c->tls_ca = ca && ca[0] ? ca : NULL;
+    c->tls_pin = pin && pin[0] ? pin : NULL;
+}
+
 /* Open c->client with the stored credentials. */
 static int dial(cli *c, skv_error *e)
 {
@@ -72,6 +80,13 @@ static int dial(cli *c, skv_error *e)
     o.access_key = c->access_key;
     o.secret_key = c->secret_key;
     o.timeout_ms = c->timeout_ms;
+    o.tls_ca_file = c->tls_ca;
+    o.tls_pin = c->tls_pin;
+    /* "tls:host:port" on the manager's host, as root: its own certificate
+     * (like admin.key for credentials). */
+    if (!o.tls_ca_file && !o.tls_pin && strncmp(c->endpoint, "tls:", 4) == 0
+        && access(CLI_MANAGER_CERT, R_OK) == 0)
+        o.tls_ca_file = CLI_MANAGER_CERT;
     return skv_client_connect(&c->client, &o, e);
 }
 

@@ -32,6 +32,12 @@ static const char usage_text[] =
     "                  $SOKOVAN_ACCESS_KEY and $SOKOVAN_SECRET_KEY also work\n"
     "  --json          one JSON document instead of tables\n"
     "  --timeout MS    per-request timeout (default 30000)\n"
+    "  --tls-ca F      TLS to a host:port manager, verified by this PEM file\n"
+    "                  (a CA or the manager's tls/cert.pem; $SOKOVAN_TLS_CA)\n"
+    "  --tls-pin FP    TLS, accepting only the manager certificate with this\n"
+    "                  SHA-256 fingerprint ($SOKOVAN_TLS_PIN); endpoint\n"
+    "                  tls:host:port without either uses\n"
+    "                  " CLI_MANAGER_CERT " when readable\n"
     "  -h, --help      this text\n"
     "\n"
     "Exit codes: 0 ok, 1 request failed, 2 usage error; run --wait exits with\n"
@@ -107,6 +113,7 @@ int main(int argc, char **argv)
 {
     cli c;
     memset(&c, 0, sizeof c);
+    cli_tls_from_env(&c);
     const char *env = getenv("SOKOVAN_ENDPOINT");
     c.endpoint = env && env[0] ? env : CLI_DEFAULT_ENDPOINT;
     c.endpoint_from = env && env[0] ? "$SOKOVAN_ENDPOINT" : "the default";

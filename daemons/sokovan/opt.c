@@ -8,11 +8,13 @@
 
 #include "cli.h"
 
-enum { G_ENDPOINT = 1000, G_KEYFILE, G_JSON, G_TIMEOUT };
+enum { G_ENDPOINT = 1000, G_KEYFILE, G_JSON, G_TIMEOUT, G_TLS_CA,
+       G_TLS_PIN };
 
 static const cli_opt global_opts[] = {
     {"endpoint", 1, G_ENDPOINT}, {"key-file", 1, G_KEYFILE},
     {"json", 0, G_JSON},         {"timeout", 1, G_TIMEOUT},
+    {"tls-ca", 1, G_TLS_CA},     {"tls-pin", 1, G_TLS_PIN},
     {NULL, 0, 0}};
 
 void cli_parser_init(cli_parser *p, cli *c, int argc, char **argv)
@@ -51,6 +53,16 @@ static int apply_global(cli_parser *p, int id, const char *val)
         return 0;
     case G_JSON:
         c->json = 1;
+        return 0;
+    case G_TLS_CA:
+        if (!val[0])
+            return cli_usage(c, "--tls-ca needs a value");
+        c->tls_ca = val;
+        return 0;
+    case G_TLS_PIN:
+        if (!val[0])
+            return cli_usage(c, "--tls-pin needs a value");
+        c->tls_pin = val;
         return 0;
     default:
         if (cli_parse_u32(c, "--timeout", val, 1, 86400000, &ms))

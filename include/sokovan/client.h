@@ -25,19 +25,32 @@ extern "C" {
 
 typedef struct skv_client skv_client;
 
-#define SKV_CLIENT_OPTIONS_VERSION 1
+#define SKV_CLIENT_OPTIONS_VERSION 2
 
 typedef struct skv_client_options {
-    unsigned version;         /* SKV_CLIENT_OPTIONS_VERSION */
-    /* "unix:/path/to/sock", "tcp:host:port" or "host:port". */
+    unsigned version;         /* SKV_CLIENT_OPTIONS_VERSION (1 still taken:
+                                 without the TLS fields) */
+    /* "unix:/path/to/sock", "tcp:host:port", "host:port" or
+     * "tls:host:port" (TLS; needs tls_ca_file or tls_pin). */
     const char *endpoint;
     const char *access_key;   /* required */
     const char *secret_key;   /* required */
     int timeout_ms;           /* per request; 0 = 30000, < 0 = forever */
     uint32_t max_frame;       /* 0 = SKV_PROTO_DEFAULT_MAX_FRAME */
+    /* Version 2. Either one turns TLS on for a TCP endpoint (a Unix socket
+     * is local: SKV_EINVAL). tls_ca_file: PEM file of CAs (or the
+     * manager's own certificate, <data_dir>/tls/cert.pem); the chain and
+     * the endpoint's host name or IP are verified. tls_pin: the SHA-256
+     * fingerprint of the manager's certificate ("AB:CD:..." as the manager
+     * logs it, or 64 hex digits, optional "sha256:" prefix); a mismatch is
+     * SKV_EAUTH before any request is sent. Failed verification or a
+     * manager without TLS: SKV_EIO naming the reason. */
+    const char *tls_ca_file;
+    const char *tls_pin;
 } skv_client_options;
 
-#define SKV_CLIENT_OPTIONS_INIT {SKV_CLIENT_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0}
+#define SKV_CLIENT_OPTIONS_INIT \
+    {SKV_CLIENT_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, NULL, NULL}
 
 SKV_EXTERN int skv_client_connect(skv_client **out,
                                   const skv_client_options *opts,

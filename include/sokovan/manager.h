@@ -86,6 +86,14 @@ SKV_EXTERN void skv_manager_free(skv_manager *m);
  * never 0. peer: for logs ("unix", "127.0.0.1:5443"); may be NULL. */
 SKV_EXTERN int skv_manager_conn_open(skv_manager *m, uint64_t conn_id,
                                      const char *peer, skv_error *err);
+/* Mark an open connection as crossing the network without encryption
+ * (plain TCP). Requests whose reply would carry a secret key
+ * (admin.keypair create) are then refused with SKV_EPERM before anything
+ * is created. Hosts call it right after skv_manager_conn_open unless the
+ * operator allowed plaintext secrets. SKV_ENOENT for an unknown id. */
+SKV_EXTERN int skv_manager_conn_mark_plaintext(skv_manager *m,
+                                               uint64_t conn_id,
+                                               skv_error *err);
 /* The connection closed (either side). An agent's connection closing does
  * not make it lost at once: the heartbeat timeout does. */
 SKV_EXTERN void skv_manager_conn_close(skv_manager *m, uint64_t conn_id,

@@ -10,9 +10,9 @@ static int check_options(const skv_client_options *o, skv_error *err)
 {
     if (!o)
         return skv__err(err, SKV_EINVAL, "client_connect: NULL options");
-    if (o->version != SKV_CLIENT_OPTIONS_VERSION)
+    if (o->version < 1 || o->version > SKV_CLIENT_OPTIONS_VERSION)
         return skv__err(err, SKV_EVERSION, "client options version %u, this "
-                        "library knows %u", o->version,
+                        "library knows 1..%u", o->version,
                         SKV_CLIENT_OPTIONS_VERSION);
     if (!o->endpoint || !o->endpoint[0])
         return skv__err(err, SKV_EINVAL, "client_connect: no endpoint");
@@ -28,12 +28,65 @@ static int check_options(const skv_client_options *o, skv_error *err)
     return rc;
 }
 
+/* The TLS settings of version-2 options; endpoint without "tls:". */
+typedef struct tls_opts {
+    const char *endpoint, *ca, *pin;
+    bool on;
+} tls_opts;
+
+static int tls_options(tls_opts *t, const skv_client_options *o,
+                       skv_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->endpoint = o->endpoint;
+    if (o->version >= 2) {
+        t->ca = o->tls_ca_file && o->tls_ca_file[0] ? o->tls_ca_file : NULL;
+        t->pin = o->tls_pin && o->tls_pin[0] ? o->tls_pin : NULL;
+    }
+    bool prefix = strncmp(o->endpoint, "tls:", 4) == 0;
+    if (prefix)
+        t->endpoint += 4;
+    t->on = prefix || t->ca || t->pin;
+    unsigned char pin[32];
+    if (!t->on)
+        return 0;
+    if (t->endpoint[0] == '/' || strncmp(t->endpoint, "unix:", 5) == 0)
+        return skv__err(err, SKV_EINVAL, "endpoint '%s': TLS is for TCP "
+                        "endpoints (a Unix socket is local)", o->endpoint);
+    if (t->ca && t->pin)
+        return skv__err(err, SKV_EINVAL, "client_connect: give tls_ca_file "
+                        "or tls_pin, not both");
+    if (!t->ca && !t->pin)
+        return skv__err(err, SKV_EINVAL, "endpoint '%s': TLS needs "
+                        "tls_ca_file or tls_pin to verify the manager",
+                        o->endpoint);
+    if (t->pin && skv__client_pin_parse(pin, t->pin))
+        return skv__err(err, SKV_EINVAL, "tls_pin '%s' is not a SHA-256 "
+                        "fingerprint (64 hex digits, ':' allowed)", t->pin);
+    return 0;
+}
+
+static int dial(skv_client *c, const tls_opts *t, skv_error *err)
+{
+    skv__client_deadline d = skv__client_deadline_in(c->timeout_ms);
+    char host[256];
+    int rc = t->on ? skv__client_endpoint_host(host, t->endpoint, err) : 0;
+    if (!rc)
+        rc = skv__client_dial(&c->fd, t->endpoint, d, err);
+    if (!rc && t->on)
+        rc = skv__client_tls_open(c, host, t->ca, t->pin, d, err);
+    return rc;
+}
+
 int skv_client_connect(skv_client **out, const skv_client_options *opts,
                        skv_error *err)
 {
     if (!out)
         return skv__err(err, SKV_EINVAL, "client_connect: NULL out-pointer");
+    tls_opts t;
     int rc = check_options(opts, err);
+    if (!rc)
+        rc = tls_options(&t, opts, err);
     if (rc)
         return rc;
     skv_client *c = skv__calloc(1, sizeof *c);
@@ -51,8 +104,7 @@ int skv_client_connect(skv_client **out, const skv_client_options *opts,
     strcpy(c->secret_key, opts->secret_key);
     rc = skv_proto_reader_new(&c->reader, c->max_frame, err);
     if (!rc)
-        rc = skv__client_dial(&c->fd, opts->endpoint,
-                              skv__client_deadline_in(c->timeout_ms), err);
+        rc = dial(c, &t, err);
     if (rc) {
         skv_client_free(c);
         return rc;
@@ -65,6 +117,7 @@ void skv_client_free(skv_client *c)
 {
     if (!c)
         return;
+    skv__client_tls_close(c);
     if (c->fd >= 0)
         close(c->fd);
     skv_proto_reader_free(c->reader);
@@ -177,7 +230,8 @@ static int await_reply(skv_client *c, uint64_t id, skv_proto_type type,
                 return result;
             continue;
         }
-        rc = skv__client_read_some(c->fd, c->reader, d, err);
+        rc = c->tls ? skv__client_tls_read_some(c, d, err)
+                    : skv__client_read_some(c->fd, c->reader, d, err);
         if (rc == SKV_ETIMEDOUT) {
             /* A late answer is recognised by its id and skipped. */
             return skv__err(err, rc, "no answer to %s (request %llu) within "
@@ -235,7 +289,8 @@ int skv_client_call(skv_client *c, skv_proto_type type, const void *body,
         return rc;
     }
     c->spoke = 1;
-    rc = skv__client_write_all(c->fd, frame, frame_len, d, err);
+    rc = c->tls ? skv__client_tls_write_all(c, frame, frame_len, d, err)
+                : skv__client_write_all(c->fd, frame, frame_len, d, err);
     skv_free(frame);
     if (rc)
         return mark_broken(c, rc, err);

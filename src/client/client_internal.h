@@ -10,8 +10,11 @@
 
 #define SKV__CLIENT_DEFAULT_TIMEOUT_MS 30000
 
+struct ssl_st;
+
 struct skv_client {
     int fd;
+    struct ssl_st *tls;              /* NULL: plaintext */
     int timeout_ms;                  /* < 0: forever */
     uint64_t next_id;                /* request ids, from 1 */
     size_t max_frame;
@@ -38,6 +41,23 @@ int skv__client_deadline_left(skv__client_deadline d);
  * "h:p"), within the deadline. */
 int skv__client_dial(int *fd_out, const char *endpoint, skv__client_deadline d,
                      skv_error *err);
+
+/* The host of a TCP endpoint ("h:p", "[v6]:p", "tcp:h:p"); host holds
+ * 256 bytes. */
+int skv__client_endpoint_host(char *host, const char *endpoint,
+                              skv_error *err);
+
+/* tls.c: "sha256:AB:..." / 64 hex digits, ':' allowed -> 32 bytes; 0/-1. */
+int skv__client_pin_parse(unsigned char pin[32], const char *text);
+/* Handshake on c->fd (connected), verifying by ca_file or pin. */
+int skv__client_tls_open(skv_client *c, const char *host, const char *ca_file,
+                         const char *pin, skv__client_deadline d,
+                         skv_error *err);
+int skv__client_tls_write_all(skv_client *c, const void *buf, size_t len,
+                              skv__client_deadline d, skv_error *err);
+int skv__client_tls_read_some(skv_client *c, skv__client_deadline d,
+                              skv_error *err);
+void skv__client_tls_close(skv_client *c);
 
 /* Write all of buf. SKV_ETIMEDOUT, SKV_EIO (peer gone) or SKV_ESYS. */
 int skv__client_write_all(int fd, const void *buf, size_t len,

@@ -178,3 +178,12 @@ int skv__client_dial(int *fd_out, const char *endpoint, skv__client_deadline d,
         return dial_tcp(fd_out, endpoint + 4, d, err);
     return dial_tcp(fd_out, endpoint, d, err);
 }
+
+int skv__client_endpoint_host(char *host, const char *endpoint,
+                              skv_error *err)
+{
+    char port[8];
+    if (strncmp(endpoint, "tcp:", 4) == 0)
+        endpoint += 4;
+    return split_hostport(host, port, endpoint, err);
+}

@@ -154,6 +154,19 @@ SKV_EXTERN int skv_manager_conn_open(skv_manager *m, uint64_t conn_id,
     return 0;
 }
 
+SKV_EXTERN int skv_manager_conn_mark_plaintext(skv_manager *m,
+                                               uint64_t conn_id,
+                                               skv_error *err)
+{
+    skv__mgr_conn *c = m ? skv__mgr_conn_find(m, conn_id) : NULL;
+    if (!c)
+        return skv__err(err, m ? SKV_ENOENT : SKV_EINVAL, "conn_mark_"
+                        "plaintext: no open connection %llu",
+                        (unsigned long long)conn_id);
+    c->plaintext = true;
+    return 0;
+}
+
 SKV_EXTERN void skv_manager_conn_close(skv_manager *m, uint64_t conn_id,
                                        int64_t now_ms)
 {

@@ -33,8 +33,26 @@ static bool is_admin_type(skv_proto_type t)
            skv_proto_type_kind(t) == SKV_PROTO_REQUEST;
 }
 
+/* A generated or imported key pair's secret travels in the reply: never
+ * in clear over a network (decided before anything is created). */
+static int secret_check(skv_manager *m, const skv__mgr_call *c,
+                        skv_error *err)
+{
+    const skv__mgr_conn *conn = skv__mgr_conn_find(m, c->conn);
+    const skv_proto_admin_keypair *k = c->body;
+    if (c->type != SKV_PROTO_ADMIN_KEYPAIR || !conn || !conn->plaintext ||
+        k->op != SKV_PROTO_ADMIN_CREATE)
+        return 0;
+    return skv__err(err, SKV_EPERM, "admin.keypair create returns a secret "
+                    "key: refused over plaintext TCP (use the Unix socket or "
+                    "a TLS listener, or set allow_plaintext_secrets)");
+}
+
 static int on_admin(skv_manager *m, const skv__mgr_call *c, skv_error *err)
 {
+    int src = secret_check(m, c, err);
+    if (src)
+        return src;
     skv_proto_type rt = skv_proto_type_reply(c->type);
     void *reply = skv__calloc(1, skv_proto_type_size(rt));
     if (!reply)

@@ -22,6 +22,7 @@ typedef struct skv__mgr_conn {
     uint64_t id;
     char peer[64];
     char agent_id[SKV__MGR_ID_MAX]; /* "" until agent.register succeeded */
+    bool plaintext;                 /* network without encryption */
     bool dead;                      /* the send callback failed */
     bool authenticated;             /* a signed request was verified */
 } skv__mgr_conn;
