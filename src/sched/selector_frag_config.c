@@ -168,6 +168,7 @@ static int parse_param(skv__frag_cfg *c, const char *k, const char *v,
             return skv__err(err, SKV_EINVAL, "frag selector: scan '%s' "
                             "(expected classes or nodes)", v);
         c->params.scan_nodes = strcmp(v, "nodes") == 0;
+        return 0;
     } else if (strcmp(k, "ties") == 0) {
         if (strcmp(v, "pack") == 0)
             c->params.ties = SKV__FRAG_TIES_PACK;
