@@ -69,6 +69,7 @@ struct skv__fidx {
     uint32_t rv_epoch, rv_n;/* the pass epoch and reservation count of rv */
     uint8_t *fl;            /* per class: 1 scored, 2 tied (decision) */
     uint32_t *tied, ntied, *scored, nscored;
+    uint64_t *pos;          /* tied agents: rank << 32 | group position */
     fshape *shapes;
     uint32_t nshapes, *shead;
 };
@@ -250,6 +251,7 @@ static void clear(skv__fidx *ix)
     skv__free(ix->fl);
     skv__free(ix->tied);
     skv__free(ix->scored);
+    skv__free(ix->pos);
     skv__free(ix->shapes);
     skv__free(ix->shead);
     memset(ix, 0, sizeof(*ix));
@@ -284,10 +286,11 @@ static int alloc_arrays(skv__fidx *ix, uint32_t n)
     ix->fl = skv__calloc(ix->capcls + 1, 1);
     ix->tied = skv__calloc(ix->capcls, sizeof(uint32_t));
     ix->scored = skv__calloc(ix->capcls, sizeof(uint32_t));
+    ix->pos = skv__calloc(n + 1, sizeof(uint64_t));
     ix->shapes = skv__calloc(FC_SHAPES, sizeof(*ix->shapes));
     ix->shead = skv__calloc(FC_SHEAD, sizeof(uint32_t));
     if (!ix->cls || !ix->freel || !ix->head || !ix->active || !ix->cid ||
-        !ix->dirty || !ix->mk || !ix->rv || !ix->fl || !ix->tied || !ix->scored ||
+        !ix->dirty || !ix->mk || !ix->rv || !ix->fl || !ix->tied || !ix->scored || !ix->pos ||
         !ix->shapes || !ix->shead)
         return SKV_ENOMEM;
     memset(ix->head, 0xFF, nb * sizeof(uint32_t));
@@ -578,20 +581,23 @@ static uint32_t random_tied(skv__fidx *ix, const skv__group *g, uint64_t rng)
         ix->fl[ix->scored[i]] = 1;
     for (uint32_t i = 0; i < ix->ntied; i++)
         ix->fl[ix->tied[i]] = 3;
-    uint64_t j = 0;
-    uint32_t bestd = 0, wpos = SKV__NONE;
+    /* first the tied agents' ranks, without branches (the classes
+     * interleave in group order: a branch per agent mispredicts) */
+    uint64_t j = 0, n = 0;
     for (uint32_t p = 0; p < g->nagents; p++) {
-        uint8_t f = ix->fl[ix->cid[p]];
-        if (!f)
-            continue;
-        if (f & 2) {
-            uint32_t d = (uint32_t)(skv__rng_at(rng, j) & 0xFFFFF);
-            if (wpos == SKV__NONE || d > bestd) {
-                bestd = d;
-                wpos = p;
-            }
+        uint32_t f = ix->fl[ix->cid[p]];
+        ix->pos[n] = j << 32 | p;
+        n += f >> 1;
+        j += f & 1;
+    }
+    int64_t bestd = -1;
+    uint32_t wpos = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        int64_t d = (int64_t)(skv__rng_at(rng, ix->pos[i] >> 32) & 0xFFFFF);
+        if (d > bestd) {
+            bestd = d;
+            wpos = (uint32_t)ix->pos[i];
         }
-        j++;
     }
     for (uint32_t i = 0; i < ix->nscored; i++)
         ix->fl[ix->scored[i]] = 0;
