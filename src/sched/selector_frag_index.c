@@ -47,6 +47,16 @@ typedef struct fcls {
     fc_ent cache[FC_CACHE];
 } fcls;
 
+/* What the scan over classes reads first, packed: most classes do not
+ * fit most requests late in a replay, and this rules them out without
+ * touching the class, its member agent or the map. */
+#define FC_HOT_SLOTS 3
+typedef struct fhot {
+    skv_qty free[FC_HOT_SLOTS]; /* pooled free of slots 0..2 (MAX: device
+                                   slot, unlimited or not this agent's) */
+    uint32_t nfree;             /* entirely free devices */
+} fhot;
+
 typedef struct fshape {
     skv_qty req[NSL];
     uint64_t hash;
@@ -61,6 +71,7 @@ struct skv__fidx {
     uint32_t *freel, nfree;
     uint32_t *head, mask;   /* class hash buckets */
     uint32_t *active, nactive;
+    fhot *hot;              /* by active position */
     uint32_t *cid, ncid;    /* class id by group position (+1 sentinel) */
     uint32_t *dirty, ndirty;
     uint32_t *mk;           /* per class: members left out of this decision */
@@ -136,6 +147,32 @@ static void cls_free(fcls *c)
     skv__free(c);
 }
 
+static void hot_fill(fhot *h, const skv__agent *a)
+{
+    for (int j = 0; j < FC_HOT_SLOTS; j++)
+        h->free[j] = (a->d.dev_slot_mask & (1u << j)) || a->cap[j] == SKV_QTY_UNLIMITED
+                         ? SKV_QTY_MAX : a->cap[j] - a->d.used[j];
+    h->nfree = skv__sched_free_devices(a);
+}
+
+/* Whole devices a request needs at least (as min_free in place.c). */
+static uint32_t whole_need(const skv_sched *s, const skv_qty *req)
+{
+    uint64_t n = 0;
+    for (int j = 0; j < NSL; j++)
+        if (s->whole_mask & (1u << j))
+            n += (uint64_t)req[j] / SKV_QTY_SCALE;
+    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+/* False when the map surely refuses req (pooled_fits in dmap.c, and k
+ * whole units need k entirely free devices); true: ask the map. */
+static bool hot_may_fit(const fhot *h, const skv_qty *req, uint32_t need)
+{
+    return h->nfree >= need && req[0] <= h->free[0] && req[1] <= h->free[1] &&
+           req[2] <= h->free[2];
+}
+
 /* A new, empty class with a's key; SKV__NONE when out of memory. */
 static uint32_t cls_new(skv__fidx *ix, const skv__agent *a, uint64_t h)
 {
@@ -164,6 +201,7 @@ static uint32_t cls_new(skv__fidx *ix, const skv__agent *a, uint64_t h)
     c->next = ix->head[h & ix->mask];
     ix->head[h & ix->mask] = id;
     c->apos = ix->nactive;
+    hot_fill(&ix->hot[c->apos], a);
     ix->active[ix->nactive++] = id;
     return id;
 }
@@ -178,6 +216,7 @@ static void cls_drop(skv__fidx *ix, uint32_t id)
     *p = c->next;
     uint32_t last = ix->active[--ix->nactive];
     ix->active[c->apos] = last;
+    ix->hot[c->apos] = ix->hot[ix->nactive];
     ix->cls[last]->apos = c->apos;
     cls_free(c);
     ix->cls[id] = NULL;
@@ -243,6 +282,7 @@ static void clear(skv__fidx *ix)
     skv__free(ix->freel);
     skv__free(ix->head);
     skv__free(ix->active);
+    skv__free(ix->hot);
     skv__free(ix->cid);
     skv__free(ix->dirty);
     skv__free(ix->mk);
@@ -279,6 +319,7 @@ static int alloc_arrays(skv__fidx *ix, uint32_t n)
     ix->freel = skv__calloc(ix->capcls, sizeof(uint32_t));
     ix->head = skv__calloc(nb, sizeof(uint32_t));
     ix->active = skv__calloc(ix->capcls, sizeof(uint32_t));
+    ix->hot = skv__calloc(ix->capcls, sizeof(fhot));
     ix->cid = skv__calloc(n + 1, sizeof(uint32_t));
     ix->dirty = skv__calloc(n + 1, sizeof(uint32_t));
     ix->mk = skv__calloc(ix->capcls + 1, sizeof(uint32_t));
@@ -289,7 +330,7 @@ static int alloc_arrays(skv__fidx *ix, uint32_t n)
     ix->pos = skv__calloc(n + 1, sizeof(uint64_t));
     ix->shapes = skv__calloc(FC_SHAPES, sizeof(*ix->shapes));
     ix->shead = skv__calloc(FC_SHEAD, sizeof(uint32_t));
-    if (!ix->cls || !ix->freel || !ix->head || !ix->active || !ix->cid ||
+    if (!ix->cls || !ix->freel || !ix->head || !ix->active || !ix->hot || !ix->cid ||
         !ix->dirty || !ix->mk || !ix->rv || !ix->fl || !ix->tied || !ix->scored || !ix->pos ||
         !ix->shapes || !ix->shead)
         return SKV_ENOMEM;
@@ -531,9 +572,12 @@ static void scan_classes(skv__pass *P, skv__fidx *ix, const skv__session *x,
                          uint32_t k, const skv_sched_kernel_view *kv, best *b)
 {
     uint32_t sid = shape_id(ix, x->k[k].req);
+    uint32_t need = whole_need(P->s, x->k[k].req);
     memset(b, 0, sizeof(*b));
     ix->ntied = ix->nscored = 0;
     for (uint32_t i = 0; i < ix->nactive; i++) {
+        if (!hot_may_fit(&ix->hot[i], x->k[k].req, need))
+            continue;
         uint32_t id = ix->active[i];
         fcls *c = ix->cls[id];
         uint32_t avail = c->nmem - ix->mk[id];
