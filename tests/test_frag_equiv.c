@@ -265,6 +265,14 @@ static void run_twins(uint32_t resv, const char *ties)
                 add_agent_g(t.s[i], "n99", "default", "cpu=64,mem=512g", 8, "A100");
             }
         }
+        if (round == 200) {     /* a new selector state: no stale scores */
+            skv_error e = SKV_ERROR_INIT;
+            char na[80], nb[80];
+            snprintf(na, sizeof(na), "seed=8;mu=0;ties=%s", ties);
+            snprintf(nb, sizeof(nb), "seed=8;mu=0;ties=%s;scan=nodes", ties);
+            SKV_CK_OK(skv_sched_group_set_selector(t.s[0], "default", "frag", na, &e), &e);
+            SKV_CK_OK(skv_sched_group_set_selector(t.s[1], "default", "frag", nb, &e), &e);
+        }
         skv_sched_result *ra = pass(t.s[0], now), *rb = pass(t.s[1], now);
         same_result(ra, rb, round);
         placed += ra->n_placements;

@@ -264,6 +264,7 @@ SKV_EXTERN int skv_sched_group_set_selector(skv_sched *s, const char *name,
         g->sel->destroy(g->sel_state);
     g->sel = sel;
     g->sel_state = state;
+    skv__fidx_invalidate(g); /* its cached scores are the old selector's */
     return 0;
 }
 
