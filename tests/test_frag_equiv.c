@@ -20,34 +20,42 @@ int skv__sim_openb_trace(skv_sim_openb_result **out, uint64_t *trace,
 uint64_t skv__sim_placement_digest(const skv_sched_placement *p);
 
 #define OPENB_DIR "../shared/data/traces/openb"
-/* Replays stop at this % of capacity demanded (the published runs go to
- * 130%): enough to fill the cluster and exercise ties, while the reference
- * scan (O(nodes) per decision) stays cheap enough for make check under
- * ASan. bench/sched-style full runs: sokovan-sim openb --policy-config. */
-#define EQUIV_DEMAND_PCT 105
+/* The reference scan costs O(nodes) per decision, so to keep make check
+ * (and its ASan run) short the default workload is replayed to 105% of
+ * capacity demanded (drops, full nodes, ties among the few that still
+ * fit; the published runs go to 130%) and the others for their first
+ * EQUIV_PREFIX events (~45% of the cluster: shares packing partly used
+ * GPUs, ties among idle nodes). Full runs: sokovan-sim openb ...
+ * --config scan=nodes against the same without (bench/RESULTS.md). */
+#define EQUIV_FULL_PCT 105
+#define EQUIV_PREFIX 3000
 
 static uint64_t *replay(const skv_sim_openb *w, const char *policy,
-                        const char *config, size_t *n, size_t *placed)
+                        const char *config, size_t prefix, size_t *n,
+                        size_t *placed)
 {
     skv_error e = SKV_ERROR_INIT;
-    size_t cap = skv_sim_openb_pod_count(w) * 4 + 16;
+    size_t cap = prefix ? prefix : skv_sim_openb_pod_count(w) * 4 + 16;
     uint64_t *t = calloc(cap, sizeof(*t));
     ck_assert_ptr_nonnull(t);
     skv_sim_openb_options o = SKV_SIM_OPENB_OPTIONS_INIT;
     o.policy = policy;
     o.policy_config = config;
     o.seed = 42;
-    o.demand_pct = EQUIV_DEMAND_PCT;
+    o.demand_pct = EQUIV_FULL_PCT;
     skv_sim_openb_result *r = NULL;
     SKV_CK_OK(skv__sim_openb_trace(&r, t, cap, w, &o, &e), &e);
     ck_assert_uint_le(r->n_events, cap);
+    if (prefix)
+        ck_assert_uint_eq(r->n_events, prefix);
     *n = r->n_events;
     *placed = r->n_placed;
     skv_sim_openb_result_free(r);
     return t;
 }
 
-static void compare(const char *pods, const char *policy)
+/* prefix 0: the whole replay (to EQUIV_FULL_PCT). */
+static void compare(const char *pods, const char *policy, size_t prefix)
 {
     char np[512], pp[512];
     snprintf(np, sizeof(np), "%s/openb_node_list_gpu_node.csv", OPENB_DIR);
@@ -61,22 +69,19 @@ static void compare(const char *pods, const char *policy)
     skv_sim_openb *w = NULL;
     SKV_CK_OK(skv_sim_openb_load(&w, np, pp, &e), &e);
     size_t na, nb, pa, pb;
-    uint64_t *a = replay(w, policy, NULL, &na, &pa);
-    uint64_t *b = replay(w, policy, "scan=nodes", &nb, &pb);
+    uint64_t *a = replay(w, policy, NULL, prefix, &na, &pa);
+    uint64_t *b = replay(w, policy, "scan=nodes", prefix, &nb, &pb);
     ck_assert_uint_eq(na, nb);
     ck_assert_uint_gt(pa, 100);
-    size_t drops = 0;
     for (size_t i = 0; i < na; i++) {
         ck_assert_msg(a[i] == b[i], "%s %s: event %zu of %zu placed "
                       "differently (classes %016llx, nodes %016llx)", pods,
                       policy, i, na, (unsigned long long)a[i],
                       (unsigned long long)b[i]);
-        drops += a[i] == 0;
     }
     ck_assert_uint_eq(pa, pb);
     printf("frag_equiv %s %s: %zu events, %zu placed, all identical\n",
            pods, policy, na, pa);
-    (void)drops;
     free(a);
     free(b);
     skv_sim_openb_free(w);
@@ -84,37 +89,37 @@ static void compare(const char *pods, const char *policy)
 
 START_TEST(test_openb_default)
 {
-    compare("openb_pod_list_default.csv", "frag");
+    compare("openb_pod_list_default.csv", "frag", 0);
 }
 END_TEST
 
 START_TEST(test_openb_cpu050)
 {
-    compare("openb_pod_list_cpu050.csv", "frag");
+    compare("openb_pod_list_cpu050.csv", "frag", EQUIV_PREFIX);
 }
 END_TEST
 
 START_TEST(test_openb_gpushare40)
 {
-    compare("openb_pod_list_gpushare40.csv", "frag");
+    compare("openb_pod_list_gpushare40.csv", "frag", EQUIV_PREFIX);
 }
 END_TEST
 
 START_TEST(test_openb_gpuspec10)
 {
-    compare("openb_pod_list_gpuspec10.csv", "frag");
+    compare("openb_pod_list_gpuspec10.csv", "frag", EQUIV_PREFIX);
 }
 END_TEST
 
 START_TEST(test_openb_multigpu20)
 {
-    compare("openb_pod_list_multigpu20.csv", "frag");
+    compare("openb_pod_list_multigpu20.csv", "frag", EQUIV_PREFIX);
 }
 END_TEST
 
 START_TEST(test_openb_fgd)
 {
-    compare("openb_pod_list_gpushare40.csv", "fgd");
+    compare("openb_pod_list_gpushare40.csv", "fgd", EQUIV_PREFIX);
 }
 END_TEST
 

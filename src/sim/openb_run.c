@@ -169,6 +169,8 @@ static int replay(ob_run *r, const skv_sim_openb_options *o, skv_error *err)
         rc = add_nodes(r, err);
     if (rc == 0)
         rc = build_order(r, o->seed, o->demand_pct ? o->demand_pct : 130, err);
+    if (rc == 0 && r->trace && r->n > r->ntrace)
+        r->n = r->ntrace;   /* a traced replay is its first ntrace events */
     if (rc == 0 && (!(r->arrived = skv__calloc(r->n, sizeof(skv_qty))) ||
                     !(r->allocated = skv__calloc(r->n, sizeof(skv_qty)))))
         rc = skv__err(err, SKV_ENOMEM, "openb: out of memory");

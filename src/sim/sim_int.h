@@ -97,8 +97,8 @@ struct skv_sim_jobs {
 #define SKV__SIM_GROUP "sim"
 /* A scheduler with the simulator's policies registered and one group
  * "sim" using policy (selector) with config, and sequencer. */
-/* skv_sim_openb_run that also records, for each of the first ntrace
- * events, skv__sim_placement_digest of its placement (0: dropped, or an
+/* skv_sim_openb_run over at most the first ntrace events that records,
+ * for each, skv__sim_placement_digest of its placement (0: dropped, or an
  * event that asks for nothing). For comparing two runs decision by
  * decision (tests/test_frag_equiv.c). */
 int skv__sim_openb_trace(skv_sim_openb_result **out, uint64_t *trace,
