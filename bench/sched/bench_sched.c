@@ -1,13 +1,18 @@
 /* bench/sched: throughput and latency of the cluster scheduler's pass.
  * 10,000 agents x 8 GPUs (device-level maps), 100,000 pending sessions:
  * 80% single-kernel (half a fraction of one GPU, half 1-8 whole GPUs),
- * 15% 8-GPU, 5% multi-node gangs of 4 x 8 GPUs. Ends with one JSON line.
+ * 15% 8-GPU, 5% multi-node gangs of 4 x 8 GPUs, for each selector given
+ * (--selector NAME[:CONFIG], repeatable; default: the default selector and
+ * "frag"), each in a child process so peak RSS is its own. Ends with one
+ * JSON line holding every selector's figures.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sokovan.h"
 #include "sokovan/sched.h"
@@ -40,11 +45,17 @@ static void die(const char *what, const skv_error *e)
     exit(1);
 }
 
+static const char *sel_name;   /* NULL: the default selector */
+static const char *sel_config;
+
 static skv_sched *cluster(int agents)
 {
     skv_error e = SKV_ERROR_INIT;
     skv_sched *s = NULL;
-    if (skv_sched_new(&s, NULL, &e) || skv_sched_group_add(s, "g", NULL, &e))
+    skv_sched_group_options go = SKV_SCHED_GROUP_OPTIONS_INIT;
+    go.selector = sel_name;
+    go.selector_config = sel_config;
+    if (skv_sched_new(&s, NULL, &e) || skv_sched_group_add(s, "g", &go, &e))
         die("scheduler", &e);
     skv_slots *cap = NULL;
     if (skv_slots_parse(&cap, "cpu=128,mem=2048g", NULL, &e))
@@ -174,7 +185,8 @@ static void latency(double *p50, double *p99, kind which, int rounds)
     skv_sched_free(s);
 }
 
-int main(void)
+/* One selector's run; its figures as a JSON object on out. */
+static void run_one(FILE *out)
 {
     size_t counts[4] = {0}, placed = 0, single_placed = 0, gang_placed = 0;
     double full_s, single_s, gang_s, p50, p99, g50, g99;
@@ -197,13 +209,88 @@ int main(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("peak RSS %.1f MB\n", (double)ru.ru_maxrss / 1024.0);
-    printf("{\"bench\":\"sched\",\"agents\":%d,\"pending\":%d,\"full_pass_s\":%.4f,"
+    fprintf(out, "{\"selector\":\"%s%s%s\",\"full_pass_s\":%.4f,"
            "\"full_pass_placed\":%zu,\"single_placements_per_s\":%.0f,"
            "\"gangs_per_s\":%.0f,\"decision_p50_us\":%.2f,\"decision_p99_us\":%.2f,"
            "\"gang_decision_p50_us\":%.2f,\"gang_decision_p99_us\":%.2f,"
-           "\"peak_rss_mb\":%.1f}\n",
-           AGENTS, PENDING, full_s, placed, (double)single_placed / single_s,
+           "\"peak_rss_mb\":%.1f}",
+           sel_name ? sel_name : "default", sel_config ? ":" : "",
+           sel_config ? sel_config : "", full_s, placed, (double)single_placed / single_s,
            (double)gang_placed / gang_s, p50 * 1e6, p99 * 1e6, g50 * 1e6, g99 * 1e6,
            (double)ru.ru_maxrss / 1024.0);
+    }
+
+/* Run the selector in a child; its JSON object is copied to buf. */
+static void run_child(const char *spec, char *buf, size_t cap)
+{
+    static char name[64];
+    const char *colon = strchr(spec, ':');
+    size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+    if (n >= sizeof(name)) {
+        fprintf(stderr, "bench/sched: selector name too long: %s\n", spec);
+        exit(2);
+    }
+    memcpy(name, spec, n);
+    name[n] = '\0';
+    int fd[2];
+    if (pipe(fd)) {
+        perror("bench/sched: pipe");
+        exit(1);
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("bench/sched: fork");
+        exit(1);
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        sel_name = strcmp(name, "default") ? name : NULL;
+        sel_config = colon ? colon + 1 : NULL;
+        printf("== selector %s\n", spec);
+        FILE *out = fdopen(fd[1], "w");
+        run_one(out);
+        fclose(out);
+        fflush(stdout);
+        _exit(0);
+    }
+    close(fd[1]);
+    size_t len = 0;
+    ssize_t r;
+    while (len + 1 < cap && (r = read(fd[0], buf + len, cap - 1 - len)) > 0)
+        len += (size_t)r;
+    buf[len] = '\0';
+    close(fd[0]);
+    int st;
+    if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || !len) {
+        fprintf(stderr, "bench/sched: selector %s failed\n", spec);
+        exit(1);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *specs[8] = {"default", "frag"};
+    int nspec = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--selector") == 0 && i + 1 < argc && nspec < 8) {
+            specs[nspec++] = argv[++i];
+            continue;
+        }
+        fprintf(stderr, "usage: %s [--selector NAME[:CONFIG]]... (at most 8; "
+                "NAME 'default' is the default selector; without any: default "
+                "and frag)\n", argv[0]);
+        return 2;
+    }
+    if (nspec == 0)
+        nspec = 2;
+    static char res[8][1024];
+    for (int i = 0; i < nspec; i++)
+        run_child(specs[i], res[i], sizeof(res[i]));
+    printf("{\"bench\":\"sched\",\"agents\":%d,\"pending\":%d,\"selectors\":[",
+           AGENTS, PENDING);
+    for (int i = 0; i < nspec; i++)
+        printf("%s%s", i ? "," : "", res[i]);
+    printf("]}\n");
     return 0;
 }

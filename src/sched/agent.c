@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "sched_int.h"
+#include "selector_frag_index.h"
 
 #define UNIT SKV_QTY_SCALE
 
@@ -236,6 +237,7 @@ static int agent_link(skv_sched *s, skv__agent *a, skv_error *err)
         return rc;
     }
     cap_total(s, a->cap, +1);
+    skv__fidx_invalidate(g);
     return 0;
 }
 
@@ -264,6 +266,7 @@ static void agent_unlink(skv_sched *s, uint32_t ai)
     skv__agent *a = s->agents[ai];
     skv__group *g = s->groups[a->group];
     skv__sched_bucket_del(s, ai);
+    skv__fidx_invalidate(g);
     uint32_t last = g->agents[--g->nagents];
     if (last != ai) {
         g->agents[a->gpos] = last;
@@ -316,6 +319,7 @@ SKV_EXTERN int skv_sched_agent_set_schedulable(skv_sched *s, const char *id,
     if (!a)
         return SKV_ENOENT;
     a->schedulable = schedulable;
+    skv__fidx_touch(s, a);
     return 0;
 }
 
@@ -433,6 +437,7 @@ SKV_EXTERN int skv_sched_agent_update(skv_sched *s,
     cap_total(s, na->cap, +1);
     skv__hmap_del(&s->agent_ix, old->id);
     s->agents[ai] = na;
+    skv__fidx_invalidate(g);
     skv__hmap_put(&s->agent_ix, na->id, ai, NULL); /* a slot was just freed */
     skv__sched_agent_free(old);
     skv__sched_rebucket(s, na); /* the device list may have changed */

@@ -4,6 +4,7 @@
  * devices never look at agents with fewer than k free.
  * SPDX-License-Identifier: Apache-2.0 */
 #include "sched_int.h"
+#include "selector_frag_index.h"
 
 uint8_t skv__sched_free_devices(const skv__agent *a)
 {
@@ -87,6 +88,7 @@ void skv__sched_agent_apply(skv_sched *s, skv__agent *a, const skv_qty *req,
                             const skv_sched_device_share *sh, size_t n)
 {
     skv__dmap_apply(&a->d, req, sh, n);
+    skv__fidx_touch(s, a);
     if (n)
         skv__sched_rebucket(s, a);
 }
@@ -95,6 +97,7 @@ void skv__sched_agent_release(skv_sched *s, skv__agent *a, const skv_qty *req,
                               const skv_sched_device_share *sh, size_t n)
 {
     skv__dmap_release(&a->d, req, sh, n);
+    skv__fidx_touch(s, a);
     if (n)
         skv__sched_rebucket(s, a);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "pass_int.h"
+#include "selector_frag_index.h"
 
 static bool in_list(char *const *v, size_t n, const char *s)
 {
@@ -164,6 +165,10 @@ static uint32_t choose(skv__pass *P, uint32_t si, uint32_t k, skv__miss *miss)
     kview(&kv, s, x, k);
     if (g->sel->hints & (SKV_SCHED_SEL_HINT_PACK | SKV_SCHED_SEL_HINT_SPREAD))
         return choose_hinted(P, si, k, &kv, miss);
+    bool done;   /* frag/fgd: the same choice from free-state classes */
+    uint32_t fast = skv__fidx_choose(P, si, k, &kv, miss, &done);
+    if (done)
+        return fast;
     pick best = {SKV__NONE, 0, 0};
     for (uint32_t i = 0; i < g->nagents; i++) {
         uint32_t ai = g->agents[i];

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sched_int.h"
+#include "selector_frag_index.h"
 
 static const skv_sched_selector *find_sel(const skv_sched *s, const char *n)
 {
@@ -190,6 +191,7 @@ void skv__sched_group_free(skv__group *g)
         g->seq->destroy(g->seq_state);
     for (int i = 0; i < SKV__NBUCKETS; i++)
         skv__free(g->bucket[i].ag);
+    skv__fidx_free(g->fidx);
     skv__free(g->agents);
     skv__free(g->pending);
     skv__free(g->name);
@@ -262,6 +264,7 @@ SKV_EXTERN int skv_sched_group_set_selector(skv_sched *s, const char *name,
         g->sel->destroy(g->sel_state);
     g->sel = sel;
     g->sel_state = state;
+    skv__fidx_invalidate(g); /* its cached scores are the old selector's */
     return 0;
 }
 

@@ -106,6 +106,9 @@ typedef struct skv__agent {
     uint8_t mslot[NSL];            /* map slot index per slot, or NO_SLOT */
     uint8_t bkey;                  /* free-device level (bucket) */
     uint32_t bpos;                 /* position in the bucket */
+    uint32_t fcls, fpos;           /* free-state class and position in it
+                                      (selector_frag_index.c) */
+    bool fdirty;                   /* touched since the index last looked */
 } skv__agent;
 
 typedef struct skv__kernel {
@@ -207,6 +210,7 @@ typedef struct skv__group {
     uint32_t max_reservations;
     bool preemption;
     int64_t min_runtime_ms;
+    struct skv__fidx *fidx;        /* frag/fgd class index, built on use */
 } skv__group;
 
 struct skv_sched {

@@ -190,26 +190,48 @@ static int pack_tier(const skv__frag_node *n, int gpu)
     return 0;
 }
 
+/* The score less its random part (drawn by skv__frag_selector_score). */
 static int64_t compose(skv__frag_state *st, double v, skv_qty gpu_left)
 {
     const double lim = 1099511627776.0; /* 2^40 */
     double q = -v * 1024.0;
     q = q > lim ? lim : q < -lim ? -lim : q;
     int64_t primary = (int64_t)llround(q) * (1 << 20);
-    switch (st->cfg.params.ties) {
-    case SKV__FRAG_TIES_PACK: {
+    if (st->cfg.params.ties == SKV__FRAG_TIES_PACK) {
         skv_qty left = gpu_left < 0 ? 0 : gpu_left > 0xFFFFF ? 0xFFFFF : gpu_left;
         return primary + (0xFFFFF - left);
     }
-    case SKV__FRAG_TIES_RANDOM:
-        return primary + (int64_t)(skv__rng_next(&st->rng) & 0xFFFFF);
-    default:
-        return primary;
-    }
+    return primary;
 }
 
 int64_t skv__frag_selector_score(void *state, const skv_sched_agent_view *a,
                                  const skv_sched_kernel_view *k)
+{
+    skv__frag_state *st = state;
+    int64_t base = skv__frag_selector_base(state, a, k);
+    if (base == SKV_SCHED_SCORE_REJECT || st->cfg.params.ties != SKV__FRAG_TIES_RANDOM)
+        return base;
+    return base + (int64_t)(skv__rng_next(&st->rng) & 0xFFFFF);
+}
+
+bool skv__frag_selector_indexed(const skv_sched_selector *sel, void *state)
+{
+    return sel && sel->score == skv__frag_selector_score && state &&
+           !((skv__frag_state *)state)->cfg.params.scan_nodes;
+}
+
+skv__frag_ties skv__frag_selector_ties(void *state)
+{
+    return ((skv__frag_state *)state)->cfg.params.ties;
+}
+
+uint64_t *skv__frag_selector_rng(void *state)
+{
+    return &((skv__frag_state *)state)->rng;
+}
+
+int64_t skv__frag_selector_base(void *state, const skv_sched_agent_view *a,
+                                const skv_sched_kernel_view *k)
 {
     skv__frag_state *st = state;
     skv__frag_slots_resolve(&st->slots, a);

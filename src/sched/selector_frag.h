@@ -146,6 +146,8 @@ typedef struct skv__frag_params {
                               partly used GPU 2, an active agent 1 */
     double scarcity;       /* weight of the model-scarcity cost (needs
                               supply=MODEL:MILLI_GPU in the config) */
+    bool scan_nodes;       /* score every node (the reference scan) instead
+                              of the class index (selector_frag_index.c) */
 } skv__frag_params;
 
 /* The "frag" defaults and the paper's FGD settings. */
@@ -159,6 +161,25 @@ int skv__frag_selector_create(void **state, const char *config,
 void skv__frag_selector_destroy(void *state);
 int64_t skv__frag_selector_score(void *state, const skv_sched_agent_view *agent,
                                  const skv_sched_kernel_view *kernel);
+
+/* The score without its random tie-break part: for ties=random the
+ * score is this plus (draw & 0xFFFFF), one draw of the selector's generator
+ * per scored candidate in the order the pass scores them; otherwise it is
+ * the score. Same REJECTs as the score; draws nothing. */
+int64_t skv__frag_selector_base(void *state, const skv_sched_agent_view *agent,
+                                const skv_sched_kernel_view *kernel);
+/* Whether sel is a fragmentation selector (frag, fgd) whose state asks for
+ * the class index, and that state's tie mode and generator. */
+bool skv__frag_selector_indexed(const skv_sched_selector *sel, void *state);
+skv__frag_ties skv__frag_selector_ties(void *state);
+uint64_t *skv__frag_selector_rng(void *state);
+/* The n-th draw (0-based) after the generator state: splitmix64 adds a
+ * constant per draw, so a draw's value depends only on its position. */
+static inline uint64_t skv__rng_at(uint64_t state, uint64_t n)
+{
+    uint64_t st = state + n * 0x9e3779b97f4a7c15ull;
+    return skv__rng_next(&st);
+}
 
 /* The built-in "frag" selector table (to be registered by sched.c with the
  * other built-ins). */

@@ -6,6 +6,9 @@
  *   exp=X             exponent for weight=demand
  *   mu=X              penalty for GPU capacity left without CPU/memory
  *   ties=pack|random|index
+ *   scan=classes|nodes  how the pass finds the best agent: by free-state
+ *                     class with cached scores (default) or by scoring
+ *                     every node (the reference; same decisions)
  *   supply=MODEL:MILLI_GPU   GPU capacity of a model (repeatable)
  *   scarcity=X        weight of the model-scarcity cost
  *   pack=X            bonus per GpuPacking tier (milli-GPU units)
@@ -159,6 +162,12 @@ static int parse_param(skv__frag_cfg *c, const char *k, const char *v,
             return skv__err(err, SKV_EINVAL, "frag selector: weight '%s' "
                             "(expected count or demand)", v);
         c->params.weight_by_demand = strcmp(v, "demand") == 0;
+        return 0;
+    } else if (strcmp(k, "scan") == 0) {
+        if (strcmp(v, "classes") && strcmp(v, "nodes"))
+            return skv__err(err, SKV_EINVAL, "frag selector: scan '%s' "
+                            "(expected classes or nodes)", v);
+        c->params.scan_nodes = strcmp(v, "nodes") == 0;
         return 0;
     } else if (strcmp(k, "ties") == 0) {
         if (strcmp(v, "pack") == 0)

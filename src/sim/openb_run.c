@@ -13,6 +13,8 @@ typedef struct ob_run {
     size_t n;
     skv_qty *arrived, *allocated;
     size_t placed, dropped;
+    uint64_t *trace;           /* per event: where it went (optional) */
+    size_t ntrace;
 } ob_run;
 
 /* Every pod once in seeded random order (Fisher-Yates), then uniform draws
@@ -115,6 +117,8 @@ static int step(ob_run *r, size_t e, skv_qty *alloc, skv_error *err)
     if ((rc = skv_sched_pass(&res, r->s, (int64_t)e, NULL, err)) < 0)
         return rc;
     bool placed = res->n_placements == 1;
+    if (r->trace && e < r->ntrace)
+        r->trace[e] = placed ? skv__sim_placement_digest(&res->placements[0]) : 0;
     skv_sched_result_free(res);
     if (placed) {
         r->placed++;
@@ -165,6 +169,8 @@ static int replay(ob_run *r, const skv_sim_openb_options *o, skv_error *err)
         rc = add_nodes(r, err);
     if (rc == 0)
         rc = build_order(r, o->seed, o->demand_pct ? o->demand_pct : 130, err);
+    if (rc == 0 && r->trace && r->n > r->ntrace)
+        r->n = r->ntrace;   /* a traced replay is its first ntrace events */
     if (rc == 0 && (!(r->arrived = skv__calloc(r->n, sizeof(skv_qty))) ||
                     !(r->allocated = skv__calloc(r->n, sizeof(skv_qty)))))
         rc = skv__err(err, SKV_ENOMEM, "openb: out of memory");
@@ -178,8 +184,32 @@ static int replay(ob_run *r, const skv_sim_openb_options *o, skv_error *err)
     return rc == 0 ? verify(r, alloc, err) : rc;
 }
 
+/* FNV-1a over the agent id and every device share of each kernel. */
+uint64_t skv__sim_placement_digest(const skv_sched_placement *p)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t k = 0; k < p->n_kernels; k++) {
+        const skv_sched_kernel_placement *kp = &p->kernels[k];
+        for (const char *c = kp->agent_id; *c; c++)
+            h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+        for (size_t d = 0; d < kp->n_devices; d++)
+            h = (h ^ ((uint64_t)kp->devices[d].device << 32 ^
+                      (uint64_t)kp->devices[d].amount << 1 ^
+                      kp->devices[d].whole)) * 0x100000001b3ull;
+        h = (h ^ 0xFF) * 0x100000001b3ull;
+    }
+    return h | 1;   /* 0 means "dropped" */
+}
+
 int skv_sim_openb_run(skv_sim_openb_result **out, const skv_sim_openb *w,
                       const skv_sim_openb_options *opts, skv_error *err)
+{
+    return skv__sim_openb_trace(out, NULL, 0, w, opts, err);
+}
+
+int skv__sim_openb_trace(skv_sim_openb_result **out, uint64_t *trace,
+                         size_t ntrace, const skv_sim_openb *w,
+                         const skv_sim_openb_options *opts, skv_error *err)
 {
     skv_sim_openb_options o = SKV_SIM_OPENB_OPTIONS_INIT;
     if (!out || !w)
@@ -192,7 +222,7 @@ int skv_sim_openb_run(skv_sim_openb_result **out, const skv_sim_openb *w,
                         SKV_SIM_OPENB_OPTIONS_VERSION);
     if (opts)
         o = *opts;
-    ob_run r = {.w = w};
+    ob_run r = {.w = w, .trace = trace, .ntrace = ntrace};
     skv_sim_openb_result *res = skv__calloc(1, sizeof(*res));
     int rc = res ? replay(&r, &o, err)
                  : skv__err(err, SKV_ENOMEM, "openb: out of memory");

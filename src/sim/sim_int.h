@@ -97,6 +97,15 @@ struct skv_sim_jobs {
 #define SKV__SIM_GROUP "sim"
 /* A scheduler with the simulator's policies registered and one group
  * "sim" using policy (selector) with config, and sequencer. */
+/* skv_sim_openb_run over at most the first ntrace events that records,
+ * for each, skv__sim_placement_digest of its placement (0: dropped, or an
+ * event that asks for nothing). For comparing two runs decision by
+ * decision (tests/test_frag_equiv.c). */
+int skv__sim_openb_trace(skv_sim_openb_result **out, uint64_t *trace,
+                         size_t ntrace, const skv_sim_openb *w,
+                         const skv_sim_openb_options *opts, skv_error *err);
+uint64_t skv__sim_placement_digest(const skv_sched_placement *p);
+
 int skv__sim_sched_new(skv_sched **out, const char *policy, const char *config,
                        const char *sequencer, uint32_t max_reservations,
                        skv_error *err);
