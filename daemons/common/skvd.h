@@ -58,6 +58,8 @@ typedef struct skvd_manager_conf {
     uint64_t heartbeat_interval_ms, heartbeat_timeout_ms, max_clock_skew_ms;
     uint64_t max_sessions_per_pass, max_frame, max_queue;
     uint64_t log_level;      /* skv_log_level */
+    char *backup_dir;        /* admin.backup target; NULL: the library's */
+    uint64_t init, check;    /* command-line switches --init, --check */
 } skvd_manager_conf;
 
 typedef struct skvd_agent_conf {
@@ -91,6 +93,8 @@ int skvd_config_init(skvd_config *c);
 void skvd_config_free(skvd_config *c);
 /* Find section.key; NULL when unknown. */
 const skvd_key *skvd_config_find(const char *section, const char *key);
+/* A command-line switch without value (--init), not a config file key. */
+bool skvd_config_is_switch(const skvd_key *k);
 /* The key a flag ("--data-dir") sets for a program; NULL when none. */
 const skvd_key *skvd_config_find_flag(const char *flag, skvd_role role);
 /* Validate and store a value. On failure returns -1 with the reason

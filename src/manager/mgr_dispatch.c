@@ -23,6 +23,7 @@ static handler_fn handler_of(skv_proto_type t)
     case SKV_PROTO_SESSION_LOGS: return skv__mgr_on_logs;
     case SKV_PROTO_AGENT_LIST: return skv__mgr_on_agent_list;
     case SKV_PROTO_IMAGE_LIST: return skv__mgr_on_image_list;
+    case SKV_PROTO_ADMIN_BACKUP: return skv__mgr_on_backup;
     default: return NULL;
     }
 }
@@ -39,8 +40,16 @@ static int on_admin(skv_manager *m, const skv__mgr_call *c, skv_error *err)
     void *reply = skv__calloc(1, skv_proto_type_size(rt));
     if (!reply)
         return skv__err(err, SKV_ENOMEM, "admin: out of memory");
-    int rc = skv__mgr_admin_handle(&m->admin, c->who, c->type, c->body, reply,
-                                   c->now_ms, err);
+    /* The core's transaction around the admin plane's (a savepoint then)
+     * writes the request's nonce with the change, or alone if refused. */
+    int rc = skv__mgr_begin(m, err);
+    if (!rc) {
+        rc = skv__mgr_admin_handle(&m->admin, c->who, c->type, c->body,
+                                   reply, c->now_ms, err);
+        skv_error ce = SKV_ERROR_INIT;
+        if (skv__mgr_commit(m, &ce) && !rc)
+            rc = skv__err(err, ce.code, "%s", ce.message);
+    }
     if (!rc) {
         rc = skv__mgr_reply(m, c->conn, c->req, rt, reply);
         m->dirty = true;   /* groups or policies may have changed */
@@ -88,6 +97,8 @@ static int verified(skv_manager *m, uint64_t conn,
 {
     skv_auth_principal who;
     int rc = skv_proto_envelope_verify(m->verifier, &who, env, now, e);
+    if (!rc)
+        rc = skv__mgr_nonce_note(m, &env->auth, e);
     if (rc)
         return refuse(m, conn, env->request_id, rc, e, env->type_name, e);
     if (env->type == SKV_PROTO_UNKNOWN) {
