@@ -373,6 +373,17 @@ START_TEST(test_replay_after_restart)
     SKV_CK_OK(skv_manager_tick(m, T0 + 12, &e), &e);
     /* In memory the replay is refused already. */
     ck_assert_int_eq(feed(m, f, len, T0 + 13), SKV_EAUTH);
+    /* An admin change, its nonce committed with it (no tick after). */
+    skv_proto_admin_domain d;
+    memset(&d, 0, sizeof d);
+    d.op = SKV_PROTO_ADMIN_CREATE;
+    d.domain.name = "d1";
+    d.domain.active = 1;
+    size_t alen;
+    void *a = frame_of(&alen, SKV_PROTO_ADMIN_DOMAIN, &d, &c, T0 + 14);
+    ck_assert_int_eq(feed(m, a, alen, T0 + 14), 0);
+    ck_assert_int_eq(n_replies, 3);
+    ck_assert_int_eq(n_errors, 1);    /* the in-memory replay */
     skv_manager_free(m);
 
     m = open_ok(T0 + 60000);    /* a minute later, inside the window */
@@ -380,12 +391,14 @@ START_TEST(test_replay_after_restart)
     ck_assert_int_eq(feed(m, f, len, T0 + 60001), SKV_EAUTH);
     ck_assert_msg(strstr(last_error, "replayed"), "%s", last_error);
     ck_assert_int_eq(feed(m, r, rlen, T0 + 60002), SKV_EAUTH);
+    ck_assert_int_eq(feed(m, a, alen, T0 + 60002), SKV_EAUTH);
     ck_assert_int_eq(n_replies, 0);
     /* New requests still pass. */
     submit_ok(m, &c, T0 + 60003);
     skv_manager_free(m);
     skv_free(f);
     skv_free(r);
+    skv_free(a);
     /* The first submit and the new one: the replay added nothing. */
     ck_assert_int_eq(query_int("SELECT count(*) FROM sessions"), 2);
 }

@@ -58,6 +58,7 @@ static int make_parts(skv_manager *m, const skv_manager_options *o,
     m->admin.sched = m->sched;
     m->admin.verifier = m->verifier;
     m->admin.data_dir = m->data_dir;
+    skv__mgr_nonce_hook_admin(m);
     return make_dir(m->data_dir, err);
 }
 

@@ -21,7 +21,7 @@ void skv__mgr_report_add(char **report, const char *line)
 static int open_existing(sqlite3 **db, const char *path, skv_error *err)
 {
     struct stat st;
-    if (lstat(path, &st) < 0)
+    if (stat(path, &st) < 0)
         return errno == ENOENT
                    ? skv__err(err, SKV_ENOENT, "%s does not exist", path)
                    : skv__err_sys(err, errno, "cannot stat '%s'", path);

@@ -40,16 +40,8 @@ static int on_admin(skv_manager *m, const skv__mgr_call *c, skv_error *err)
     void *reply = skv__calloc(1, skv_proto_type_size(rt));
     if (!reply)
         return skv__err(err, SKV_ENOMEM, "admin: out of memory");
-    /* The core's transaction around the admin plane's (a savepoint then)
-     * writes the request's nonce with the change, or alone if refused. */
-    int rc = skv__mgr_begin(m, err);
-    if (!rc) {
-        rc = skv__mgr_admin_handle(&m->admin, c->who, c->type, c->body,
-                                   reply, c->now_ms, err);
-        skv_error ce = SKV_ERROR_INIT;
-        if (skv__mgr_commit(m, &ce) && !rc)
-            rc = skv__err(err, ce.code, "%s", ce.message);
-    }
+    int rc = skv__mgr_admin_handle(&m->admin, c->who, c->type, c->body, reply,
+                                   c->now_ms, err);
     if (!rc) {
         rc = skv__mgr_reply(m, c->conn, c->req, rt, reply);
         m->dirty = true;   /* groups or policies may have changed */

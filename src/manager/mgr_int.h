@@ -147,6 +147,8 @@ int skv__mgr_nonce_flush(skv_manager *m, skv_error *err);
 void skv__mgr_nonce_settle(skv_manager *m, bool committed);
 void skv__mgr_nonce_tick(skv_manager *m, int64_t now_ms);
 int skv__mgr_nonce_restore(skv_manager *m, int64_t now_ms, skv_error *err);
+/* The admin plane's own transactions write and settle them too. */
+void skv__mgr_nonce_hook_admin(skv_manager *m);
 int skv__mgr_db_exec(skv_manager *m, const char *sql, skv_error *err);
 /* Prepare (or reuse) a statement; give it back with skv__mgr_db_done. */
 int skv__mgr_db_prepare(skv_manager *m, sqlite3_stmt **st, const char *sql,

@@ -78,6 +78,24 @@ void skv__mgr_nonce_settle(skv_manager *m, bool committed)
     m->n_nonces -= w;
 }
 
+/* The admin plane's hooks (skv__mgr_admin_ctx.tx_begin / tx_end). */
+static int admin_tx_begin(void *arg, skv_error *err)
+{
+    return skv__mgr_nonce_flush(arg, err);
+}
+
+static void admin_tx_end(void *arg, bool committed)
+{
+    skv__mgr_nonce_settle(arg, committed);
+}
+
+void skv__mgr_nonce_hook_admin(skv_manager *m)
+{
+    m->admin.tx_begin = admin_tx_begin;
+    m->admin.tx_end = admin_tx_end;
+    m->admin.tx_arg = m;
+}
+
 static int prune(skv_manager *m, int64_t now_ms, skv_error *err)
 {
     sqlite3_stmt *st;

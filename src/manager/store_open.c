@@ -65,7 +65,7 @@ int skv__mgr_db_precheck(const char *dir, bool init, bool *fresh,
         return skv__err(err, SKV_ENOMEM, "manager: out of memory");
     struct stat st;
     int rc;
-    if (lstat(path, &st) == 0)
+    if (stat(path, &st) == 0)
         rc = existing(path, &st, init, err);
     else if (errno == ENOENT)
         rc = missing(dir, path, init, fresh, err);
