@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "skv_test.h"
@@ -353,6 +354,40 @@ START_TEST(test_old_db_adopted)
 }
 END_TEST
 
+/* A manager that died (no close, its WAL left): the full check reads the
+ * WAL but leaves it as it is; the next open takes it in. */
+START_TEST(test_check_keeps_wal)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        skv_manager *m = open_ok(T0);
+        cred c;
+        admin_cred(&c);
+        for (int i = 0; i < 3; i++)
+            submit_ok(m, &c, T0 + 1 + i);
+        _exit(0);    /* like kill -9: nothing closed */
+    }
+    int st = 0;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    char w[128];
+    struct stat s0, s1;
+    path_of(w, sizeof w, "manager.db-wal");
+    ck_assert_int_eq(stat(w, &s0), 0);
+    ck_assert_int_gt(s0.st_size, 0);
+    char *report = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_manager_check(dir, &report, &e), &e);
+    ck_assert_ptr_null(report);
+    ck_assert_int_eq(stat(w, &s1), 0);
+    ck_assert_int_eq(s1.st_size, s0.st_size);
+    skv_manager *m = open_ok(T0 + 100);
+    skv_manager_free(m);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sessions"), 3);
+}
+END_TEST
+
 /* A captured signed session.submit replayed after a restart within the
  * skew window is refused; so is a read whose nonce a tick persisted. */
 START_TEST(test_replay_after_restart)
@@ -464,6 +499,7 @@ Suite *skv_test_suite_store(void)
     tcase_add_test(tc, test_foreign_db_refused);
     tcase_add_test(tc, test_missing_db_and_init);
     tcase_add_test(tc, test_old_db_adopted);
+    tcase_add_test(tc, test_check_keeps_wal);
     tcase_add_test(tc, test_replay_after_restart);
     tcase_add_test(tc, test_nonces_pruned);
     tcase_add_test(tc, test_verifier_remember);

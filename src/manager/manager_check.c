@@ -29,10 +29,14 @@ static int open_existing(sqlite3 **db, const char *path, skv_error *err)
         return skv__err(err, SKV_ESTATE, "%s is %s", path,
                         S_ISREG(st.st_mode) ? "empty (0 bytes)"
                                             : "not a regular file");
-    /* Read-write without create: a WAL left by a crash is recovered the
-     * way the manager would, nothing else is written. */
-    if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK)
+    /* Read-write without create (SQLite needs it to read a WAL a crash
+     * left), but query-only and without the checkpoint at close. */
+    if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
+        /* A check changes nothing: no checkpoint of a WAL at close. */
+        sqlite3_db_config(*db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+        sqlite3_exec(*db, "PRAGMA query_only=1", NULL, NULL, NULL);
         return 0;
+    }
     int rc = skv__err(err, SKV_EIO, "cannot open '%s': %s", path,
                       *db ? sqlite3_errmsg(*db) : "out of memory");
     sqlite3_close_v2(*db);

@@ -140,6 +140,8 @@ int skv__mgr_db_open(skv_manager *m, bool init, skv_error *err)
     }
     m->admin.db = m->db;
     rc = fresh ? 0 : vet(m, path, err);
+    if (rc)    /* refused: closing must not checkpoint a WAL into it */
+        sqlite3_db_config(m->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
     if (fresh)
         skv__log(SKV_LOG_INFO, "manager", "%s: creating a new cluster", path);
     skv__free(path);
