@@ -713,7 +713,8 @@ static void junk_page(const char *db, const char *table)
     char sql[128], junk[4096];
     snprintf(sql, sizeof(sql), "SELECT rootpage FROM sqlite_master WHERE "
              "name='%s'", table);
-    ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), 0);
+    /* Read-write: a read-only connection would leave a -wal behind. */
+    ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE, NULL), 0);
     ck_assert_int_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), 0);
     ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
     int64_t page = sqlite3_column_int64(st, 0);

@@ -196,6 +196,9 @@ static void expect_refused(const char *what, uint32_t init)
     path_of(db, sizeof db, "manager.db");
     size_t k0 = slurp("admin.key", key0, sizeof key0);
     int had_db = stat(db, &st0) == 0;
+    char wal[128];
+    path_of(wal, sizeof wal, "manager.db-wal");
+    int had_wal = access(wal, F_OK) == 0;
     skv_manager *m;
     skv_error e = SKV_ERROR_INIT;
     ck_assert_int_eq(try_open(&m, init, T0 + 50, &e), SKV_ESTATE);
@@ -205,6 +208,7 @@ static void expect_refused(const char *what, uint32_t init)
     ck_assert_uint_eq(slurp("admin.key", key1, sizeof key1), k0);
     ck_assert(memcmp(key0, key1, k0) == 0);
     ck_assert_int_eq(stat(db, &st1) == 0, had_db);
+    ck_assert_int_eq(access(wal, F_OK) == 0, had_wal);
     if (had_db) {
         ck_assert_int_eq(st1.st_size, st0.st_size);
         ck_assert_int_eq(st1.st_mtime, st0.st_mtime);

@@ -18,7 +18,8 @@ void skv__mgr_report_add(char **report, const char *line)
     *report = n;
 }
 
-static int open_existing(sqlite3 **db, const char *path, skv_error *err)
+static int open_existing(sqlite3 **db, const char *dir, const char *path,
+                         skv_error *err)
 {
     struct stat st;
     if (stat(path, &st) < 0)
@@ -31,9 +32,10 @@ static int open_existing(sqlite3 **db, const char *path, skv_error *err)
                                             : "not a regular file");
     /* Read-write without create (SQLite needs it to read a WAL a crash
      * left), but query-only and without the checkpoint at close. */
+    bool had_wal = skv__mgr_db_has_wal(dir);
     if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
         /* A check changes nothing: no checkpoint of a WAL at close. */
-        sqlite3_db_config(*db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+        skv__mgr_db_keep_wal(*db, had_wal);
         sqlite3_exec(*db, "PRAGMA query_only=1", NULL, NULL, NULL);
         return 0;
     }
@@ -56,7 +58,7 @@ SKV_EXTERN int skv_manager_check(const char *data_dir, char **report,
     if (!path)
         return skv__err(err, SKV_ENOMEM, "manager check: out of memory");
     sqlite3 *db = NULL;
-    int rc = open_existing(&db, path, err);
+    int rc = open_existing(&db, data_dir, path, err);
     if (!rc)
         rc = skv__mgr_db_identify(db, path, err);
     if (!rc)

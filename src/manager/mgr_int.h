@@ -139,6 +139,8 @@ int skv__mgr_db_identify(sqlite3 *db, const char *path, skv_error *err);
 int skv__mgr_db_verify(sqlite3 *db, const char *path, bool full,
                        char **report, skv_error *err);
 void skv__mgr_report_add(char **report, const char *line);
+bool skv__mgr_db_has_wal(const char *dir);
+void skv__mgr_db_keep_wal(sqlite3 *db, bool had_wal);
 /* store_nonces.c: the replay window persisted (see there). */
 int skv__mgr_nonce_schema(skv_manager *m, skv_error *err);
 int skv__mgr_nonce_note(skv_manager *m, const skv_auth_block *b,

@@ -56,6 +56,20 @@ static int missing(const char *dir, const char *path, bool init,
     return 0;
 }
 
+/* A WAL left by a crash holds committed transactions: a refused open or
+ * a check must keep it (no checkpoint at close). One SQLite created for
+ * the read is empty and goes away at a normal close. */
+void skv__mgr_db_keep_wal(sqlite3 *db, bool had_wal)
+{
+    if (had_wal)
+        sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+}
+
+bool skv__mgr_db_has_wal(const char *dir)
+{
+    return present(dir, "manager.db-wal");
+}
+
 int skv__mgr_db_precheck(const char *dir, bool init, bool *fresh,
                          skv_error *err)
 {

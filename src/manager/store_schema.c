@@ -129,6 +129,7 @@ int skv__mgr_db_open(skv_manager *m, bool init, skv_error *err)
     char *path = skv__asprintf("%s/manager.db", m->data_dir);
     if (!path)
         return skv__err(err, SKV_ENOMEM, "manager: out of memory");
+    bool had_wal = skv__mgr_db_has_wal(m->data_dir);
     rc = sqlite3_open_v2(path, &m->db, SQLITE_OPEN_READWRITE |
                              (fresh ? SQLITE_OPEN_CREATE : 0) |
                              SQLITE_OPEN_NOMUTEX, NULL);
@@ -141,7 +142,7 @@ int skv__mgr_db_open(skv_manager *m, bool init, skv_error *err)
     m->admin.db = m->db;
     rc = fresh ? 0 : vet(m, path, err);
     if (rc)    /* refused: closing must not checkpoint a WAL into it */
-        sqlite3_db_config(m->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+        skv__mgr_db_keep_wal(m->db, had_wal);
     if (fresh)
         skv__log(SKV_LOG_INFO, "manager", "%s: creating a new cluster", path);
     skv__free(path);
