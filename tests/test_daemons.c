@@ -4,6 +4,7 @@
  * in their own suite.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <arpa/inet.h>
+#include <sqlite3.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -709,6 +710,137 @@ START_TEST(cluster_metrics_agree)
 }
 END_TEST
 
+/* ---- the manager database ------------------------------------------------ */
+
+static void junk_page(const char *db, const char *table)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    char sql[128], junk[4096];
+    snprintf(sql, sizeof(sql), "SELECT rootpage FROM sqlite_master WHERE "
+             "name='%s'", table);
+    /* Read-write: a read-only connection would leave a -wal behind. */
+    ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE, NULL), 0);
+    ck_assert_int_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), 0);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    int64_t page = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    for (size_t i = 0; i < sizeof(junk); i++)
+        junk[i] = (char)(i * 31 + 7);
+    int fd = open(db, O_WRONLY);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(pwrite(fd, junk, sizeof(junk), (page - 1) * 4096),
+                     (ssize_t)sizeof(junk));
+    close(fd);
+}
+
+/* A refused start: exit 1, the reason and the recovery steps logged,
+ * admin.key as it was. */
+static void expect_refusal(prog_run *r, const char *data, const char *why,
+                           const char *key0, const char *const *extra)
+{
+    char sock[128], key[160], key1[256];
+    const char *argv[16] = {"--data-dir", data, "--listen", sock, "--tcp",
+                            "none"};
+    size_t n = 6;
+    for (; extra && *extra && n < 15; extra++)
+        argv[n++] = *extra;
+    argv[n] = NULL;
+    snprintf(sock, sizeof(sock), "%s/r.sock", g_dir);
+    run(r, "sokovan-manager", argv);
+    ck_assert_msg(r->status == 1, "status %d:\n%s", r->status, r->err);
+    assert_contains(r->err, why);
+    assert_contains(r->err, "Recovery");
+    snprintf(key, sizeof(key), "%s/admin.key", data);
+    read_file(key1, sizeof(key1), key);
+    ck_assert_str_eq(key1, key0);
+}
+
+/* Empty, damaged or missing databases stop the manager and leave the files
+ * alone; --check reports; --init makes a new cluster only where none is. */
+START_TEST(manager_refuses_untrusted_db)
+{
+    prog_run *r = calloc(1, sizeof(*r));
+    char data[128], sock[128], db[160], good[160], key[160], key0[256];
+    char key1[256], cfg[160];
+    struct stat st;
+    make_dir();
+    snprintf(data, sizeof(data), "%s/data", g_dir);
+    snprintf(sock, sizeof(sock), "%s/m.sock", g_dir);
+    snprintf(db, sizeof(db), "%s/manager.db", data);
+    snprintf(good, sizeof(good), "%s/good.db", g_dir);
+    snprintf(key, sizeof(key), "%s/admin.key", data);
+    stop_and_check(start_manager("m1", data, sock), "m1");
+    read_file(key0, sizeof(key0), key);
+    ck_assert_uint_gt(strlen(key0), 20);
+    ck_assert_int_eq(link(db, good), 0);
+
+    /* One page of the users table overwritten. */
+    ck_assert_int_eq(unlink(db), 0);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "cp %s %s", good, db);
+    ck_assert_int_eq(system(cmd), 0);
+    junk_page(db, "users");
+    expect_refusal(r, data, "is damaged (quick_check", key0, NULL);
+    run(r, "sokovan-manager", (const char *const[]){"--check", "--data-dir",
+                                                    data, NULL});
+    ck_assert_int_eq(r->status, 1);
+    assert_contains(r->err, "integrity_check");
+
+    /* Empty. */
+    ck_assert_int_eq(truncate(db, 0), 0);
+    expect_refusal(r, data, "is empty (0 bytes)", key0, NULL);
+    ck_assert_int_eq(stat(db, &st), 0);
+    ck_assert_int_eq(st.st_size, 0);
+    run(r, "sokovan-manager", (const char *const[]){"--check", "--data-dir",
+                                                    data, NULL});
+    ck_assert_int_eq(r->status, 1);
+    /* --init never replaces a database, even an empty one. */
+    expect_refusal(r, data, "--init", key0,
+                   (const char *const[]){"--init", NULL});
+
+    /* Missing, but admin.key says a cluster lived here. */
+    ck_assert_int_eq(unlink(db), 0);
+    expect_refusal(r, data, "admin.key shows a cluster lived here", key0,
+                   NULL);
+    /* --init: a new cluster, a new admin key. */
+    pid_t pid = spawn("sokovan-manager", "m2",
+                      (const char *const[]){"--data-dir", data, "--listen",
+                                            sock, "--tcp", "none", "--init",
+                                            NULL});
+    int fd = wait_listening(pid, sock);
+    ck_assert_msg(fd >= 0, "--init did not start the manager");
+    close(fd);
+    stop_and_check(pid, "m2");
+    read_file(key1, sizeof(key1), key);
+    ck_assert_str_ne(key1, key0);
+    run(r, "sokovan-manager", (const char *const[]){"--check", "--data-dir",
+                                                    data, NULL});
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    assert_contains(r->out, "integrity_check ok");
+
+    /* Usage: switches take no value, live on the command line only. */
+    run(r, "sokovan-manager", (const char *const[]){"--init", "--check",
+                                                    NULL});
+    ck_assert_int_eq(r->status, 2);
+    assert_contains(r->err, "exclude each other");
+    run(r, "sokovan-manager", (const char *const[]){"--init=yes", NULL});
+    ck_assert_int_eq(r->status, 2);
+    assert_contains(r->err, "takes no value");
+    write_config("init.ini", "[manager]\ninit = 1\n");
+    snprintf(cfg, sizeof(cfg), "%s/init.ini", g_dir);
+    run(r, "sokovan-manager", (const char *const[]){"--config", cfg, NULL});
+    ck_assert_int_eq(r->status, 2);
+    assert_contains(r->err, "command-line switch");
+    run(r, "sokovan-manager", (const char *const[]){"--help", NULL});
+    assert_contains(r->out, "--init ");
+    assert_contains(r->out, "--backup-dir DIR");
+    remove_dir();
+    free(r);
+}
+END_TEST
+
 Suite *skv_test_suite_daemons(void);
 Suite *skv_test_suite_daemons(void)
 {
@@ -724,6 +856,7 @@ Suite *skv_test_suite_daemons(void)
     tcase_add_test(tc, agent_reconnects_to_restarted_manager);
     tcase_add_test(tc, manager_serves_metrics);
     tcase_add_test(tc, cluster_metrics_agree);
+    tcase_add_test(tc, manager_refuses_untrusted_db);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -50,6 +50,10 @@ static int flag_value(const char **name, const char **value, char *namebuf,
         *value = eq + 1;
         return 0;
     }
+    if (skvd_config_is_switch(skvd_config_find_flag(*name, x->role))) {
+        *value = "1";
+        return 0;
+    }
     if (*i + 1 >= argc) {
         fprintf(stderr, "%s: %s needs a value\n", x->prog, arg);
         return -1;

@@ -33,7 +33,8 @@ typedef enum kind {
     K_HTTP,     /* host:port with port 0..65535, or "" / "none" (off) */
     K_MODE,     /* octal file mode 0..0777 */
     K_GROUP,    /* group name or gid, or "" (unset) */
-    K_ALLOW     /* host allow-list (skv_net_host_allow_check) or "" */
+    K_ALLOW,    /* host allow-list (skv_net_host_allow_check) or "" */
+    K_SWITCH    /* command line only, no value: "--init" sets 1 */
 } kind;
 
 struct skvd_key {
@@ -121,6 +122,16 @@ static const skvd_key g_keys[] = {
      MO(allow_plaintext_secrets), M, "off", 0, 0, "on|off",
      "answer admin.keypair create (which returns a secret key) on plaintext "
      "TCP; off: only over the Unix socket or TLS"},
+    {"manager", "backup_dir", K_OPTPATH, MO(backup_dir), M, NULL, 0, 0,
+     "DIR", "where 'sokovan admin backup NAME' writes; default "
+     "<data_dir>/backups"},
+    {"manager", "init", K_SWITCH, MO(init), M, NULL, 0, 0, "",
+     "create a new cluster (new admin.key); refused where manager.db "
+     "exists. Without it only a data_dir with no database and no "
+     "admin.key gets a new cluster"},
+    {"manager", "check", K_SWITCH, MO(check), M, NULL, 0, 0, "",
+     "run SQLite's full integrity_check on the stopped manager's "
+     "manager.db, print the problems and exit (0: sound, 1: damaged)"},
 
     {"agent", "agent_id", K_ID, AO(agent_id), A, "agent1", 0, 0, "ID",
      "this agent's id (and its key's user name)"},
@@ -208,6 +219,11 @@ static const skvd_key g_keys[] = {
 };
 #define NKEYS (sizeof(g_keys) / sizeof(g_keys[0]))
 
+bool skvd_config_is_switch(const skvd_key *k)
+{
+    return k && k->kind == K_SWITCH;
+}
+
 const skvd_key *skvd_config_find(const char *section, const char *key)
 {
     for (size_t i = 0; i < NKEYS; i++)
@@ -244,7 +260,8 @@ void skvd_config_print_flags(FILE *f, skvd_role role)
         char flag[64];
         if (!(k->roles & role))
             continue;
-        snprintf(flag, sizeof(flag), "--%s %s", k->name, k->meta);
+        snprintf(flag, sizeof(flag), "--%s%s%s", k->name,
+                 k->meta[0] ? " " : "", k->meta);
         for (char *p = flag + 2; *p && *p != ' '; p++)
             if (*p == '_')
                 *p = '-';
@@ -279,7 +296,7 @@ void skvd_config_free(skvd_config *c)
             continue;
         char **s = (char **)((char *)c + k->off);
         if (k->kind == K_UINT || k->kind == K_BYTES || k->kind == K_LEVEL ||
-            k->kind == K_MODE)
+            k->kind == K_MODE || k->kind == K_SWITCH)
             continue;
         if (k->kind == K_IMAGE) {
             for (size_t j = 0; j < c->agent.n_images; j++)
@@ -562,6 +579,12 @@ int skvd_config_set(skvd_config *c, const skvd_key *k, const char *value,
         return parse_bytes(field, k, value, why, wl);
     if (k->kind == K_MODE)
         return parse_mode(field, k, value, why, wl);
+    if (k->kind == K_SWITCH) {
+        if (strcmp(value, "1"))
+            return WHY("takes no value");
+        *(uint64_t *)field = 1;
+        return 0;
+    }
     if (k->kind == K_LEVEL) {
         skv_log_level l;
         if (skvd_log_level_parse(&l, value))

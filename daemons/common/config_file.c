@@ -81,6 +81,10 @@ static int handler(void *user, const char *section, const char *name,
         fprintf(stderr, "%s:%d: %s: unknown key in [%s]\n", x->path, x->line,
                 name, section);
         x->errors++;
+    } else if (skvd_config_is_switch(k)) {
+        fprintf(stderr, "%s:%d: %s: a command-line switch (--%s), not a "
+                "config key\n", x->path, x->line, name, name);
+        x->errors++;
     } else if (skvd_config_set(x->c, k, value, why, sizeof(why))) {
         fprintf(stderr, "%s:%d: %s: %s\n", x->path, x->line, name, why);
         x->errors++;

@@ -66,6 +66,8 @@ typedef struct skvd_manager_conf {
     uint64_t frame_timeout_ms, auth_timeout_ms;
     uint64_t socket_mode;    /* of the Unix socket, e.g. 0660 */
     char *socket_group;      /* its group; NULL: the daemon's own */
+    char *backup_dir;        /* admin.backup target; NULL: the library's */
+    uint64_t init, check;    /* command-line switches --init, --check */
 } skvd_manager_conf;
 
 typedef struct skvd_agent_conf {
@@ -105,6 +107,8 @@ int skvd_config_init(skvd_config *c);
 void skvd_config_free(skvd_config *c);
 /* Find section.key; NULL when unknown. */
 const skvd_key *skvd_config_find(const char *section, const char *key);
+/* A command-line switch without value (--init), not a config file key. */
+bool skvd_config_is_switch(const skvd_key *k);
 /* The key a flag ("--data-dir") sets for a program; NULL when none. */
 const skvd_key *skvd_config_find_flag(const char *flag, skvd_role role);
 /* Validate and store a value. On failure returns -1 with the reason

@@ -118,6 +118,20 @@ static int start_tls(mgr_daemon *d)
     return 0;
 }
 
+/* The library refuses a database it cannot trust with SKV_ESTATE and
+ * leaves it as it is; what to do next is the operator's call. */
+static void recovery_steps(const char *dir)
+{
+    skvd_log(SKV_LOG_ERROR, "the manager database was left untouched. "
+             "Recovery (docs/architecture.md, \"Recovering the manager "
+             "database\"): 1) sokovan-manager --check --data-dir %s lists "
+             "the damage; 2) restore the last backup ('sokovan admin backup' "
+             "writes them): copy it to %s/manager.db with the manager "
+             "stopped, removing manager.db-wal and manager.db-shm; or 3) "
+             "move manager.db* and admin.key away and start once with "
+             "--init to create a new, empty cluster", dir, dir);
+}
+
 static int open_manager(mgr_daemon *d)
 {
     const skvd_manager_conf *c = &d->cfg.manager;
@@ -135,6 +149,8 @@ static int open_manager(mgr_daemon *d)
     o.bootstrap_agents = c->bootstrap_agents;
     o.max_sessions_per_pass = (uint32_t)c->max_sessions_per_pass;
     o.cluster_cidr = c->cluster_cidr;
+    o.init = c->init ? 1 : 0;
+    o.backup_dir = c->backup_dir;
     if (skvd_mkdirs_parent(c->data_dir, why, sizeof(why))) {
         skvd_log(SKV_LOG_ERROR, "data_dir: %s", why);
         return -1;
@@ -142,6 +158,8 @@ static int open_manager(mgr_daemon *d)
     if (skv_manager_open(&d->m, &o, send_cb, d, skvd_now_ms(), &e)) {
         skvd_log(SKV_LOG_ERROR, "cannot open the manager in %s: %s",
                  c->data_dir, e.message);
+        if (e.code == SKV_ESTATE)
+            recovery_steps(c->data_dir);
         return -1;
     }
     return 0;
@@ -219,6 +237,20 @@ static int run(mgr_daemon *d)
     return rc;
 }
 
+/* --check: the full integrity check, then exit. */
+static int check(const skvd_manager_conf *c)
+{
+    char *report = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv_manager_check(c->data_dir, &report, &e);
+    if (rc == 0)
+        printf("%s/manager.db: integrity_check ok\n", c->data_dir);
+    else
+        fprintf(stderr, PROG ": %s\n%s", e.message, report ? report : "");
+    skv_free(report);
+    return rc == 0 ? SKVD_EXIT_OK : SKVD_EXIT_FAIL;
+}
+
 int main(int argc, char **argv)
 {
     static mgr_daemon d;
@@ -233,7 +265,13 @@ int main(int argc, char **argv)
                 "could reach the manager\n");
         rc = SKVD_EXIT_USAGE;
     }
-    if (rc < 0) {
+    if (rc < 0 && d.cfg.manager.init && d.cfg.manager.check) {
+        fprintf(stderr, PROG ": --init and --check exclude each other\n");
+        rc = SKVD_EXIT_USAGE;
+    }
+    if (rc < 0 && d.cfg.manager.check) {
+        rc = check(&d.cfg.manager);
+    } else if (rc < 0) {
         skvd_log_init(PROG, (skv_log_level)d.cfg.manager.log_level);
         rc = run(&d);
     }

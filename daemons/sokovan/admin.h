@@ -54,4 +54,7 @@ void cli_admin_print_domain(const cli *c, const admin_reply *r);
 void cli_admin_print_policy(const cli *c, const admin_reply *r);
 void cli_admin_print_group(const cli *c, const admin_reply *r);
 
+/* sokovan admin backup NAME (cmd_backup.c); argv[0] is "backup". */
+int cli_cmd_admin_backup(cli *c, int argc, char **argv);
+
 #endif

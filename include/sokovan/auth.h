@@ -169,6 +169,18 @@ SKV_EXTERN int skv_auth_verify(skv_auth_verifier *v,
                                const skv_auth_message *msg, int64_t now_ms,
                                skv_error *err);
 
+/* Mark a nonce as used, as if a request carrying it had been verified at
+ * now_ms. For hosts that persist the nonces of accepted requests: fed back
+ * after a restart, they make replays of those requests fail. Returns 0 when
+ * remembered, already known, or outside [now - skew, now + skew] (such a
+ * request is refused as stale anyway); SKV_ENOENT for an unknown key,
+ * SKV_EBUSY when the key's cache is full, SKV_EINVAL, SKV_ENOMEM. */
+SKV_EXTERN int skv_auth_verifier_remember(skv_auth_verifier *v,
+                                          const char *access_key,
+                                          const uint8_t *nonce,
+                                          int64_t timestamp_ms,
+                                          int64_t now_ms, skv_error *err);
+
 /* ---- authorization ------------------------------------------------------------ */
 
 typedef enum skv_auth_op {

@@ -43,8 +43,9 @@ typedef struct skv_manager skv_manager;
 typedef int (*skv_manager_send_fn)(uint64_t conn_id, const void *frame,
                                    size_t len, void *payload);
 
-/* Version 2 added cluster_cidr; version 1 structures are accepted. */
-#define SKV_MANAGER_OPTIONS_VERSION 2
+/* Version 2 added cluster_cidr, version 3 init and backup_dir; older
+ * structures are accepted. */
+#define SKV_MANAGER_OPTIONS_VERSION 3
 
 typedef struct skv_manager_options {
     unsigned version;               /* SKV_MANAGER_OPTIONS_VERSION */
@@ -65,14 +66,25 @@ typedef struct skv_manager_options {
      * it (stable across restarts), each multi-kernel session a /27 of the
      * agent's on every agent it runs on. NULL = "10.128.0.0/9". */
     const char *cluster_cidr;
+    /* v3: 1 = create a new cluster (a new admin.key); refused with
+     * SKV_ESTATE where data_dir already holds manager.db or its WAL.
+     * Without it a new cluster is created only in a data_dir with no
+     * database and no admin.key. */
+    uint32_t init;
+    /* v3: where admin.backup writes (absolute; created 0700 when first
+     * used). NULL = data_dir/backups. */
+    const char *backup_dir;
 } skv_manager_options;
 
 #define SKV_MANAGER_OPTIONS_INIT \
     {SKV_MANAGER_OPTIONS_VERSION, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, \
-     NULL}
+     NULL, 0, NULL}
 
 /* Open (creating on first start) the database in data_dir, load keys, rebuild
- * the scheduler. On first start an admin user "admin" and its keypair are
+ * the scheduler. An existing manager.db must be sokovan's and pass SQLite's
+ * quick_check; an empty, foreign or damaged one, or a missing one where a
+ * cluster lived (admin.key present), is refused with SKV_ESTATE and left
+ * untouched (docs/architecture.md, "Recovering the manager database"). On first start an admin user "admin" and its keypair are
  * created and written to data_dir/admin.key (mode 0600, two lines:
  * "access_key=..." and "secret_key=..."). now_ms: the host's clock. */
 SKV_EXTERN int skv_manager_open(skv_manager **out,
@@ -81,6 +93,14 @@ SKV_EXTERN int skv_manager_open(skv_manager **out,
                                 int64_t now_ms, skv_error *err);
 /* Closes the database. Accepts NULL. Sends nothing. */
 SKV_EXTERN void skv_manager_free(skv_manager *m);
+
+/* Full PRAGMA integrity_check of data_dir/manager.db, for a stopped manager
+ * (a running one holds it locked: SKV_EBUSY). 0 when sound; SKV_ESTATE when
+ * the file is empty, foreign or damaged, with every problem found, one per
+ * line, in *report (may be NULL; free with skv_free); SKV_ENOENT when there
+ * is no database. */
+SKV_EXTERN int skv_manager_check(const char *data_dir, char **report,
+                                 skv_error *err);
 
 /* A connection was accepted. conn_id: chosen by the host, unique while open,
  * never 0. peer: for logs ("unix", "127.0.0.1:5443"); may be NULL. */

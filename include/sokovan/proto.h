@@ -108,6 +108,8 @@ typedef enum skv_proto_type {
                             /* skv_proto_admin_resource_group_reply */
     SKV_PROTO_AGENT_ROUTES,             /* skv_proto_agent_routes (manager ->
                                            agent event) */
+    SKV_PROTO_ADMIN_BACKUP,             /* skv_proto_admin_backup */
+    SKV_PROTO_ADMIN_BACKUP_REPLY,       /* skv_proto_admin_backup_reply */
     SKV_PROTO_TYPE_COUNT                /* not a type: one past the last */
 } skv_proto_type;
 

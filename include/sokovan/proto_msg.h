@@ -542,6 +542,17 @@ typedef struct skv_proto_admin_resource_group_reply {
     size_t n_groups;
 } skv_proto_admin_resource_group_reply;
 
+/* "admin.backup": an online copy of the manager database (SQLite backup
+ * API, one consistent snapshot) written by the manager on its own host, as
+ * a new file in its backup_dir. */
+typedef struct skv_proto_admin_backup {
+    char *name;         /* file name: [A-Za-z0-9_.-], not starting with '.' */
+} skv_proto_admin_backup;
+typedef struct skv_proto_admin_backup_reply {
+    char *path;         /* absolute path of the file written */
+    uint64_t bytes;     /* its size */
+} skv_proto_admin_backup_reply;
+
 #ifdef __cplusplus
 }
 #endif

@@ -235,3 +235,29 @@ int skv_auth_verify(skv_auth_verifier *v, skv_auth_principal *principal,
         *principal = e->principal;
     return 0;
 }
+
+int skv_auth_verifier_remember(skv_auth_verifier *v, const char *ak,
+                               const uint8_t *nonce, int64_t ts,
+                               int64_t now_ms, skv_error *err)
+{
+    if (!v || !ak || !nonce)
+        return skv__err(err, SKV_EINVAL, "remember: NULL argument");
+    ptrdiff_t at = find_key(v, ak);
+    if (at < 0)
+        return skv__err(err, SKV_ENOENT, "access key '%.63s' not known", ak);
+    if (now_ms > v->high_water_ms)
+        v->high_water_ms = now_ms;
+    if (check_time(v, ts, now_ms, NULL))
+        return 0;    /* stale or future: refused by check_time anyway */
+    key_entry *e = v->keys[at];
+    skv__nonce_cache_expire(&e->cache, sat_add(v->high_water_ms,
+                            -v->opts.max_skew_ms), v->opts.max_skew_ms);
+    skv_error why = SKV_ERROR_INIT;
+    int rc = skv__nonce_cache_insert(&e->cache, nonce, ts,
+                                     v->opts.max_skew_ms,
+                                     v->opts.max_nonces_per_key, v->hash_key,
+                                     &why);
+    if (rc == SKV_EAUTH)
+        return 0;    /* known already */
+    return rc ? skv__err(err, rc, "%s", why.message) : 0;
+}

@@ -27,6 +27,11 @@ static int check_opts(const skv_manager_options *o, skv_manager_send_fn send,
     if (!o->data_dir || o->data_dir[0] != '/')
         return skv__err(err, SKV_EINVAL,
                         "manager: data_dir must be an absolute path");
+    if (o->version >= 3 && o->backup_dir && o->backup_dir[0] != '/')
+        return skv__err(err, SKV_EINVAL,
+                        "manager: backup_dir must be an absolute path");
+    if (o->version >= 3 && o->init > 1)
+        return skv__err(err, SKV_EINVAL, "manager: init must be 0 or 1");
     if (o->max_frame > SKV_PROTO_MAX_FRAME_LIMIT)
         return skv__err(err, SKV_ERANGE, "manager: max_frame %u above %u",
                         o->max_frame, SKV_PROTO_MAX_FRAME_LIMIT);
@@ -39,6 +44,12 @@ static int make_parts(skv_manager *m, const skv_manager_options *o,
     skv_auth_verifier_options vo = SKV_AUTH_VERIFIER_OPTIONS_INIT;
     if (o->max_clock_skew_ms > 0)
         vo.max_skew_ms = o->max_clock_skew_ms;
+    m->skew_ms = vo.max_skew_ms;
+    const char *bd = o->version >= 3 ? o->backup_dir : NULL;
+    m->backup_dir = bd ? skv__strdup(bd)
+                       : skv__asprintf("%s/backups", m->data_dir);
+    if (!m->backup_dir)
+        return skv__err(err, SKV_ENOMEM, "manager_open: out of memory");
     int rc = skv_auth_verifier_new(&m->verifier, &vo, err);
     if (!rc)
         rc = skv_sched_new(&m->sched, NULL, err);
@@ -47,6 +58,7 @@ static int make_parts(skv_manager *m, const skv_manager_options *o,
     m->admin.sched = m->sched;
     m->admin.verifier = m->verifier;
     m->admin.data_dir = m->data_dir;
+    skv__mgr_nonce_hook_admin(m);
     return make_dir(m->data_dir, err);
 }
 
@@ -58,7 +70,7 @@ static int boot(skv_manager *m, const skv_manager_options *o, int64_t now,
         o->default_scheduler ? o->default_scheduler : "fifo",
         o->default_selector ? o->default_selector : "concentrated",
         o->bootstrap_agents};
-    int rc = skv__mgr_db_open(m, err);
+    int rc = skv__mgr_db_open(m, o->version >= 3 && o->init, err);
     if (!rc)
         rc = skv__mgr_net_open(m, o->version >= 2 ? o->cluster_cidr : NULL,
                                err);
@@ -66,6 +78,8 @@ static int boot(skv_manager *m, const skv_manager_options *o, int64_t now,
         rc = skv__mgr_admin_bootstrap(&m->admin, &b, now, err);
     if (!rc)
         rc = skv__mgr_admin_load(&m->admin, err);
+    if (!rc)
+        rc = skv__mgr_nonce_restore(m, now, err);
     if (!rc)
         rc = skv__mgr_restore(m, now, err);
     return rc;
@@ -128,6 +142,8 @@ SKV_EXTERN void skv_manager_free(skv_manager *m)
     skv__mgr_metrics_free(m->metrics);
     skv_sched_free(m->sched);
     skv_auth_verifier_free(m->verifier);
+    skv__free(m->nonces);
+    skv__free(m->backup_dir);
     skv__free(m->data_dir);
     skv__free(m->default_group);
     skv__free(m);

@@ -18,6 +18,13 @@ typedef struct skv__mgr_admin_ctx {
     skv_sched *sched;               /* borrowed */
     skv_auth_verifier *verifier;    /* borrowed */
     const char *data_dir;           /* key files are written here */
+    /* Around each transaction the admin plane opens itself (not the
+     * savepoints nested in the core's): after BEGIN, able to fail it, and
+     * after COMMIT or ROLLBACK. The core writes its pending request nonces
+     * there (store_nonces.c). NULL: none. */
+    int (*tx_begin)(void *arg, skv_error *err);
+    void (*tx_end)(void *arg, bool committed);
+    void *tx_arg;
 } skv__mgr_admin_ctx;
 
 typedef struct skv__mgr_bootstrap {

@@ -39,6 +39,9 @@ int skv__mgr_admin_begin(skv__mgr_admin_ctx *ctx, skv__mgr_admin_tx *tx,
                                                     : "BEGIN IMMEDIATE", err);
     if (!rc)
         tx->open = true;
+    if (!rc && !tx->savepoint && ctx->tx_begin &&
+        (rc = ctx->tx_begin(ctx->tx_arg, err)))
+        skv__mgr_admin_rollback(ctx, tx);
     return rc;
 }
 
@@ -52,6 +55,8 @@ void skv__mgr_admin_rollback(skv__mgr_admin_ctx *ctx, skv__mgr_admin_tx *tx)
                      NULL, NULL, NULL);
     else if (!sqlite3_get_autocommit(ctx->db))
         sqlite3_exec(ctx->db, "ROLLBACK", NULL, NULL, NULL);
+    if (!tx->savepoint && ctx->tx_end)
+        ctx->tx_end(ctx->tx_arg, false);
 }
 
 int skv__mgr_admin_commit(skv__mgr_admin_ctx *ctx, skv__mgr_admin_tx *tx,
@@ -66,6 +71,8 @@ int skv__mgr_admin_commit(skv__mgr_admin_ctx *ctx, skv__mgr_admin_tx *tx,
         return rc;
     }
     tx->open = false;
+    if (!tx->savepoint && ctx->tx_end)
+        ctx->tx_end(ctx->tx_arg, true);
     return 0;
 }
 

@@ -23,6 +23,7 @@ static handler_fn handler_of(skv_proto_type t)
     case SKV_PROTO_SESSION_LOGS: return skv__mgr_on_logs;
     case SKV_PROTO_AGENT_LIST: return skv__mgr_on_agent_list;
     case SKV_PROTO_IMAGE_LIST: return skv__mgr_on_image_list;
+    case SKV_PROTO_ADMIN_BACKUP: return skv__mgr_on_backup;
     default: return NULL;
     }
 }
@@ -106,6 +107,8 @@ static int verified(skv_manager *m, uint64_t conn,
 {
     skv_auth_principal who;
     int rc = skv_proto_envelope_verify(m->verifier, &who, env, now, e);
+    if (!rc)
+        rc = skv__mgr_nonce_note(m, &env->auth, e);
     if (rc)
         return refuse(m, conn, env->request_id, rc, e, env->type_name, e);
     skv__mgr_conn_authenticated(m, conn);

@@ -76,6 +76,15 @@ typedef struct skv__mgr_req {           /* a request sent to an agent */
 
 struct skv__mgr_metrics;
 
+typedef struct skv__mgr_nonce {    /* an accepted request's nonce */
+    char access_key[SKV_AUTH_ACCESS_KEY_MAX];
+    uint8_t nonce[SKV_AUTH_NONCE_BYTES];
+    int64_t ts_ms;
+} skv__mgr_nonce;
+
+/* manager.db's PRAGMA application_id: "SKOV". */
+#define SKV__MGR_APP_ID 0x534B4F56u
+
 typedef struct skv__mgr_stmt {      /* a cached prepared statement */
     char *sql;
     uint64_t hash;
@@ -112,10 +121,38 @@ struct skv_manager {
     struct skv__mgr_metrics *metrics; /* mgr_metrics.h; NULL until bound */
     char *cluster_cidr;               /* mgr_net.c */
     struct skv_net_pool *agent_pool;  /* agents' subnets of cluster_cidr */
+    /* store_nonces.c: nonces of accepted requests not yet committed. */
+    skv__mgr_nonce *nonces;
+    size_t n_nonces, cap_nonces, n_nonces_written;
+    int64_t skew_ms;                  /* the verifier's window */
+    int64_t nonce_prune_ms;
+    char *backup_dir;                 /* mgr_backup.c */
 };
 
 /* ---- store (SQLite) ------------------------------------------------------ */
-int skv__mgr_db_open(skv_manager *m, skv_error *err);
+/* init: create a new cluster; refused where a database exists. */
+int skv__mgr_db_open(skv_manager *m, bool init, skv_error *err);
+/* store_open.c: SKV_ESTATE for an empty, foreign or damaged database, or
+ * a missing one where a cluster lived (admin.key or a WAL left). */
+int skv__mgr_db_precheck(const char *dir, bool init, bool *fresh,
+                         skv_error *err);
+int skv__mgr_db_identify(sqlite3 *db, const char *path, skv_error *err);
+/* quick_check (full: integrity_check); problems appended to *report. */
+int skv__mgr_db_verify(sqlite3 *db, const char *path, bool full,
+                       char **report, skv_error *err);
+void skv__mgr_report_add(char **report, const char *line);
+bool skv__mgr_db_has_wal(const char *dir);
+void skv__mgr_db_keep_wal(sqlite3 *db, bool had_wal);
+/* store_nonces.c: the replay window persisted (see there). */
+int skv__mgr_nonce_schema(skv_manager *m, skv_error *err);
+int skv__mgr_nonce_note(skv_manager *m, const skv_auth_block *b,
+                        skv_error *err);
+int skv__mgr_nonce_flush(skv_manager *m, skv_error *err);
+void skv__mgr_nonce_settle(skv_manager *m, bool committed);
+void skv__mgr_nonce_tick(skv_manager *m, int64_t now_ms);
+int skv__mgr_nonce_restore(skv_manager *m, int64_t now_ms, skv_error *err);
+/* The admin plane's own transactions write and settle them too. */
+void skv__mgr_nonce_hook_admin(skv_manager *m);
 int skv__mgr_db_exec(skv_manager *m, const char *sql, skv_error *err);
 /* Prepare (or reuse) a statement; give it back with skv__mgr_db_done. */
 int skv__mgr_db_prepare(skv_manager *m, sqlite3_stmt **st, const char *sql,
@@ -242,6 +279,9 @@ int skv__mgr_on_agent_list(skv_manager *m, const skv__mgr_call *c,
                            skv_error *err);
 int skv__mgr_on_image_list(skv_manager *m, const skv__mgr_call *c,
                            skv_error *err);
+/* mgr_backup.c: admin.backup into backup_dir. */
+int skv__mgr_on_backup(skv_manager *m, const skv__mgr_call *c,
+                       skv_error *err);
 /* A response from an agent to one of our requests. */
 void skv__mgr_on_response(skv_manager *m, uint64_t conn,
                           const skv_proto_envelope *env, int64_t now_ms);

@@ -108,6 +108,7 @@ SKV_EXTERN int skv_manager_tick(skv_manager *m, int64_t now_ms,
     if (!m)
         return skv__err(err, SKV_EINVAL, "manager_tick: NULL manager");
     close_dead(m, now_ms);
+    skv__mgr_nonce_tick(m, now_ms);
     for (size_t i = 0; i < m->n_agents; i++) {
         skv__mgr_agent *a = &m->agents[i];
         if (a->state != SKV__AGENT_LOST &&
@@ -126,7 +127,7 @@ SKV_EXTERN int skv_manager_tick(skv_manager *m, int64_t now_ms,
 SKV_EXTERN int64_t skv_manager_next_tick_ms(const skv_manager *m,
                                             int64_t now_ms)
 {
-    if (!m || m->dirty)
+    if (!m || m->dirty || m->n_nonces)
         return 0;
     int64_t t = m->last_sweep_ms + SWEEP_MS - now_ms;
     for (size_t i = 0; i < m->n_agents; i++) {

@@ -98,9 +98,15 @@ void skv__mgr_db_close(skv_manager *m)
     m->db = NULL;
 }
 
+/* Every transaction first writes the nonces of the requests accepted
+ * since the last commit: a request's nonce is durable no later than its
+ * effect (store_nonces.c). */
 int skv__mgr_begin(skv_manager *m, skv_error *err)
 {
-    return skv__mgr_db_exec(m, "BEGIN IMMEDIATE", err);
+    int rc = skv__mgr_db_exec(m, "BEGIN IMMEDIATE", err);
+    if (!rc && (rc = skv__mgr_nonce_flush(m, err)))
+        skv__mgr_rollback(m);
+    return rc;
 }
 
 int skv__mgr_commit(skv_manager *m, skv_error *err)
@@ -108,11 +114,14 @@ int skv__mgr_commit(skv_manager *m, skv_error *err)
     int rc = skv__mgr_db_exec(m, "COMMIT", err);
     if (rc)
         skv__mgr_rollback(m);
+    else
+        skv__mgr_nonce_settle(m, true);
     return rc;
 }
 
 void skv__mgr_rollback(skv_manager *m)
 {
+    skv__mgr_nonce_settle(m, false);
     if (!sqlite3_get_autocommit(m->db))
         sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
 }

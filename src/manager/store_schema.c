@@ -96,8 +96,11 @@ static int schema(skv_manager *m, skv_error *err)
         rc = skv__mgr_admin_schema(&m->admin, err);
     if (!rc)
         rc = skv__mgr_suspect_schema(m, err);
-    char sql[64];
-    snprintf(sql, sizeof sql, "PRAGMA user_version=%d", SCHEMA_VERSION);
+    if (!rc)
+        rc = skv__mgr_nonce_schema(m, err);
+    char sql[96];
+    snprintf(sql, sizeof sql, "PRAGMA user_version=%d; PRAGMA application_id"
+             "=%d", SCHEMA_VERSION, (int)SKV__MGR_APP_ID);
     if (!rc)
         rc = skv__mgr_db_exec(m, sql, err);
     if (rc) {
@@ -107,23 +110,46 @@ static int schema(skv_manager *m, skv_error *err)
     return skv__mgr_commit(m, err);
 }
 
-int skv__mgr_db_open(skv_manager *m, skv_error *err)
+/* An existing file must be sokovan's and pass quick_check before
+ * anything is written to it (the WAL pragma included). */
+static int vet(skv_manager *m, const char *path, skv_error *err)
 {
+    int rc = skv__mgr_db_exec(m, "PRAGMA locking_mode=EXCLUSIVE", err);
+    if (!rc)
+        rc = skv__mgr_db_identify(m->db, path, err);
+    if (!rc)
+        rc = skv__mgr_db_verify(m->db, path, false, NULL, err);
+    return rc;
+}
+
+int skv__mgr_db_open(skv_manager *m, bool init, skv_error *err)
+{
+    bool fresh = false;
+    int rc = skv__mgr_db_precheck(m->data_dir, init, &fresh, err);
+    if (rc)
+        return rc;
     char *path = skv__asprintf("%s/manager.db", m->data_dir);
     if (!path)
         return skv__err(err, SKV_ENOMEM, "manager: out of memory");
-    int rc = sqlite3_open_v2(path, &m->db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                 SQLITE_OPEN_NOMUTEX, NULL);
+    bool had_wal = skv__mgr_db_has_wal(m->data_dir);
+    rc = sqlite3_open_v2(path, &m->db, SQLITE_OPEN_READWRITE |
+                             (fresh ? SQLITE_OPEN_CREATE : 0) |
+                             SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         rc = skv__err(err, SKV_EIO, "manager: cannot open '%s': %s", path,
                       m->db ? sqlite3_errmsg(m->db) : "out of memory");
         skv__free(path);
         return rc;
     }
-    skv__free(path);
     m->admin.db = m->db;
-    rc = pragmas(m, err);
+    rc = fresh ? 0 : vet(m, path, err);
+    if (rc)    /* refused: closing must not checkpoint a WAL into it */
+        skv__mgr_db_keep_wal(m->db, had_wal);
+    if (fresh)
+        skv__log(SKV_LOG_INFO, "manager", "%s: creating a new cluster", path);
+    skv__free(path);
+    if (!rc)
+        rc = pragmas(m, err);
     if (!rc)
         rc = schema(m, err);
     return rc;

@@ -541,6 +541,16 @@ ADMIN(agrp_d, "admin.resource_group", skv_proto_admin_resource_group, group,
 ADMIN_REPLY(agrpr_d, "admin.resource_group.reply",
             skv_proto_admin_resource_group_reply, groups, group_d);
 
+static const skv__pfield abak_f[] = {
+    STRQ(skv_proto_admin_backup, "name", name, ID),
+};
+DESC(abak_d, "admin.backup", skv_proto_admin_backup, abak_f);
+static const skv__pfield abakr_f[] = {
+    STRQ(skv_proto_admin_backup_reply, "path", path, TEXT),
+    U64(skv_proto_admin_backup_reply, "bytes", bytes),
+};
+DESC(abakr_d, "admin.backup.reply", skv_proto_admin_backup_reply, abakr_f);
+
 /* ---- the type table ------------------------------------------------------------------ */
 
 #define REQ SKV_PROTO_REQUEST
@@ -615,4 +625,7 @@ const skv__ptype skv__proto_types[SKV_PROTO_TYPE_COUNT] = {
       0, 0, agrpr_d),
     T(SKV_PROTO_AGENT_ROUTES, "agent.routes", EVT, 0, SKV_AUTH_OP_ADMIN,
       aroutes_d),
+    T(SKV_PROTO_ADMIN_BACKUP, "admin.backup", REQ, SKV_PROTO_ADMIN_BACKUP_REPLY,
+      SKV_AUTH_OP_ADMIN, abak_d),
+    T(SKV_PROTO_ADMIN_BACKUP_REPLY, "admin.backup.reply", RSP, 0, 0, abakr_d),
 };

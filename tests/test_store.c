@@ -1,0 +1,512 @@
+/* The manager's database as the operator meets it: what skv_manager_open
+ * does with an empty, foreign, damaged or missing manager.db (refuses,
+ * leaving it and admin.key untouched), --init, the full check, and the
+ * replay window surviving a restart.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "skv_test.h"
+#include "sokovan/manager.h"
+#include "sokovan/proto.h"
+
+#define T0 1700000000000LL
+#define ADMIN 2
+
+static char dir[64];
+static int n_replies, n_errors;
+static char last_error[256];
+
+/* Counts what the manager sends the admin connection. */
+static int send_cb(uint64_t conn, const void *frame, size_t len, void *p)
+{
+    (void)p;
+    skv_proto_envelope env;
+    if (conn != ADMIN || skv_proto_envelope_decode(&env, (const uint8_t *)
+                                                   frame + 4, len - 4, NULL))
+        return 0;
+    if (env.type == SKV_PROTO_ERROR) {
+        skv_proto_error er = {0};
+        if (!skv_proto_body_decode(&er, env.type, env.body, env.body_len,
+                                   NULL)) {
+            snprintf(last_error, sizeof last_error, "%s",
+                     er.message ? er.message : "");
+            skv_proto_body_free(SKV_PROTO_ERROR, &er);
+        }
+        n_errors++;
+    } else {
+        n_replies++;
+    }
+    skv_proto_envelope_free(&env);
+    return 0;
+}
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/skv-store-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    n_replies = n_errors = 0;
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static int try_open(skv_manager **m, uint32_t init, int64_t now,
+                    skv_error *e)
+{
+    skv_manager_options o = SKV_MANAGER_OPTIONS_INIT;
+    o.data_dir = dir;
+    o.init = init;
+    *m = NULL;
+    int rc = skv_manager_open(m, &o, send_cb, NULL, now, e);
+    if (!rc)
+        ck_assert_int_eq(skv_manager_conn_open(*m, ADMIN, "admin", NULL), 0);
+    return rc;
+}
+
+static skv_manager *open_ok(int64_t now)
+{
+    skv_manager *m;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(try_open(&m, 0, now, &e), &e);
+    return m;
+}
+
+static void path_of(char *buf, size_t n, const char *rel)
+{
+    snprintf(buf, n, "%s/%s", dir, rel);
+}
+
+/* The whole file (for "unchanged" checks); at most cap bytes. */
+static size_t slurp(const char *rel, char *buf, size_t cap)
+{
+    char p[128];
+    path_of(p, sizeof p, rel);
+    FILE *f = fopen(p, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", p);
+    size_t n = fread(buf, 1, cap, f);
+    fclose(f);
+    return n;
+}
+
+typedef struct cred {
+    char ak[64], sk[128];
+} cred;
+
+static void admin_cred(cred *c)
+{
+    char text[512];
+    size_t n = slurp("admin.key", text, sizeof text - 1);
+    text[n] = 0;
+    ck_assert_int_eq(sscanf(text, "access_key=%63s secret_key=%127s", c->ak,
+                            c->sk), 2);
+}
+
+/* A signed frame (without its length prefix) of type/body. */
+static void *frame_of(size_t *len, skv_proto_type type, const void *body,
+                      const cred *c, int64_t now)
+{
+    static uint64_t id = 100;
+    void *f = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    skv_proto_credentials pc = {c->ak, c->sk};
+    SKV_CK_OK(skv_proto_message_encode(&f, len, SKV_PROTO_REQUEST, ++id, type,
+                                       body, now, &pc, &e), &e);
+    return f;
+}
+
+static int feed(skv_manager *m, const void *frame, size_t len, int64_t now)
+{
+    return skv_manager_handle_frame(m, ADMIN, (const uint8_t *)frame + 4,
+                                    len - 4, now, NULL);
+}
+
+static void *submit_frame(size_t *len, const cred *c, int64_t now)
+{
+    static char *cmd[] = {"/bin/true"};
+    skv_proto_kernel_spec k;
+    skv_proto_session_submit s;
+    memset(&k, 0, sizeof k);
+    memset(&s, 0, sizeof s);
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_slots_parse(&k.slots, "cpu=1", NULL, &e), &e);
+    s.image = "busybox";
+    s.command = cmd;
+    s.n_command = 1;
+    s.kernels = &k;
+    s.n_kernels = 1;
+    void *f = frame_of(len, SKV_PROTO_SESSION_SUBMIT, &s, c, now);
+    skv_slots_free(k.slots);
+    return f;
+}
+
+static void submit_ok(skv_manager *m, const cred *c, int64_t now)
+{
+    size_t len;
+    void *f = submit_frame(&len, c, now);
+    int r = n_replies, er = n_errors;
+    ck_assert_int_eq(feed(m, f, len, now), 0);
+    skv_free(f);
+    ck_assert_msg(n_errors == er, "submit refused: %s", last_error);
+    ck_assert_int_eq(n_replies, r + 1);
+}
+
+static int64_t query_int(const char *sql)
+{
+    char p[128];
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    path_of(p, sizeof p, "manager.db");
+    ck_assert_int_eq(sqlite3_open_v2(p, &db, SQLITE_OPEN_READWRITE, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+static void exec_sql(const char *rel, const char *sql)
+{
+    char p[128];
+    sqlite3 *db;
+    path_of(p, sizeof p, rel);
+    ck_assert_int_eq(sqlite3_open(p, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* The refusal: SKV_ESTATE naming the problem; admin.key and manager.db
+ * exactly as before. */
+static void expect_refused(const char *what, uint32_t init)
+{
+    static char key0[512], key1[512];
+    struct stat st0, st1;
+    char db[128];
+    path_of(db, sizeof db, "manager.db");
+    size_t k0 = slurp("admin.key", key0, sizeof key0);
+    int had_db = stat(db, &st0) == 0;
+    char wal[128];
+    path_of(wal, sizeof wal, "manager.db-wal");
+    int had_wal = access(wal, F_OK) == 0;
+    skv_manager *m;
+    skv_error e = SKV_ERROR_INIT;
+    ck_assert_int_eq(try_open(&m, init, T0 + 50, &e), SKV_ESTATE);
+    ck_assert_ptr_null(m);
+    ck_assert_msg(strstr(e.message, what), "'%s' lacks '%s'", e.message,
+                  what);
+    ck_assert_uint_eq(slurp("admin.key", key1, sizeof key1), k0);
+    ck_assert(memcmp(key0, key1, k0) == 0);
+    ck_assert_int_eq(stat(db, &st1) == 0, had_db);
+    ck_assert_int_eq(access(wal, F_OK) == 0, had_wal);
+    if (had_db) {
+        ck_assert_int_eq(st1.st_size, st0.st_size);
+        ck_assert_int_eq(st1.st_mtime, st0.st_mtime);
+    }
+}
+
+/* A cluster with n sessions, closed cleanly (no WAL left). */
+static void populate(int n)
+{
+    skv_manager *m = open_ok(T0);
+    cred c;
+    admin_cred(&c);
+    for (int i = 0; i < n; i++)
+        submit_ok(m, &c, T0 + 1 + i);
+    skv_manager_free(m);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM kernels"), n);
+}
+
+START_TEST(test_empty_db_refused)
+{
+    populate(3);
+    char p[128];
+    path_of(p, sizeof p, "manager.db");
+    ck_assert_int_eq(truncate(p, 0), 0);
+    expect_refused("empty (0 bytes)", 0);
+    /* --check says the same. */
+    char *report = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    ck_assert_int_eq(skv_manager_check(dir, &report, &e), SKV_ESTATE);
+    skv_free(report);
+}
+END_TEST
+
+/* One 4 KiB page of the kernels table overwritten: quick_check at open
+ * refuses it; the full check lists the damage. */
+START_TEST(test_damaged_page_refused)
+{
+    populate(25);
+    int64_t page = query_int("SELECT rootpage FROM sqlite_master WHERE "
+                             "name='kernels'");
+    int64_t psize = query_int("PRAGMA page_size");
+    ck_assert_int_eq(psize, 4096);
+    char p[128], junk[4096];
+    path_of(p, sizeof p, "manager.db");
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (char)(i * 7 + 13);
+    int fd = open(p, O_WRONLY);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(pwrite(fd, junk, sizeof junk, (page - 1) * psize),
+                     (ssize_t)sizeof junk);
+    close(fd);
+    expect_refused("is damaged (quick_check", 0);
+    char *report = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    ck_assert_int_eq(skv_manager_check(dir, &report, &e), SKV_ESTATE);
+    ck_assert_ptr_nonnull(report);
+    ck_assert_msg(strstr(e.message, "integrity_check"), "%s", e.message);
+    skv_free(report);
+}
+END_TEST
+
+START_TEST(test_foreign_db_refused)
+{
+    populate(1);
+    char p[128], q[128];
+    path_of(p, sizeof p, "manager.db");
+    path_of(q, sizeof q, "other.db");
+    /* Another program's database (its own application_id). */
+    exec_sql("other.db", "CREATE TABLE t(x); PRAGMA application_id=42");
+    ck_assert_int_eq(rename(q, p), 0);
+    expect_refused("belongs to another program", 0);
+    /* An SQLite database without the sokovan schema. */
+    exec_sql("other.db", "CREATE TABLE sessions(x)");
+    ck_assert_int_eq(rename(q, p), 0);
+    expect_refused("without the sokovan schema", 0);
+    /* Not SQLite at all. */
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 4096; i++)
+        fputc('x', f);
+    fclose(f);
+    expect_refused("cannot be read as an SQLite database", 0);
+    char *report = NULL;
+    ck_assert_int_eq(skv_manager_check(dir, &report, NULL), SKV_ESTATE);
+    skv_free(report);
+}
+END_TEST
+
+/* No database: a new cluster only where none lived, or with init. */
+START_TEST(test_missing_db_and_init)
+{
+    skv_manager *m = open_ok(T0);    /* first start: a new cluster */
+    skv_manager_free(m);
+    char p[128], q[128];
+    path_of(p, sizeof p, "manager.db");
+    path_of(q, sizeof q, "manager.db.moved");
+    ck_assert_int_eq(rename(p, q), 0);
+    expect_refused("admin.key shows a cluster lived here", 0);
+    /* init over an existing database is refused too. */
+    ck_assert_int_eq(rename(q, p), 0);
+    expect_refused("--init", 1);
+    /* Moved away: init creates a new cluster and a new admin key. */
+    char key0[512], key1[512];
+    size_t k0 = slurp("admin.key", key0, sizeof key0);
+    ck_assert_int_eq(rename(p, q), 0);
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(try_open(&m, 1, T0 + 60, &e), &e);
+    skv_manager_free(m);
+    size_t k1 = slurp("admin.key", key1, sizeof key1);
+    ck_assert(k0 != k1 || memcmp(key0, key1, k0) != 0);
+    ck_assert_int_eq(query_int("PRAGMA application_id"), 0x534B4F56);
+    /* A WAL without its database: refused even with init. */
+    char w[128];
+    path_of(w, sizeof w, "manager.db-wal");
+    ck_assert_int_eq(rename(p, q), 0);
+    FILE *f = fopen(w, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    ck_assert_int_eq(try_open(&m, 1, T0, &e), SKV_ESTATE);
+    ck_assert_msg(strstr(e.message, "WAL"), "%s", e.message);
+    ck_assert_int_eq(access(p, F_OK), -1);
+    /* Bad option values. */
+    skv_manager_options o = SKV_MANAGER_OPTIONS_INIT;
+    o.data_dir = dir;
+    o.init = 2;
+    ck_assert_int_eq(skv_manager_open(&m, &o, send_cb, NULL, T0, NULL),
+                     SKV_EINVAL);
+    o.init = 0;
+    o.backup_dir = "relative";
+    ck_assert_int_eq(skv_manager_open(&m, &o, send_cb, NULL, T0, NULL),
+                     SKV_EINVAL);
+}
+END_TEST
+
+/* Databases written before application_id was set are adopted. */
+START_TEST(test_old_db_adopted)
+{
+    populate(2);
+    exec_sql("manager.db", "PRAGMA application_id=0");
+    ck_assert_int_eq(query_int("PRAGMA application_id"), 0);
+    skv_manager *m = open_ok(T0 + 100);
+    skv_manager_free(m);
+    ck_assert_int_eq(query_int("PRAGMA application_id"), 0x534B4F56);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sessions"), 2);
+    ck_assert_int_eq(skv_manager_check(dir, NULL, NULL), 0);
+    ck_assert_int_eq(skv_manager_check("relative", NULL, NULL), SKV_EINVAL);
+}
+END_TEST
+
+/* A manager that died (no close, its WAL left): the full check reads the
+ * WAL but leaves it as it is; the next open takes it in. */
+START_TEST(test_check_keeps_wal)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        skv_manager *m = open_ok(T0);
+        cred c;
+        admin_cred(&c);
+        for (int i = 0; i < 3; i++)
+            submit_ok(m, &c, T0 + 1 + i);
+        _exit(0);    /* like kill -9: nothing closed */
+    }
+    int st = 0;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    char w[128];
+    struct stat s0, s1;
+    path_of(w, sizeof w, "manager.db-wal");
+    ck_assert_int_eq(stat(w, &s0), 0);
+    ck_assert_int_gt(s0.st_size, 0);
+    char *report = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_manager_check(dir, &report, &e), &e);
+    ck_assert_ptr_null(report);
+    ck_assert_int_eq(stat(w, &s1), 0);
+    ck_assert_int_eq(s1.st_size, s0.st_size);
+    skv_manager *m = open_ok(T0 + 100);
+    skv_manager_free(m);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sessions"), 3);
+}
+END_TEST
+
+/* A captured signed session.submit replayed after a restart within the
+ * skew window is refused; so is a read whose nonce a tick persisted. */
+START_TEST(test_replay_after_restart)
+{
+    skv_manager *m = open_ok(T0);
+    cred c;
+    admin_cred(&c);
+    size_t len, rlen;
+    void *f = submit_frame(&len, &c, T0 + 10);
+    ck_assert_int_eq(feed(m, f, len, T0 + 10), 0);
+    ck_assert_int_eq(n_errors, 0);
+    skv_proto_session_list q;
+    memset(&q, 0, sizeof q);
+    void *r = frame_of(&rlen, SKV_PROTO_SESSION_LIST, &q, &c, T0 + 11);
+    ck_assert_int_eq(feed(m, r, rlen, T0 + 11), 0);
+    ck_assert_int_eq(n_replies, 2);
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_manager_tick(m, T0 + 12, &e), &e);
+    /* In memory the replay is refused already. */
+    ck_assert_int_eq(feed(m, f, len, T0 + 13), SKV_EAUTH);
+    /* An admin change, its nonce committed with it (no tick after). */
+    skv_proto_admin_domain d;
+    memset(&d, 0, sizeof d);
+    d.op = SKV_PROTO_ADMIN_CREATE;
+    d.domain.name = "d1";
+    d.domain.active = 1;
+    size_t alen;
+    void *a = frame_of(&alen, SKV_PROTO_ADMIN_DOMAIN, &d, &c, T0 + 14);
+    ck_assert_int_eq(feed(m, a, alen, T0 + 14), 0);
+    ck_assert_int_eq(n_replies, 3);
+    ck_assert_int_eq(n_errors, 1);    /* the in-memory replay */
+    skv_manager_free(m);
+
+    m = open_ok(T0 + 60000);    /* a minute later, inside the window */
+    n_replies = n_errors = 0;
+    ck_assert_int_eq(feed(m, f, len, T0 + 60001), SKV_EAUTH);
+    ck_assert_msg(strstr(last_error, "replayed"), "%s", last_error);
+    ck_assert_int_eq(feed(m, r, rlen, T0 + 60002), SKV_EAUTH);
+    ck_assert_int_eq(feed(m, a, alen, T0 + 60002), SKV_EAUTH);
+    ck_assert_int_eq(n_replies, 0);
+    /* New requests still pass. */
+    submit_ok(m, &c, T0 + 60003);
+    skv_manager_free(m);
+    skv_free(f);
+    skv_free(r);
+    skv_free(a);
+    /* The first submit and the new one: the replay added nothing. */
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sessions"), 2);
+}
+END_TEST
+
+/* Nonces outside the window are pruned by the tick. */
+START_TEST(test_nonces_pruned)
+{
+    skv_manager *m = open_ok(T0);
+    cred c;
+    admin_cred(&c);
+    submit_ok(m, &c, T0 + 1);
+    skv_manager_free(m);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM auth_nonces"), 1);
+    int64_t later = T0 + 3 * 300000;
+    m = open_ok(later);
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_manager_tick(m, later + 1, &e), &e);
+    skv_manager_free(m);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM auth_nonces"), 0);
+}
+END_TEST
+
+/* The verifier's side: remembered nonces, bad input. */
+START_TEST(test_verifier_remember)
+{
+    skv_auth_verifier *v = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_auth_verifier_new(&v, NULL, &e), &e);
+    char ak[SKV_AUTH_ACCESS_KEY_MAX], sk[SKV_AUTH_SECRET_KEY_MAX];
+    SKV_CK_OK(skv_auth_keypair_generate(ak, sk, &e), &e);
+    skv_auth_principal p = {"u", SKV_AUTH_ROLE_USER};
+    SKV_CK_OK(skv_auth_verifier_add_key(v, ak, sk, &p, &e), &e);
+    uint8_t nonce[SKV_AUTH_NONCE_BYTES] = {1, 2, 3};
+    ck_assert_int_eq(skv_auth_verifier_remember(v, ak, nonce, T0, T0, &e), 0);
+    ck_assert_uint_eq(skv_auth_verifier_nonce_count(v, ak), 1);
+    ck_assert_int_eq(skv_auth_verifier_remember(v, ak, nonce, T0, T0, &e), 0);
+    ck_assert_uint_eq(skv_auth_verifier_nonce_count(v, ak), 1);
+    /* Stale: ignored (such a request is refused anyway). */
+    nonce[0] = 9;
+    ck_assert_int_eq(skv_auth_verifier_remember(v, ak, nonce, T0 - 3600000,
+                                                T0, &e), 0);
+    ck_assert_uint_eq(skv_auth_verifier_nonce_count(v, ak), 1);
+    ck_assert_int_eq(skv_auth_verifier_remember(v, "AKnope", nonce, T0, T0,
+                                                &e), SKV_ENOENT);
+    ck_assert_int_eq(skv_auth_verifier_remember(NULL, ak, nonce, T0, T0, &e),
+                     SKV_EINVAL);
+    ck_assert_int_eq(skv_auth_verifier_remember(v, ak, NULL, T0, T0, &e),
+                     SKV_EINVAL);
+    skv_auth_verifier_free(v);
+}
+END_TEST
+
+Suite *skv_test_suite_store(void);
+Suite *skv_test_suite_store(void)
+{
+    Suite *s = suite_create("store");
+    TCase *tc = tcase_create("store");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_empty_db_refused);
+    tcase_add_test(tc, test_damaged_page_refused);
+    tcase_add_test(tc, test_foreign_db_refused);
+    tcase_add_test(tc, test_missing_db_and_init);
+    tcase_add_test(tc, test_old_db_adopted);
+    tcase_add_test(tc, test_check_keeps_wal);
+    tcase_add_test(tc, test_replay_after_restart);
+    tcase_add_test(tc, test_nonces_pruned);
+    tcase_add_test(tc, test_verifier_remember);
+    suite_add_tcase(s, tc);
+    return s;
+}
