@@ -21,7 +21,8 @@ MGR_PID=$RUN/manager.pid
 AGENT_PID=$RUN/agent1.pid
 KEY=/var/lib/sokovan/manager/admin.key
 
-alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# The daemon removes its pid file as it exits: read it once, quietly.
+alive() { local p; p=$(cat "$1" 2>/dev/null) && kill -0 "$p" 2>/dev/null; }
 
 stop_one() {
     local pidfile=$1 name=$2 i
