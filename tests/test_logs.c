@@ -265,6 +265,17 @@ START_TEST(test_logs_cross_fs_large)
     ck_assert_int_eq(stat(p, &st), 0);
     ck_assert_int_eq(st.st_size, 16 << 20);
     agent_log_lacks("cannot keep");
+    /* Its empty stderr was not kept as a file (an inode per session on
+     * the state dir's disk), yet reads as empty, not "no stderr log". */
+    snprintf(p, sizeof(p), "%s/agent-a1/logs/%s.stderr", g.root, kid);
+    ck_assert_msg(!e2e_file_exists(p), "empty stderr kept as %s", p);
+    skv_proto_logs_request q = {sid, kid, 0, 0, "stderr"};
+    skv_proto_logs_reply lr = {0};
+    skv_error le = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_client_logs(cl, &lr, &q, &le), &le);
+    ck_assert_uint_eq(lr.data_len, 0);
+    ck_assert(lr.eof);
+    skv_proto_body_free(SKV_PROTO_LOGS_REPLY, &lr);
     skv_client_free(cl);
     stop_all();
 }

@@ -135,6 +135,8 @@ struct skv_agent {
 
 /* ---- logs_keep.c: a destroyed kernel's logs to state_dir/logs ---- */
 void skv__agent_keep_logs(skv_agent *a, const char *id);
+bool skv__agent_kept_empty(const skv_agent *a, const char *id,
+                           const char *stream);
 
 /* ---- setup.c: topology, plugins, slice, node, device table ---- */
 int skv__agent_setup_node(skv_agent *a, const skv_agent_options *o,

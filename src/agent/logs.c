@@ -77,6 +77,12 @@ static int serve(skv_agent *a, const skv_proto_logs_request *q, uint64_t id,
     int rc = read_window(path, q->offset, max, &r.data, &r.data_len, &size,
                          err);
     skv__free(path);
+    if (rc == SKV_ENOENT && !k && skv__agent_kept_empty(a, q->kernel_id,
+                                                        stream)) {
+        rc = 0;  /* an empty stderr, not kept (logs_keep.c) */
+        if (err)
+            *err = (skv_error)SKV_ERROR_INIT;
+    }
     if (rc == SKV_ENOENT)
         return skv__err(err, SKV_ENOENT, "kernel.logs: no %s log of kernel "
                         "'%s' on this agent", stream, q->kernel_id);
