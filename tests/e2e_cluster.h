@@ -615,4 +615,22 @@ static inline int e2e_logs(skv_client *cl, const char *sid,
     return 0;
 }
 
+/* Why an end-to-end suite must skip (root, busybox, built daemons, a
+ * scratch directory with the image), or NULL with c ready (e2e_init). */
+static inline const char *e2e_prepare(e2e_cluster *c, const char *build_dir)
+{
+    char bin[PATH_MAX];
+    if (geteuid() != 0)
+        return "needs root (the agents run containers)";
+    if (access("/bin/busybox", X_OK) != 0)
+        return "needs /bin/busybox (Debian package busybox-static)";
+    if (e2e_find_bin(bin, sizeof(bin), build_dir) != 0)
+        return "needs build/bin/sokovan-manager and sokovan-agent (make progs)";
+    if (e2e_init(c, bin) != 0) {
+        fprintf(stderr, "e2e setup: %s\n", c->why);
+        return "could not prepare the scratch directory and image";
+    }
+    return NULL;
+}
+
 #endif

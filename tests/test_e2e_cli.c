@@ -15,22 +15,12 @@ static char g_cli[PATH_MAX + 16];
 
 static void setup(void)
 {
-    char bin[PATH_MAX];
     g_skip = NULL;
     g.root[0] = '\0';
-    if (geteuid() != 0)
-        g_skip = "needs root (the agents run containers)";
-    else if (access("/bin/busybox", X_OK) != 0)
-        g_skip = "needs /bin/busybox (Debian package busybox-static)";
-    else if (e2e_find_bin(bin, sizeof(bin), skv_test_build_dir()) != 0)
-        g_skip = "needs build/bin/sokovan-manager and sokovan-agent (make progs)";
-    else if (snprintf(g_cli, sizeof(g_cli), "%s/sokovan", bin) < 0 ||
-             access(g_cli, X_OK) != 0)
+    g_skip = e2e_prepare(&g, skv_test_build_dir());
+    if (!g_skip && (snprintf(g_cli, sizeof(g_cli), "%s/sokovan", g.bin) < 0 ||
+                    access(g_cli, X_OK) != 0))
         g_skip = "needs build/bin/sokovan (make progs)";
-    else if (e2e_init(&g, bin) != 0) {
-        fprintf(stderr, "e2e_cli setup: %s\n", g.why);
-        g_skip = "could not prepare the scratch directory and image";
-    }
 }
 
 static void teardown(void)

@@ -20,20 +20,9 @@ static const char *g_skip;
 
 static void setup(void)
 {
-    char bin[PATH_MAX];
     g_skip = NULL;
     g.root[0] = '\0';
-    if (geteuid() != 0)
-        g_skip = "needs root (the agents run containers)";
-    else if (access("/bin/busybox", X_OK) != 0)
-        g_skip = "needs /bin/busybox (Debian package busybox-static)";
-    else if (e2e_find_bin(bin, sizeof(bin), skv_test_build_dir()) != 0)
-        g_skip = "needs build/bin/sokovan-manager and sokovan-agent (make "
-                 "progs)";
-    else if (e2e_init(&g, bin) != 0) {
-        fprintf(stderr, "e2e setup: %s\n", g.why);
-        g_skip = "could not prepare the scratch directory and image";
-    }
+    g_skip = e2e_prepare(&g, skv_test_build_dir());
 }
 
 static void teardown(void)

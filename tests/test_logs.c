@@ -23,20 +23,11 @@ static char g_mnt[PATH_MAX + 16];   /* <root>/runfs: the test's tmpfs */
 
 static void logs_setup(void)
 {
-    char bin[PATH_MAX];
     g_skip = NULL;
     g.root[0] = '\0';
     g_mnt[0] = '\0';
-    if (geteuid() != 0)
-        g_skip = "needs root (containers, tmpfs mounts)";
-    else if (access("/bin/busybox", X_OK) != 0)
-        g_skip = "needs /bin/busybox (Debian package busybox-static)";
-    else if (e2e_find_bin(bin, sizeof(bin), skv_test_build_dir()) != 0)
-        g_skip = "needs build/bin/sokovan-manager and sokovan-agent (make progs)";
-    else if (e2e_init(&g, bin) != 0) {
-        fprintf(stderr, "logs setup: %s\n", g.why);
-        g_skip = "could not prepare the scratch directory and image";
-    } else
+    g_skip = e2e_prepare(&g, skv_test_build_dir());
+    if (!g_skip)
         snprintf(g_mnt, sizeof(g_mnt), "%s/runfs", g.root);
 }
 
@@ -268,13 +259,21 @@ START_TEST(test_logs_cross_fs_large)
     /* Its empty stderr was not kept as a file (an inode per session on
      * the state dir's disk), yet reads as empty, not "no stderr log". */
     snprintf(p, sizeof(p), "%s/agent-a1/logs/%s.stderr", g.root, kid);
-    ck_assert_msg(!e2e_file_exists(p), "empty stderr kept as %s", p);
     skv_proto_logs_request q = {sid, kid, 0, 0, "stderr"};
     skv_proto_logs_reply lr = {0};
     skv_error le = SKV_ERROR_INIT;
     SKV_CK_OK(skv_client_logs(cl, &lr, &q, &le), &le);
-    ck_assert_uint_eq(lr.data_len, 0);
     ck_assert(lr.eof);
+#ifdef __SANITIZE_ADDRESS__
+    /* The ASan runtime of the forked shim notes its stack switch on the
+     * container's stderr before exec: that stderr is not empty. */
+    ck_assert_msg(!e2e_file_exists(p) ||
+                  (lr.data && memmem(lr.data, lr.data_len, "ASan", 4)),
+                  "stderr kept as %s", p);
+#else
+    ck_assert_msg(!e2e_file_exists(p), "empty stderr kept as %s", p);
+    ck_assert_uint_eq(lr.data_len, 0);
+#endif
     skv_proto_body_free(SKV_PROTO_LOGS_REPLY, &lr);
     skv_client_free(cl);
     stop_all();
