@@ -64,7 +64,8 @@ PROG_CFLAGS := $(BASE_CFLAGS)
 LDFLAGS += $(SAN_FLAGS)
 
 MODULES ?= $(filter-out include,$(patsubst src/%/,%,$(wildcard src/*/)))
-LIB_SRCS := $(foreach m,$(MODULES),$(wildcard src/$(m)/*.c))
+# A module may keep sub-folders of one job each (src/manager/store/).
+LIB_SRCS := $(foreach m,$(MODULES),$(wildcard src/$(m)/*.c src/$(m)/*/*.c))
 LIB_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 
 SONAME := libsokovan.so.$(VERSION_MAJOR)

@@ -1,0 +1,132 @@
+/* db.h's calls dispatched to the engine a connection was opened with.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "db_impl.h"
+#include "skv_internal.h"
+
+void skv__db_close(skv__db *db)
+{
+    if (db)
+        db->ops->close(db);
+}
+
+skv__db_kind skv__db_kind_of(const skv__db *db)
+{
+    return db->ops->kind;
+}
+
+int skv__db_exec(skv__db *db, const char *sql, skv_error *err)
+{
+    return db->ops->exec(db, sql, err);
+}
+
+int skv__db_begin(skv__db *db, skv_error *err)
+{
+    return db->ops->begin(db, err);
+}
+
+int skv__db_commit(skv__db *db, skv_error *err)
+{
+    return db->ops->commit(db, err);
+}
+
+void skv__db_rollback(skv__db *db)
+{
+    db->ops->rollback(db);
+}
+
+bool skv__db_in_transaction(skv__db *db)
+{
+    return db->ops->in_transaction(db);
+}
+
+int skv__db_prepare(skv__db *db, const char *sql, skv__db_stmt **out,
+                    skv_error *err)
+{
+    *out = NULL;
+    int rc = db->ops->prepare(db, sql, out, err);
+    if (!rc)
+        (*out)->bind_rc = 0;
+    return rc;
+}
+
+void skv__db_done(skv__db_stmt *st)
+{
+    if (st)
+        st->db->ops->done(st);
+}
+
+void skv__db_reset(skv__db_stmt *st)
+{
+    st->bind_rc = 0;
+    st->db->ops->reset(st);
+}
+
+void skv__db_bind_int64(skv__db_stmt *st, int i, int64_t v)
+{
+    st->db->ops->bind_int64(st, i, v);
+}
+
+void skv__db_bind_double(skv__db_stmt *st, int i, double v)
+{
+    st->db->ops->bind_double(st, i, v);
+}
+
+void skv__db_bind_text(skv__db_stmt *st, int i, const char *s)
+{
+    if (s)
+        st->db->ops->bind_text(st, i, s);
+    else
+        st->db->ops->bind_null(st, i);
+}
+
+void skv__db_bind_blob(skv__db_stmt *st, int i, const void *p, size_t n)
+{
+    if (p)
+        st->db->ops->bind_blob(st, i, p, n);
+    else
+        st->db->ops->bind_null(st, i);
+}
+
+void skv__db_bind_null(skv__db_stmt *st, int i)
+{
+    st->db->ops->bind_null(st, i);
+}
+
+/* A bind that failed earlier fails the step, so callers bind without
+ * checking each call and still never run a half-bound statement. */
+int skv__db_step(skv__db_stmt *st, skv_error *err)
+{
+    if (st->bind_rc)
+        return skv__err(err, st->bind_rc, "manager database: bind failed");
+    return st->db->ops->step(st, err);
+}
+
+int64_t skv__db_column_int64(skv__db_stmt *st, int col)
+{
+    return st->db->ops->column_int64(st, col);
+}
+
+double skv__db_column_double(skv__db_stmt *st, int col)
+{
+    return st->db->ops->column_double(st, col);
+}
+
+const char *skv__db_column_text(skv__db_stmt *st, int col)
+{
+    return st->db->ops->column_text(st, col);
+}
+
+const void *skv__db_column_blob(skv__db_stmt *st, int col, size_t *len)
+{
+    return st->db->ops->column_blob(st, col, len);
+}
+
+bool skv__db_column_is_null(skv__db_stmt *st, int col)
+{
+    return st->db->ops->column_is_null(st, col);
+}
+
+int64_t skv__db_changes(skv__db_stmt *st)
+{
+    return st->db->ops->changes(st);
+}

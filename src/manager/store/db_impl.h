@@ -1,0 +1,45 @@
+/* The engine table behind db.h: each engine (db_sqlite.c, db_pg.c) fills
+ * one and embeds skv__db / skv__db_stmt first in its own structs, so db.c
+ * only dispatches.
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef SKV_MANAGER_STORE_DB_IMPL_H
+#define SKV_MANAGER_STORE_DB_IMPL_H
+
+#include "db.h"
+
+typedef struct skv__db_ops {
+    skv__db_kind kind;
+    void (*close)(skv__db *db);
+    int (*exec)(skv__db *db, const char *sql, skv_error *err);
+    int (*begin)(skv__db *db, skv_error *err);
+    int (*commit)(skv__db *db, skv_error *err);
+    void (*rollback)(skv__db *db);
+    bool (*in_transaction)(skv__db *db);
+    int (*prepare)(skv__db *db, const char *sql, skv__db_stmt **out,
+                   skv_error *err);
+    void (*done)(skv__db_stmt *st);
+    void (*reset)(skv__db_stmt *st);
+    void (*bind_int64)(skv__db_stmt *st, int i, int64_t v);
+    void (*bind_double)(skv__db_stmt *st, int i, double v);
+    void (*bind_text)(skv__db_stmt *st, int i, const char *s);
+    void (*bind_blob)(skv__db_stmt *st, int i, const void *p, size_t n);
+    void (*bind_null)(skv__db_stmt *st, int i);
+    int (*step)(skv__db_stmt *st, skv_error *err);
+    int64_t (*column_int64)(skv__db_stmt *st, int col);
+    double (*column_double)(skv__db_stmt *st, int col);
+    const char *(*column_text)(skv__db_stmt *st, int col);
+    const void *(*column_blob)(skv__db_stmt *st, int col, size_t *len);
+    bool (*column_is_null)(skv__db_stmt *st, int col);
+    int64_t (*changes)(skv__db_stmt *st);
+} skv__db_ops;
+
+struct skv__db {
+    const skv__db_ops *ops;
+};
+
+struct skv__db_stmt {
+    skv__db *db;
+    int bind_rc;      /* first failed bind, returned by the next step */
+};
+
+#endif
