@@ -135,7 +135,6 @@ START_TEST(test_usage_errors)
         {ARGS("show"), "missing session ID"},
         {ARGS("show", "a", "b"), "unexpected argument 'b'"},
         {ARGS("logs"), "missing session ID"},
-        {ARGS("logs", "s-1", "--json"), "--json"},
         {ARGS("terminate"), "missing session ID"},
         {ARGS("agents", "x"), "unexpected argument"},
         {ARGS("admin"), "usage: sokovan admin"},
@@ -859,6 +858,77 @@ START_TEST(test_unreachable_says_where_and_what)
 }
 END_TEST
 
+
+/* Every program answers --version, `version` and `help` (exit 0, on
+ * stdout): an operator checking what is installed needs no manual. */
+START_TEST(test_version_and_help_everywhere)
+{
+    const char *progs[] = {"sokovan", "sokovan-manager", "sokovan-agent",
+                           "sokovan-sim", "sokovan-topo"};
+    const char *forms[] = {"--version", "version", "help"};
+    for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++)
+        for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+            char cmd[512], out[8192];
+            snprintf(cmd, sizeof cmd, "%s/bin/%s %s 2>/dev/null; echo "
+                     "rc=$?", skv_test_build_dir(), progs[i], forms[f]);
+            skv_test_sh_output(cmd, out, sizeof out);
+            ck_assert_msg(strstr(out, "rc=0"), "%s %s: %s", progs[i],
+                          forms[f], out);
+            const char *want = f < 2 ? "(libsokovan " SKV_VERSION_STRING ")"
+                                     : "usage: ";
+            ck_assert_msg(strstr(out, want), "%s %s: %s", progs[i],
+                          forms[f], out);
+        }
+    cli_result r;
+    run_cli(&r, NULL, ARGS("help", "run"));
+    expect(&r, 0, NULL);
+    ck_assert_ptr_nonnull(strstr(r.out, "usage: sokovan run"));
+    run_cli(&r, NULL, ARGS("help", "nosuch"));
+    expect(&r, 2, "unknown command 'nosuch'");
+}
+END_TEST
+
+/* Under --json an error is one JSON document on stdout (and nothing on
+ * stderr), whatever failed: parsing, a usage rule, or reaching the
+ * manager (its hint goes to details). python3 parses it. */
+START_TEST(test_json_errors)
+{
+    const struct { const char *const *args; int status; const char *kind,
+                   *code, *msg; } cases[] = {
+        {ARGS("--json", "frobnicate"), 2, "usage", "None", "unknown command"},
+        {ARGS("--json", "--bogus", "ps"), 2, "usage", "None", "--bogus"},
+        {ARGS("ps", "--limit", "0", "--json"), 2, "usage", "None", "--limit"},
+        {ARGS("logs", "s-1", "--json"), 2, "usage", "None", "--json"},
+        {ARGS("--json", "ps"), 1, "failed", "SKV_ESYS",
+         "cannot reach the manager"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cli_result r;
+        run_cli(&r, NULL, cases[i].args);
+        ck_assert_msg(r.status == cases[i].status, "case %zu: exit %d", i,
+                      r.status);
+        ck_assert_msg(r.err[0] == 0, "case %zu: stderr: %s", i, r.err);
+        char path[] = "/tmp/skv-cli-json-XXXXXX", cmd[512], out[1024];
+        int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, r.out, strlen(r.out)),
+                         (ssize_t)strlen(r.out));
+        close(fd);
+        snprintf(cmd, sizeof cmd, "python3 -c 'import json,sys; e=json.load("
+                 "open(sys.argv[1]))[\"error\"]; print(e[\"kind\"], "
+                 "e[\"code\"], len(e[\"details\"]), e[\"message\"])' %s "
+                 "2>&1", path);
+        skv_test_sh_output(cmd, out, sizeof out);
+        unlink(path);
+        char want[128];
+        snprintf(want, sizeof want, "%s %s ", cases[i].kind, cases[i].code);
+        ck_assert_msg(strncmp(out, want, strlen(want)) == 0 &&
+                      strstr(out, cases[i].msg), "case %zu: %s (stdout %s)",
+                      i, out, r.out);
+    }
+}
+END_TEST
+
 Suite *skv_test_suite_cli(void);
 Suite *skv_test_suite_cli(void)
 {
@@ -877,6 +947,8 @@ Suite *skv_test_suite_cli(void)
     tcase_add_test(tc, test_text_output_sanitized);
     tcase_add_test(tc, test_run_waits_for_manager);
     tcase_add_test(tc, test_unreachable_says_where_and_what);
+    tcase_add_test(tc, test_version_and_help_everywhere);
+    tcase_add_test(tc, test_json_errors);
     tcase_add_unchecked_fixture(tc, fake_mgr_base_setup,
                                 fake_mgr_base_teardown);
     suite_add_tcase(s, tc);

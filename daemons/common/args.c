@@ -70,11 +70,14 @@ static int scan(skvd_config *c, flag_ctx *x, bool apply, int argc,
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *name, *value;
         char namebuf[128], why[320];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+        /* `help` and `version` as a first word too, like the CLI's. */
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0 ||
+            (i == 1 && strcmp(arg, "help") == 0)) {
             x->help = true;
             continue;
         }
-        if (strcmp(arg, "--version") == 0) {
+        if (strcmp(arg, "--version") == 0 ||
+            (i == 1 && strcmp(arg, "version") == 0)) {
             x->version = true;
             continue;
         }

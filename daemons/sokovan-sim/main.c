@@ -90,7 +90,14 @@ int sim_parse_seeds(uint64_t **out, size_t *n, const char *text)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+    if (argc == 2 && (strcmp(argv[1], "--version") == 0 ||
+                      strcmp(argv[1], "version") == 0)) {
+        printf("sokovan-sim %s (libsokovan %s)\n", SKV_VERSION_STRING,
+               skv_version_string());
+        return 0;
+    }
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }

@@ -54,8 +54,14 @@ static int parse_args(args *a, int argc, char **argv)
             a->no_cuda = true;
         } else if (strcmp(o, "--topo-gpus") == 0) {
             a->mock = "topology=1,prefix=cuda";
-        } else if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+        } else if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0 ||
+                   (i == 1 && strcmp(o, "help") == 0)) {
             usage(stdout);
+            exit(0);
+        } else if (strcmp(o, "--version") == 0 ||
+                   (i == 1 && strcmp(o, "version") == 0)) {
+            printf("sokovan-topo %s (libsokovan %s)\n", SKV_VERSION_STRING,
+                   skv_version_string());
             exit(0);
         } else {
             fprintf(stderr, "sokovan-topo: unknown option '%s'\n", o);
