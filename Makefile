@@ -42,12 +42,12 @@ endif
 # Debian packages: the build's dependencies (see `make deps`).
 DEB_PACKAGES := build-essential pkg-config libuv1-dev libsqlite3-dev \
 	libmsgpack-dev libnuma-dev libhwloc-dev libcap-dev libseccomp-dev \
-	libsodium-dev libarchive-dev libmnl-dev libnftables-dev libinih-dev libmicrohttpd-dev libssl-dev \
+	libsodium-dev libarchive-dev libmnl-dev libnftables-dev libinih-dev libmicrohttpd-dev libssl-dev libyaml-dev \
 	check hwloc runc iproute2 procps python3 busybox-static tar
 
 LIB_PKGS := msgpack hwloc libcap libseccomp sqlite3 libsodium libarchive libmnl libnftables libssl libcrypto
 LIB_LIBS := -lnuma -ldl -lpthread -lm
-PROG_PKGS := libuv inih libmicrohttpd
+PROG_PKGS := libuv inih libmicrohttpd yaml-0.1
 TEST_PKGS := check
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS) $(PROG_PKGS) 2>/dev/null)

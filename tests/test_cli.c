@@ -859,6 +859,123 @@ START_TEST(test_unreachable_says_where_and_what)
 END_TEST
 
 
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A job file is the flags written down: per-role kernel groups (main
+ * first on the wire, whatever the file's order), lists, maps, booleans,
+ * the new scheduling keys; flags after -f override its scalars. */
+START_TEST(test_run_job_file)
+{
+    script sc = {0};
+    fake_mgr m;
+    fake_mgr_start(&m, cli_handler, &sc);
+    char path[] = "/tmp/skv-job-XXXXXX";
+    close(mkstemp(path));
+    write_file(path,
+        "image: busybox\n"
+        "command: [sh, -c, \"echo hi\"]\n"
+        "cluster_mode: multi-node\n"
+        "priority: 5\n"
+        "estimated_duration: 30m\n"
+        "preemptible: true\n"
+        "depends_on: [s-1, s-2]\n"
+        "env: {A: \"1\", B: two}\n"
+        "kernels:\n"
+        "  - role: sub\n"
+        "    count: 2\n"
+        "    gpus: 1\n"
+        "  - {role: main, cpu: 2, mem: 4g, image: busybox:main}\n");
+    cli_result r;
+    run_cli(&r, m.endpoint, ARGS("run", "-f", path, "--priority", "7"));
+    expect(&r, 0, NULL);
+    skv_proto_session_submit s;
+    ck_assert_int_eq(skv_proto_body_decode(&s, SKV_PROTO_SESSION_SUBMIT,
+                     m.last_body, m.last_body_len, NULL), 0);
+    ck_assert_str_eq(s.image, "busybox");
+    ck_assert_uint_eq(s.n_command, 3);
+    ck_assert_int_eq(s.priority, 7);
+    ck_assert_uint_eq(s.estimated_duration_ms, 1800000);
+    ck_assert(s.preemptible);
+    ck_assert_uint_eq(s.n_dependencies, 2);
+    ck_assert_str_eq(s.dependencies[1], "s-2");
+    ck_assert_uint_eq(s.n_env, 2);
+    ck_assert_uint_eq(s.cluster_size, 3);
+    ck_assert_uint_eq(s.n_kernels, 3);
+    ck_assert_str_eq(s.kernels[0].role, "main");
+    ck_assert_str_eq(s.kernels[0].image, "busybox:main");
+    ck_assert_int_eq(skv_slots_get(s.kernels[0].slots, "cpu"), 2000);
+    ck_assert_int_eq(skv_slots_get(s.kernels[0].slots, "mem"), 4LL << 30);
+    for (int i = 1; i < 3; i++) {
+        ck_assert_str_eq(s.kernels[i].role, "sub");
+        ck_assert_int_eq(skv_slots_get(s.kernels[i].slots, "cpu"), 1000);
+        ck_assert_int_eq(skv_slots_get(s.kernels[i].slots, "cuda.device"),
+                         1000);
+    }
+    skv_proto_body_free(SKV_PROTO_SESSION_SUBMIT, &s);
+    /* the new flags without a file */
+    run_cli(&r, m.endpoint, ARGS("run", "--depends-on", "s-9",
+            "--estimated-duration", "90s", "--no-preemptible", "busybox"));
+    expect(&r, 0, NULL);
+    ck_assert_int_eq(skv_proto_body_decode(&s, SKV_PROTO_SESSION_SUBMIT,
+                     m.last_body, m.last_body_len, NULL), 0);
+    ck_assert_uint_eq(s.n_dependencies, 1);
+    ck_assert_uint_eq(s.estimated_duration_ms, 90000);
+    ck_assert(!s.preemptible);
+    skv_proto_body_free(SKV_PROTO_SESSION_SUBMIT, &s);
+    unlink(path);
+    fake_mgr_stop(&m);
+}
+END_TEST
+
+/* A bad key or value names the file and line; nothing is submitted. */
+START_TEST(test_run_job_file_errors)
+{
+    const struct { const char *text, *msg; } cases[] = {
+        {"image: busybox\nmemory: 4g\n", ":2: unknown key 'memory'"},
+        {"image: busybox\ncpu: [1\n", ":3: did not find expected"},
+        {"image: busybox\n\ncpu: -1\n", ":3: --cpu"},
+        {"image: busybox\nwait: maybe\n", ":2: 'maybe' is not true"},
+        {"- a\n- b\n", ":1: a job file is a map"},
+        {"image: busybox\nenv: [A]\n", ":2: --env: expected KEY=VALUE"},
+        {"image: busybox\nkernels:\n  - {role: boss}\n", ":3: role"},
+        {"image: busybox\nkernels:\n  - {role: sub, cpu: 1}\n",
+         "exactly one group with role: main"},
+        {"image: busybox\nkernels:\n  - {role: main, count: 2}\n",
+         "the main group has one kernel"},
+        {"image: busybox\ncpu: 2\nkernels:\n  - {role: main}\n",
+         "set per kernel group"},
+        {"image: busybox\ncluster_size: 4\nkernels:\n  - {role: main}\n",
+         "cluster_size 4 but the kernels list 1"},
+        {"", ":0: empty job file"},
+    };
+    char path[] = "/tmp/skv-job-XXXXXX";
+    close(mkstemp(path));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_file(path, cases[i].text);
+        cli_result r;
+        run_cli(&r, NULL, ARGS("run", "--file", path));
+        ck_assert_msg(r.status == 2, "case %zu: exit %d: %s", i, r.status,
+                      r.err);
+        ck_assert_msg((cases[i].msg[0] != ':' || strstr(r.err, path)) &&
+                      strstr(r.err, cases[i].msg),
+                      "case %zu: stderr lacks '%s': %s", i, cases[i].msg,
+                      r.err);
+    }
+    cli_result r;
+    run_cli(&r, NULL, ARGS("run", "-f", "/nonexistent/job.yaml"));
+    expect(&r, 1, "cannot open");
+    run_cli(&r, NULL, ARGS("run", "-f"));
+    expect(&r, 2, "needs a value");
+    unlink(path);
+}
+END_TEST
+
 /* Every program answers --version, `version` and `help` (exit 0, on
  * stdout): an operator checking what is installed needs no manual. */
 START_TEST(test_version_and_help_everywhere)
@@ -949,6 +1066,8 @@ Suite *skv_test_suite_cli(void)
     tcase_add_test(tc, test_unreachable_says_where_and_what);
     tcase_add_test(tc, test_version_and_help_everywhere);
     tcase_add_test(tc, test_json_errors);
+    tcase_add_test(tc, test_run_job_file);
+    tcase_add_test(tc, test_run_job_file_errors);
     tcase_add_unchecked_fixture(tc, fake_mgr_base_setup,
                                 fake_mgr_base_teardown);
     suite_add_tcase(s, tc);

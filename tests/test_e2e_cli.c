@@ -259,6 +259,61 @@ START_TEST(test_e2e_cli_logs_agent_away)
 }
 END_TEST
 
+
+/* ---- job files ------------------------------------------------------------ */
+
+/* `sokovan run -f` through the real daemons: a two-kernel session with
+ * per-role resources runs and its kernels carry the file's slots; a
+ * second session that depends on it (and says how long it runs) starts
+ * after it and succeeds. */
+START_TEST(test_e2e_cli_job_file)
+{
+    REQUIRE();
+    E2E_OK(e2e_start_manager(&g, "a1"));
+    skv_client *cl = NULL;
+    E2E_OK(e2e_connect(&g, &cl, NULL, NULL));
+    E2E_OK(e2e_start_agent(&g, 0));
+    E2E_OK(e2e_wait_agents(&g, cl, 1));
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/job.yaml", g.root);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("image: busybox\n"
+          "name: from-file\n"
+          "command: [sh, -c, \"echo job-ran\"]\n"
+          "kernels:\n"
+          "  - {role: sub, cpu: 0.1, mem: 16m}\n"
+          "  - {role: main, cpu: 0.2, mem: 32m}\n", f);
+    fclose(f);
+    cli_run r;
+    cli(&r, ARGS("run", "-f", path, "--wait"));
+    ck_assert_msg(r.status == 0 && strstr(r.out, "job-ran"), "exit %d: %s %s",
+                  r.status, r.out, r.err);
+    char sid[E2E_ID_MAX];
+    const char *at = strstr(r.err, "session ");
+    ck_assert_ptr_nonnull(at);
+    snprintf(sid, sizeof sid, "%.*s", (int)strcspn(at + 8, " \n"), at + 8);
+    skv_error e = SKV_ERROR_INIT;
+    skv_proto_session_show_reply sh = {0};
+    skv_proto_session_id q = {sid};
+    SKV_CK_OK(skv_client_call(cl, SKV_PROTO_SESSION_SHOW, &q, &sh, &e), &e);
+    ck_assert_str_eq(sh.session.name, "from-file");
+    ck_assert_uint_eq(sh.session.n_kernels, 2);
+    for (size_t i = 0; i < 2; i++) {
+        const skv_proto_kernel_info *k = &sh.session.kernels[i];
+        int main_k = strcmp(k->role, "main") == 0;
+        ck_assert_int_eq(skv_slots_get(k->slots, "cpu"), main_k ? 200 : 100);
+    }
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
+    cli(&r, ARGS("run", "--depends-on", sid, "--estimated-duration", "10s",
+                 "--wait", "--cpu", "0.1", "busybox", "echo", "dep-ok"));
+    ck_assert_msg(r.status == 0 && strstr(r.out, "dep-ok"), "exit %d: %s %s",
+                  r.status, r.out, r.err);
+    skv_client_free(cl);
+    e2e_stop(&g);
+}
+END_TEST
+
 #define ADD_CASE(s, name, test)                                                \
     do {                                                                       \
         TCase *tc_ = tcase_create(name);                                       \
@@ -275,5 +330,6 @@ Suite *skv_test_suite_e2e_cli(void)
     ADD_CASE(s, "cli_run_waits_for_manager", test_e2e_cli_run_waits_for_manager);
     ADD_CASE(s, "cli_control_chars", test_e2e_cli_control_chars);
     ADD_CASE(s, "cli_logs_agent_away", test_e2e_cli_logs_agent_away);
+    ADD_CASE(s, "cli_job_file", test_e2e_cli_job_file);
     return s;
 }

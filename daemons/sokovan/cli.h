@@ -30,6 +30,7 @@ typedef struct cli {
     const char *tls_ca;         /* --tls-ca, SOKOVAN_TLS_CA */
     const char *tls_pin;        /* --tls-pin, SOKOVAN_TLS_PIN */
     const char *cmd;            /* "run", "admin user", ... for messages */
+    const char *where;          /* "job.yaml:12" while a job file applies */
     skv_client *client;
     int have_creds;             /* resolved once, kept for reconnects */
     char access_key[SKV_AUTH_ACCESS_KEY_MAX];
@@ -53,6 +54,7 @@ typedef struct cli_opt {
     const char *name;           /* "cpu" for --cpu */
     int has_arg;
     int id;                     /* > 0 */
+    char short_name;            /* 'f' for -f (taking the next word), or 0 */
 } cli_opt;
 
 #define CLI_OPT_END 0           /* no more arguments */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "run.h"
 
 static const char run_help[] =
     "usage: sokovan run [options] IMAGE [--] [CMD...]\n"
@@ -27,38 +27,39 @@ static const char run_help[] =
     "                      agent=ID, gpu_model=M, label.KEY=VALUE\n"
     "  --port N            publish main1's TCP port N on its agent's\n"
     "                      addresses (repeatable; see `sokovan show`)\n"
+    "  --depends-on ID     start only after session ID ended successfully\n"
+    "                      (repeatable)\n"
+    "  --estimated-duration D  how long it will run (e.g. 90s, 30m, 2h):\n"
+    "                      lets the scheduler backfill it around reservations\n"
+    "  --preemptible, --no-preemptible\n"
+    "                      whether a higher-priority session may evict it\n"
+    "                      (default: not preemptible)\n"
     "  --client-token T    idempotency key (default: random)\n"
+    "  -f, --file FILE     a YAML job file: every option above as a key\n"
+    "                      (cluster_size or cluster-size), image, command,\n"
+    "                      and kernels: [{role: main|sub, count, image, cpu,\n"
+    "                      mem, gpu, gpus, slot}] for per-role resources;\n"
+    "                      options after it override its scalar keys\n"
     "  --wait              stream the main kernel's output and exit with the\n"
     "                      session's exit code\n"
     "--gpu and --gpus are exclusive. Options may follow IMAGE up to '--'\n"
     "or the first word of CMD.\n";
 
-enum { O_CPU = 1, O_MEM, O_GPU, O_GPUS, O_SLOT, O_CSIZE, O_CMODE, O_RG,
-       O_PROJECT, O_PRIO, O_TYPE, O_NAME, O_ENV, O_TOKEN, O_WAIT, O_PORT,
-       O_CONSTRAINT };
+const cli_opt cli_run_opts[] = {
+    {"cpu", 1, O_CPU, 0}, {"mem", 1, O_MEM, 0}, {"gpu", 1, O_GPU, 0},
+    {"gpus", 1, O_GPUS, 0}, {"slot", 1, O_SLOT, 0},
+    {"cluster-size", 1, O_CSIZE, 0}, {"cluster-mode", 1, O_CMODE, 0},
+    {"rg", 1, O_RG, 0}, {"project", 1, O_PROJECT, 0},
+    {"priority", 1, O_PRIO, 0}, {"type", 1, O_TYPE, 0},
+    {"name", 1, O_NAME, 0}, {"env", 1, O_ENV, 0},
+    {"constraint", 1, O_CONSTRAINT, 0}, {"client-token", 1, O_TOKEN, 0},
+    {"wait", 0, O_WAIT, 0}, {"port", 1, O_PORT, 0},
+    {"depends-on", 1, O_DEPENDS, 0},
+    {"estimated-duration", 1, O_ESTDUR, 0},
+    {"preemptible", 0, O_PREEMPT, 0}, {"no-preemptible", 0, O_NOPREEMPT, 0},
+    {"file", 1, O_FILE, 'f'}, {NULL, 0, 0, 0}};
 
-static const cli_opt run_opts[] = {
-    {"cpu", 1, O_CPU}, {"mem", 1, O_MEM}, {"gpu", 1, O_GPU},
-    {"gpus", 1, O_GPUS}, {"slot", 1, O_SLOT}, {"cluster-size", 1, O_CSIZE},
-    {"cluster-mode", 1, O_CMODE}, {"rg", 1, O_RG}, {"project", 1, O_PROJECT},
-    {"priority", 1, O_PRIO}, {"type", 1, O_TYPE}, {"name", 1, O_NAME},
-    {"env", 1, O_ENV}, {"constraint", 1, O_CONSTRAINT},
-    {"client-token", 1, O_TOKEN}, {"wait", 0, O_WAIT},
-    {"port", 1, O_PORT}, {NULL, 0, 0}};
-
-typedef struct run_args {
-    skv_proto_session_submit sub;
-    skv_slots *slots;
-    cli_strv command;
-    skv_proto_kv *env;
-    size_t n_env;
-    skv_proto_kv *cons;             /* --constraint */
-    size_t n_cons;
-    int has_gpu, has_gpus, has_cpu, wait;
-    char token[64];
-} run_args;
-
-static int set_slot(cli *c, run_args *a, const char *opt, const char *name,
+static int set_slot(cli *c, run_kernel *a, const char *opt, const char *name,
                     const char *text, skv_slot_kind kind)
 {
     skv_qty q;
@@ -72,7 +73,7 @@ static int set_slot(cli *c, run_args *a, const char *opt, const char *name,
     return 0;
 }
 
-static int take_gpus(cli *c, run_args *a, const char *val)
+static int take_gpus(cli *c, run_kernel *a, const char *val)
 {
     skv_qty q;
     if (cli_parse_qty(c, "--gpus", val, SKV_SLOT_COUNT, &q))
@@ -84,7 +85,7 @@ static int take_gpus(cli *c, run_args *a, const char *val)
     return set_slot(c, a, "--gpus", "cuda.device", val, SKV_SLOT_COUNT);
 }
 
-static int take_generic_slot(cli *c, run_args *a, const char *val)
+static int take_generic_slot(cli *c, run_kernel *a, const char *val)
 {
     const char *eq = strchr(val, '=');
     char name[SKV_SLOT_NAME_MAX];
@@ -144,26 +145,55 @@ static int take_port(cli *c, run_args *a, const char *val)
     return 0;
 }
 
-static int take_opt(cli *c, run_args *a, int id, const char *val)
+int cli_run_take_slot(cli *c, run_kernel *k, int id, const char *val)
+{
+    switch (id) {
+    case O_CPU:
+        k->has_cpu = 1;
+        return set_slot(c, k, "--cpu", "cpu", val, SKV_SLOT_COUNT);
+    case O_MEM:
+        return set_slot(c, k, "--mem", "mem", val, SKV_SLOT_BYTES);
+    case O_GPU:
+        k->has_gpu = 1;
+        return set_slot(c, k, "--gpu", "cuda.shares", val, SKV_SLOT_COUNT);
+    case O_GPUS:
+        return take_gpus(c, k, val);
+    default:
+        return take_generic_slot(c, k, val);
+    }
+}
+
+static int take_estimate(cli *c, run_args *a, const char *val)
+{
+    uint64_t ms;
+    if (cli_parse_duration(c, "--estimated-duration", val, &ms))
+        return CLI_USAGE;
+    if (!ms)
+        return cli_usage(c, "--estimated-duration: must be positive");
+    a->sub.estimated_duration_ms = ms;
+    return 0;
+}
+
+static int take_dep(cli *c, run_args *a, const char *val)
+{
+    if (!val[0])
+        return cli_usage(c, "--depends-on: empty session id");
+    for (size_t i = 0; i < a->deps.n; i++)
+        if (strcmp(a->deps.v[i], val) == 0)
+            return cli_usage(c, "--depends-on: '%s' given twice", val);
+    return cli_strv_push(&a->deps, val) ? CLI_FAIL : 0;
+}
+
+/* Options that hold a value of their own kind (not a plain string). */
+static int take_typed(cli *c, run_args *a, int id, const char *val)
 {
     static const char *const modes[] = {"single-node", "multi-node", NULL};
     static const char *const types[] = {"batch", "interactive", "inference",
                                         NULL};
     skv_proto_session_submit *s = &a->sub;
     switch (id) {
-    case O_CPU:
-        a->has_cpu = 1;
-        return set_slot(c, a, "--cpu", "cpu", val, SKV_SLOT_COUNT);
-    case O_MEM:
-        return set_slot(c, a, "--mem", "mem", val, SKV_SLOT_BYTES);
-    case O_GPU:
-        a->has_gpu = 1;
-        return set_slot(c, a, "--gpu", "cuda.shares", val, SKV_SLOT_COUNT);
-    case O_GPUS:
-        return take_gpus(c, a, val);
-    case O_SLOT:
-        return take_generic_slot(c, a, val);
     case O_CSIZE:
+        a->csize_given = 1;
         return cli_parse_u32(c, "--cluster-size", val, 1, 1024,
                              &s->cluster_size);
     case O_CMODE:
@@ -180,12 +210,38 @@ static int take_opt(cli *c, run_args *a, int id, const char *val)
         return take_kv(c, "--constraint", true, &a->cons, &a->n_cons, val);
     case O_PORT:
         return take_port(c, a, val);
-    case O_WAIT:
-        a->wait = 1;
-        return 0;
+    case O_DEPENDS:
+        return take_dep(c, a, val);
+    case O_ESTDUR:
+        return take_estimate(c, a, val);
     default:
-        break;
+        return 1;       /* not one of these */
     }
+}
+
+static int take_flag(run_args *a, int id)
+{
+    if (id == O_WAIT)
+        a->wait = 1;
+    else if (id == O_PREEMPT || id == O_NOPREEMPT)
+        a->sub.preemptible = id == O_PREEMPT;
+    else
+        return 1;
+    return 0;
+}
+
+int cli_run_take(cli *c, run_args *a, int id, const char *val)
+{
+    if (id >= O_CPU && id <= O_SLOT)
+        return cli_run_take_slot(c, &a->top, id, val);
+    if (id == O_FILE)
+        return cli_run_apply_job(c, a, val);
+    int rc = take_flag(a, id);
+    if (rc != 1)
+        return rc;
+    if ((rc = take_typed(c, a, id, val)) != 1)
+        return rc;
+    skv_proto_session_submit *s = &a->sub;
     if (!val[0])
         return cli_usage(c, "empty value for an option");
     if (id == O_RG)
@@ -206,7 +262,7 @@ static int parse_run(cli *c, run_args *a, int argc, char **argv)
     cli_parser_init(&p, c, argc, argv);
     const char *val;
     int id;
-    while ((id = cli_next(&p, run_opts, &val)) != CLI_OPT_END) {
+    while ((id = cli_next(&p, cli_run_opts, &val)) != CLI_OPT_END) {
         if (id == CLI_OPT_HELP) {
             fputs(run_help, stdout);
             return -1;
@@ -223,13 +279,13 @@ static int parse_run(cli *c, run_args *a, int argc, char **argv)
             p.rest = 1;     /* the rest belongs to the command */
             continue;
         }
-        int rc = take_opt(c, a, id, val);
+        int rc = cli_run_take(c, a, id, val);
         if (rc)
             return rc;
     }
     if (!a->sub.image || !a->sub.image[0])
         return cli_usage(c, "missing IMAGE");
-    if (a->has_gpu && a->has_gpus)
+    if (a->top.has_gpu && a->top.has_gpus)
         return cli_usage(c, "--gpu (a fraction of a GPU) and --gpus (whole "
                          "GPUs) are exclusive");
     return 0;
@@ -249,16 +305,71 @@ static int make_token(run_args *a)
     return 0;
 }
 
-/* Fill in defaults and the kernels: cluster_size copies of the slots. */
+static int default_cpu(run_kernel *k)
+{
+    skv_error e = SKV_ERROR_INIT;
+    if (!k->has_cpu &&
+        skv_slots_set(k->slots, "cpu", SKV_SLOT_COUNT, SKV_QTY_SCALE, &e))
+        return cli_fail_err("default cpu", SKV_EINVAL, &e);
+    return 0;
+}
+
+/* Without a job file's groups: cluster_size copies of the flags' slots. */
+static int kernels_from_flags(run_args *a)
+{
+    skv_proto_session_submit *s = &a->sub;
+    if (!s->cluster_size)
+        s->cluster_size = 1;
+    if (default_cpu(&a->top))
+        return CLI_FAIL;
+    s->kernels = calloc(s->cluster_size, sizeof *s->kernels);
+    if (!s->kernels)
+        return cli_fail("out of memory");
+    s->n_kernels = s->cluster_size;
+    for (uint32_t i = 0; i < s->cluster_size; i++) {
+        s->kernels[i].role = i == 0 ? "main" : "sub";
+        s->kernels[i].slots = a->top.slots;
+    }
+    return 0;
+}
+
+/* A job file's groups: the main group (one kernel) first, then each sub
+ * group's count of copies; cluster_size, when given, must agree. */
+static int kernels_from_groups(cli *c, run_args *a)
+{
+    skv_proto_session_submit *s = &a->sub;
+    uint32_t total = 0;
+    if (skv_slots_count(a->top.slots))
+        return cli_usage(c, "resources are set per kernel group when the "
+                         "job file lists kernels (not at the top level or "
+                         "as flags)");
+    for (size_t g = 0; g < a->n_groups; g++) {
+        total += a->groups[g].count;
+        if (default_cpu(&a->groups[g]))
+            return CLI_FAIL;
+    }
+    if (a->csize_given && s->cluster_size != total)
+        return cli_usage(c, "cluster_size %u but the kernels list %u",
+                         s->cluster_size, total);
+    if (total > 1024)
+        return cli_usage(c, "kernels: %u kernels (at most 1024)", total);
+    s->cluster_size = total;
+    if (!(s->kernels = calloc(total, sizeof *s->kernels)))
+        return cli_fail("out of memory");
+    for (size_t g = 0; g < a->n_groups; g++)
+        for (uint32_t i = 0; i < a->groups[g].count; i++) {
+            skv_proto_kernel_spec *k = &s->kernels[s->n_kernels++];
+            k->role = (char *)a->groups[g].role;
+            k->image = (char *)a->groups[g].image;
+            k->slots = a->groups[g].slots;
+        }
+    return 0;
+}
+
+/* Fill in defaults and the kernels. */
 static int finish_submit(cli *c, run_args *a)
 {
     skv_proto_session_submit *s = &a->sub;
-    skv_error e = SKV_ERROR_INIT;
-    if (!a->has_cpu &&
-        skv_slots_set(a->slots, "cpu", SKV_SLOT_COUNT, SKV_QTY_SCALE, &e))
-        return cli_fail_err("default cpu", SKV_EINVAL, &e);
-    if (!s->cluster_size)
-        s->cluster_size = 1;
     if (!s->cluster_mode)
         s->cluster_mode = "single-node";
     if (!s->session_type)
@@ -271,16 +382,9 @@ static int finish_submit(cli *c, run_args *a)
     s->n_env = a->n_env;
     s->constraints = a->cons;
     s->n_constraints = a->n_cons;
-    s->kernels = calloc(s->cluster_size, sizeof *s->kernels);
-    if (!s->kernels)
-        return cli_fail("out of memory");
-    s->n_kernels = s->cluster_size;
-    for (uint32_t i = 0; i < s->cluster_size; i++) {
-        s->kernels[i].role = i == 0 ? "main" : "sub";
-        s->kernels[i].slots = a->slots;
-    }
-    (void)c;
-    return 0;
+    s->dependencies = a->deps.v;
+    s->n_dependencies = a->deps.n;
+    return a->n_groups ? kernels_from_groups(c, a) : kernels_from_flags(a);
 }
 
 static void run_args_free(run_args *a)
@@ -294,7 +398,12 @@ static void run_args_free(run_args *a)
     free(a->sub.kernels);
     free(a->sub.ports);
     cli_strv_free(&a->command);
-    skv_slots_free(a->slots);
+    cli_strv_free(&a->deps);
+    skv_slots_free(a->top.slots);
+    for (size_t g = 0; g < a->n_groups; g++)
+        skv_slots_free(a->groups[g].slots);
+    free(a->groups);
+    cli_job_free(&a->job);
 }
 
 static int submit(cli *c, run_args *a)
@@ -340,7 +449,7 @@ int cli_cmd_run(cli *c, int argc, char **argv)
     run_args a;
     memset(&a, 0, sizeof a);
     skv_error e = SKV_ERROR_INIT;
-    if (skv_slots_new(&a.slots, &e))
+    if (skv_slots_new(&a.top.slots, &e))
         return cli_fail_err("slots", SKV_ENOMEM, &e);
     int rc = parse_run(c, &a, argc, argv);
     if (rc == 0)

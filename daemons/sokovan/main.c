@@ -109,12 +109,15 @@ static void write_json_error(void)
 static void report(const cli *c, const char *kind, const char *code,
                    const char *fmt, va_list ap)
 {
+    if (c && c->where && !json_errors)
+        fprintf(stderr, "%s: ", c->where);
     if (!json_errors) {
         cli_vprint_clean(stderr, fmt, ap);  /* it may echo what was typed */
         return;
     }
     char msg[2048];
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int at = c && c->where ? snprintf(msg, sizeof msg, "%s: ", c->where) : 0;
+    vsnprintf(msg + at, sizeof msg - (size_t)at, fmt, ap);
     keep_json(c, kind, code, msg);
 }
 

@@ -129,6 +129,17 @@ int cli_next(cli_parser *p, const cli_opt *opts, const char **val)
             p->i++;
             return CLI_OPT_HELP;
         }
+        if (arg[1] != '-' && arg[2] == 0)
+            for (const cli_opt *o = opts; o && o->name; o++)
+                if (o->short_name == arg[1]) {
+                    p->i++;
+                    if (o->has_arg && p->i >= p->argc) {
+                        cli_usage(p->c, "option '%s' needs a value", arg);
+                        return CLI_OPT_ERR;
+                    }
+                    *val = o->has_arg ? p->argv[p->i++] : NULL;
+                    return o->id;
+                }
         if (arg[1] != '-') {
             cli_usage(p->c, "unknown option '%s' (options are --long)", arg);
             return CLI_OPT_ERR;
