@@ -128,6 +128,9 @@ static void print_table(const targs *a, const skv_sim_jobs_options *o,
            r->n_decisions, (unsigned long long)r->decisions_digest, r->pass_seconds,
            r->pass_seconds > 0 ? (double)r->n_decisions / r->pass_seconds : 0,
            r->pass_seconds > 0 ? (double)r->n_passes / r->pass_seconds : 0, wall);
+    printf("  scheduler CPU: %.3f s in passes -> %.0f decisions/s\n",
+           r->pass_cpu_seconds,
+           r->pass_cpu_seconds > 0 ? (double)r->n_decisions / r->pass_cpu_seconds : 0);
     printf("  %-10s %8s %14s %10s\n", "vc", "jobs", "GPU-hours", "slowdown");
     for (size_t i = 0; i < r->n_owners; i++)
         printf("  %-10s %8zu %14.1f %10.2f\n", r->owners[i].name,
@@ -151,12 +154,16 @@ static void print_json(const skv_sim_jobs_options *o, const skv_sim_jobs_result 
            "\"makespan_s\":%.1f,\"queue_delay_s\":{\"mean\":%.3f,\"p50\":%.3f,"
            "\"p99\":%.3f},\"jct_s\":{\"mean\":%.3f,\"p50\":%.3f,\"p99\":%.3f},"
            "\"jain_fairness\":%.6f,\"passes\":%zu,\"decisions\":%zu,"
-           "\"pass_seconds\":%.6f,\"decisions_per_s\":%.1f,\"wall_s\":%.3f,\"vcs\":[",
+           "\"pass_seconds\":%.6f,\"decisions_per_s\":%.1f,\"pass_cpu_seconds\":%.6f,"
+           "\"decisions_per_cpu_s\":%.1f,\"wall_s\":%.3f,\"vcs\":[",
            r->n_jobs, r->n_completed, r->n_rejected, r->utilization, r->makespan_s,
            r->queue_mean_s, r->queue_p50_s, r->queue_p99_s, r->jct_mean_s,
            r->jct_p50_s, r->jct_p99_s, r->jain_fairness, r->n_passes,
            r->n_decisions, r->pass_seconds,
-           r->pass_seconds > 0 ? (double)r->n_decisions / r->pass_seconds : 0, wall);
+           r->pass_seconds > 0 ? (double)r->n_decisions / r->pass_seconds : 0,
+           r->pass_cpu_seconds,
+           r->pass_cpu_seconds > 0 ? (double)r->n_decisions / r->pass_cpu_seconds : 0,
+           wall);
     for (size_t i = 0; i < r->n_owners; i++) {
         printf("%s{\"name\":", i ? "," : "");
         sim_json_str(r->owners[i].name);

@@ -182,6 +182,9 @@ typedef struct skv_sim_jobs_result {
     /* FNV-1a over every placement in order (time, job, and each kernel's
      * agent and device shares): equal digests, equal decisions. */
     uint64_t decisions_digest;
+    /* CPU time of the replaying thread inside skv_sched_pass: unlike
+     * pass_seconds not inflated when the host is busy. */
+    double pass_cpu_seconds;
 } skv_sim_jobs_result;
 
 SKV_EXTERN int skv_sim_jobs_run(skv_sim_jobs_result **out,

@@ -49,6 +49,7 @@ enum { FITS_NONE, FITS_FREE, FITS_RESERVED };
 typedef struct inc_cls {
     skv_qty req[NSL];
     uint64_t ver;              /* state the verdict below belongs to */
+    uint64_t pass;             /* pass it belongs to */
     uint8_t fits;
     int64_t until;             /* FITS_RESERVED: latest known start of a
                                   reservation on a fitting agent */
@@ -65,6 +66,7 @@ struct skv__inc {
     uint32_t *ht;              /* class hash, open addressing */
     uint32_t ht_cap;
     uint64_t ver;              /* bumped by every visit that changed state */
+    uint64_t pass;             /* bumped by every pass */
     uint32_t *fresh;           /* sessions added to the pending list since */
     uint32_t nfresh, fresh_cap;
     bool fresh_lost;           /* fresh overflowed: scan the pending list */
@@ -266,6 +268,7 @@ static int prepare(skv__pass *P, skv__inc **out, skv_error *err)
         I->aging_ms = g->aging_ms;
     }
     I->ver++; /* the agents may have changed since the last pass */
+    I->pass++;
     I->policies = false;
     for (uint32_t i = 0; i < P->s->nowners; i++)
         I->policies |= P->s->owners[i]->has_policy;
@@ -289,9 +292,11 @@ static int prepare(skv__pass *P, skv__inc **out, skv_error *err)
 static const inc_cls *verdict(skv__pass *P, skv__inc *I, uint32_t c)
 {
     inc_cls *k = &I->cls[c];
-    if (k->ver == I->ver)
+    /* within a pass free capacity only shrinks: what fits nowhere stays so */
+    if (k->ver == I->ver || (k->pass == I->pass && k->fits == FITS_NONE))
         return k;
     k->ver = I->ver;
+    k->pass = I->pass;
     k->fits = FITS_NONE;
     k->until = INT64_MIN;
     skv_sched_device_share sh[SKV_SCHED_DEVICES_MAX];
@@ -405,10 +410,9 @@ int skv__pass_inc_walk(skv__pass *P, skv__pass_visit_fn fn, skv_error *err)
     sweep(P, I);
     uint32_t w = 0, i = 0;
     for (; i < I->n && rc >= 0; i++) {
-        ord_ent e = I->ord[i];
-        rc = step(P, I, &e, fn);
-        if (rc > 0)
-            I->ord[w++] = e;
+        rc = step(P, I, &I->ord[i], fn);
+        if (rc > 0 && w++ != i)
+            I->ord[w - 1] = I->ord[i];
     }
     for (; i < I->n; i++) /* after an error: keep the rest as is */
         I->ord[w++] = I->ord[i];

@@ -29,6 +29,7 @@ typedef struct jrun {
     size_t passes, decisions, rejected;
     double pass_s;
     uint64_t digest;           /* of every placement (result.h) */
+    double pass_cpu_s;
     size_t held;               /* strict FIFO: next job not yet submitted */
     bool head_waiting;         /* strict FIFO: a submitted job waits */
 } jrun;
@@ -193,9 +194,10 @@ static int run_pass(jrun *r, int64_t now, skv_error *err)
     skv_sched_result *res = NULL;
     skv_sched_pass_options po = SKV_SCHED_PASS_OPTIONS_INIT;
     po.full_walk = r->o->version >= 2 && r->o->full_walk;
-    double t0 = skv__sim_now();
+    double t0 = skv__sim_now(), c0 = skv__sim_cpu_now();
     int rc = skv_sched_pass(&res, r->s, now, &po, err);
     r->pass_s += skv__sim_now() - t0;
+    r->pass_cpu_s += skv__sim_cpu_now() - c0;
     r->passes++;
     for (size_t i = 0; rc == 0 && i < res->n_placements; i++) {
         uint32_t ji = job_of(res->placements[i].session_id);
@@ -351,7 +353,8 @@ int skv_sim_jobs_run(skv_sim_jobs_result **out, const skv_sim_jobs *j,
         rc = skv_sched_check(r.s, err);
     if (rc == 0) {
         skv__jstat st = {j, r.order, r.n, r.start, r.end, r.total_gpus,
-                         r.passes, r.decisions, r.rejected, r.pass_s, r.digest};
+                         r.passes, r.decisions, r.rejected, r.pass_s, r.digest,
+                         r.pass_cpu_s};
         rc = skv__jobs_stats(out, &st, err);
     }
     skv_sched_free(r.s);
