@@ -127,6 +127,8 @@ START_TEST(test_trace_incremental_philly)
     trace_compare(j, &o, "fifo", 0);
     trace_compare(j, &o, "fifo", 3);
     trace_compare(j, &o, "lifo", 1);
+    trace_compare(j, &o, "drf", 1);
+    trace_compare(j, &o, "fairshare", 1);
     skv_sim_jobs_free(j);
 }
 END_TEST
@@ -161,6 +163,7 @@ START_TEST(test_trace_incremental_generated)
     trace_compare(j, &o, "fifo", 1);
     trace_compare(j, &o, "fifo", 2);
     trace_compare(j, &o, "priority", 0);
+    trace_compare(j, &o, "drf", 2);
     o.policy = "dispersed";
     trace_compare(j, &o, "fifo", 1);
     skv_sim_jobs_free(j);

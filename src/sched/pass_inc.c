@@ -42,6 +42,7 @@ typedef struct ord_ent {
     uint32_t owner[SKV_SCHED_SCOPE_COUNT];
     uint32_t gen;              /* the session's pend_gen when merged */
     bool deferred;             /* its reason is already marked deferred */
+    bool gone;                 /* left the list: dropped after the walk */
 } ord_ent;
 
 enum { FITS_NONE, FITS_FREE, FITS_RESERVED };
@@ -72,6 +73,7 @@ struct skv__inc {
     bool fresh_lost;           /* fresh overflowed: scan the pending list */
     uint32_t nfresh_seen;      /* most arrivals merged by one pass */
     bool policies;             /* some owner has a policy (quota_ok) */
+    bool per_owner;            /* drf / fairshare: ord by (owner, seq) */
 };
 
 void skv__inc_free(struct skv__inc *I)
@@ -94,7 +96,8 @@ bool skv__pass_inc_eligible(const skv__pass *P)
     if ((P->o->version >= 2 && P->o->full_walk) || g->preemption)
         return false;
     return g->seq == &skv__seq_fifo || g->seq == &skv__seq_lifo ||
-           (g->seq == &skv__seq_priority && g->aging_ms <= 0);
+           (g->seq == &skv__seq_priority && g->aging_ms <= 0) ||
+           g->seq == &skv__seq_drf || g->seq == &skv__seq_fairshare;
 }
 
 static uint32_t req_hash(const skv_qty *req)
@@ -210,8 +213,11 @@ static int merge_new(skv__pass *P, skv__inc *I, skv_error *err)
             P->s->groups[x->group] != g)
             continue; /* left again, or listed twice */
         ord_ent *e = &I->tmp[I->n + nn];
-        *e = (ord_ent){skv__pass_rank(P, si), x->seq, si, SKV__NONE,
-                       x->est_dur, x->not_before, {0}, x->pend_gen, false};
+        /* per owner: the owners' queues are by submit order (queue.c) */
+        int64_t rank = I->per_owner ? (int64_t)x->owner[g->seq->scope]
+                                    : skv__pass_rank(P, si);
+        *e = (ord_ent){rank, x->seq, si, SKV__NONE, x->est_dur, x->not_before,
+                       {0}, x->pend_gen, false, false};
         memcpy(e->owner, x->owner, sizeof(e->owner));
         if (plain(x))
             rc = class_of(I, x->k[0].req, &e->cls, err);
@@ -266,6 +272,7 @@ static int prepare(skv__pass *P, skv__inc **out, skv_error *err)
         I->fresh_lost = true; /* every pending session is new to it */
         I->seq = g->seq;
         I->aging_ms = g->aging_ms;
+        I->per_owner = g->seq->flags & SKV_SCHED_SEQ_PER_OWNER;
     }
     I->ver++; /* the agents may have changed since the last pass */
     I->pass++;
@@ -362,9 +369,12 @@ static void defer(skv__pass *P, ord_ent *e)
     e->deferred = true;
 }
 
-/* 1: keep the entry, 0: drop it (the session left), < 0: error. */
-static int step(skv__pass *P, skv__inc *I, ord_ent *e, skv__pass_visit_fn fn)
+/* 1: keep the entry, 0: drop it (the session left), < 0: error.
+ * *visited: the visit function ran. */
+static int step(skv__pass *P, skv__inc *I, ord_ent *e, skv__pass_visit_fn fn,
+                bool *visited)
 {
+    *visited = false;
     if (skippable(P, I, e)) {
         if (e->deferred)
             return 1;
@@ -380,6 +390,7 @@ static int step(skv__pass *P, skv__inc *I, ord_ent *e, skv__pass_visit_fn fn)
     if (!skv__pass_static_ok(P, x))
         return 1;
     uint32_t nresv = P->nresv;
+    *visited = true;
     int rc = fn(P, e->si);
     if (rc != 0 || P->nresv != nresv)
         I->ver++; /* a placement or a reservation changes the verdicts */
@@ -401,6 +412,123 @@ static void sweep(skv__pass *P, skv__inc *I)
     I->n = w;
 }
 
+/* ---- per-owner order (drf, fairshare) ----
+ * queue.c's walk merges the owners' queues (each by submit order) by the
+ * rank of the owner, re-ranking an owner after each of its visits; only a
+ * placement changes an owner's rank (its own usage). Skipping a session
+ * that cannot start changes no rank, so merging the same queues with the
+ * skipped sessions left out visits the others in the same order. The owners
+ * ranked (which decays their fair-share history at now) are exactly those
+ * queue.c ranks: the ones with a candidate. */
+typedef struct oqi {
+    int64_t rank;
+    uint64_t seq;
+    uint32_t cur, end;          /* cursor and end of its range in ord */
+} oqi;
+
+static bool oqi_less(const oqi *a, const oqi *b)
+{
+    return a->rank != b->rank ? a->rank < b->rank : a->seq < b->seq;
+}
+
+static void oqi_down(oqi *h, uint32_t n, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, m = i;
+        if (l < n && oqi_less(&h[l], &h[m]))
+            m = l;
+        if (l + 1 < n && oqi_less(&h[l + 1], &h[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        oqi t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* A candidate of the full walk: pending and past the static predicates. */
+static bool is_cand(skv__pass *P, ord_ent *e)
+{
+    if (!live(P, e)) {
+        e->gone = true;
+        return false;
+    }
+    return skv__pass_static_ok(P, P->s->sess[e->si]);
+}
+
+/* The next entry of [from, end) that may be a candidate. A deferred entry
+ * is taken unread: if its session left, popping it does nothing. */
+static uint32_t next_cand(skv__pass *P, skv__inc *I, uint32_t from, uint32_t end)
+{
+    for (uint32_t i = from; i < end; i++)
+        if (!I->ord[i].gone && (I->ord[i].deferred || is_cand(P, &I->ord[i])))
+            return i;
+    return end;
+}
+
+static int owner_heap(skv__pass *P, skv__inc *I, oqi **out, uint32_t *nout,
+                      skv_error *err)
+{
+    oqi *h = skv__calloc(I->n ? I->n : 1, sizeof(*h));
+    if (!h)
+        return skv__err(err, SKV_ENOMEM, "out of memory");
+    uint32_t nh = 0;
+    for (uint32_t i = 0; i < I->n;) {
+        uint32_t j = i;
+        while (j < I->n && I->ord[j].rank == I->ord[i].rank)
+            j++;
+        /* the first true candidate, read (an owner without one is not
+         * ranked at all, as in queue.c) */
+        uint32_t c = i;
+        while (c < j && (I->ord[c].gone || !is_cand(P, &I->ord[c])))
+            c++;
+        if (c < j)
+            h[nh++] = (oqi){skv__pass_rank(P, I->ord[c].si), I->ord[c].seq, c, j};
+        i = j;
+    }
+    for (uint32_t i = nh / 2 + 1; i-- > 0;)
+        oqi_down(h, nh, i);
+    *out = h;
+    *nout = nh;
+    return 0;
+}
+
+static int walk_owners(skv__pass *P, skv__inc *I, skv__pass_visit_fn fn,
+                       skv_error *err)
+{
+    oqi *h = NULL;
+    uint32_t nh = 0;
+    int rc = owner_heap(P, I, &h, &nh, err);
+    while (rc >= 0 && nh) {
+        oqi *t = &h[0];
+        ord_ent *e = &I->ord[t->cur];
+        bool visited;
+        rc = step(P, I, e, fn, &visited);
+        if (rc == 0)
+            e->gone = true;
+        uint32_t nx = next_cand(P, I, t->cur + 1, t->end);
+        if (nx < t->end) {
+            /* re-rank after a visit; the visited session has the owner */
+            if (visited && rc >= 0)
+                t->rank = skv__pass_rank(P, e->si);
+            t->cur = nx;
+            t->seq = I->ord[nx].seq;
+        } else {
+            h[0] = h[--nh];
+        }
+        oqi_down(h, nh, 0);
+    }
+    skv__free(h);
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < I->n; i++)
+        if (!I->ord[i].gone)
+            I->ord[w++] = I->ord[i];
+    I->n = w;
+    return rc < 0 ? rc : 0;
+}
+
 int skv__pass_inc_walk(skv__pass *P, skv__pass_visit_fn fn, skv_error *err)
 {
     skv__inc *I = NULL;
@@ -408,9 +536,12 @@ int skv__pass_inc_walk(skv__pass *P, skv__pass_visit_fn fn, skv_error *err)
     if (rc)
         return rc;
     sweep(P, I);
+    if (I->per_owner)
+        return walk_owners(P, I, fn, err);
     uint32_t w = 0, i = 0;
+    bool visited;
     for (; i < I->n && rc >= 0; i++) {
-        rc = step(P, I, &I->ord[i], fn);
+        rc = step(P, I, &I->ord[i], fn, &visited);
         if (rc > 0 && w++ != i)
             I->ord[w - 1] = I->ord[i];
     }
