@@ -170,11 +170,31 @@ START_TEST(test_trace_incremental_generated)
 }
 END_TEST
 
+/* The program's new flags refuse what they cannot mean. */
+START_TEST(test_trace_cli_args)
+{
+    static const char *const bad[] = {
+        "--strict-fifo --sequencer drf", "--strict-fifo --reservations 2",
+        "--reservations -1", "--reservations 1.5", "--reservations 1e12",
+        "--reservations x"};
+    char cmd[8192], xml[4096], out[256];
+    skv_test_data_path(xml, sizeof(xml), "topologies/nvidia-dgx2.xml");
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(cmd, sizeof(cmd), "%s/bin/sokovan-sim trace --jobs /dev/null "
+                 "--cluster '1 nodes like %s' %s >/dev/null 2>&1; echo rc=$?",
+                 skv_test_build_dir(), xml, bad[i]);
+        skv_test_sh_output(cmd, out, sizeof(out));
+        ck_assert_msg(strcmp(out, "rc=2\n") == 0, "%s: %s", bad[i], out);
+    }
+}
+END_TEST
+
 static void add_trace_tcase(Suite *su)
 {
     TCase *tc = tcase_create("trace");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_trace_strict_fifo);
+    tcase_add_test(tc, test_trace_cli_args);
     tcase_add_test(tc, test_trace_incremental_philly);
     tcase_add_loop_test(tc, test_trace_incremental_generated, 0, 2);
     suite_add_tcase(su, tc);

@@ -52,7 +52,7 @@ static int parse(targs *a, int argc, char **argv)
         else if (strcmp(k, "--sequencer") == 0)
             a->sequencer = v;
         else if (strcmp(k, "--reservations") == 0 && num(&d, v) == 0 &&
-                 d == (double)(uint32_t)d)
+                 d <= 1000000 && d == (double)(uint32_t)d)
             a->reservations = d;
         else if ((strcmp(k, "--seed") == 0 || strcmp(k, "--limit") == 0 ||
                   strcmp(k, "--cpu-per-gpu") == 0 || strcmp(k, "--mem-per-gpu") == 0) &&
