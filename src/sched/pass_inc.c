@@ -27,54 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pass_int.h"
-
-bool skv__pass_static_ok(skv__pass *P, skv__session *x);
-
-/* What the walk needs to skip a session without reading it (a skip must
- * cost a few nanoseconds: the queue may hold thousands). */
-typedef struct ord_ent {
-    int64_t rank;
-    uint64_t seq;
-    uint32_t si;
-    uint32_t cls;              /* SKV__NONE: not plain, always visited */
-    int64_t est_dur, not_before;
-    uint32_t owner[SKV_SCHED_SCOPE_COUNT];
-    uint32_t gen;              /* the session's pend_gen when merged */
-    bool deferred;             /* its reason is already marked deferred */
-    bool gone;                 /* left the list: dropped after the walk */
-} ord_ent;
-
-enum { FITS_NONE, FITS_FREE, FITS_RESERVED };
-
-typedef struct inc_cls {
-    skv_qty req[NSL];
-    uint64_t ver;              /* state the verdict below belongs to */
-    uint64_t pass;             /* pass it belongs to */
-    uint8_t fits;
-    int64_t until;             /* FITS_RESERVED: latest known start of a
-                                  reservation on a fitting agent */
-} inc_cls;
-
-typedef struct skv__inc skv__inc;
-struct skv__inc {
-    const skv_sched_sequencer *seq; /* the order below is by its ranks */
-    int64_t aging_ms;
-    ord_ent *ord, *tmp;
-    uint32_t n, cap;
-    inc_cls *cls;
-    uint32_t ncls, cls_cap;
-    uint32_t *ht;              /* class hash, open addressing */
-    uint32_t ht_cap;
-    uint64_t ver;              /* bumped by every visit that changed state */
-    uint64_t pass;             /* bumped by every pass */
-    uint32_t *fresh;           /* sessions added to the pending list since */
-    uint32_t nfresh, fresh_cap;
-    bool fresh_lost;           /* fresh overflowed: scan the pending list */
-    uint32_t nfresh_seen;      /* most arrivals merged by one pass */
-    bool policies;             /* some owner has a policy (quota_ok) */
-    bool per_owner;            /* drf / fairshare: ord by (owner, seq) */
-};
+#include "pass_inc_int.h"
 
 void skv__inc_free(struct skv__inc *I)
 {
@@ -249,7 +202,7 @@ static int merge_new(skv__pass *P, skv__inc *I, skv_error *err)
 
 /* The entry still stands for the session's present stay on the pending
  * list (a requeued session gets a new entry). */
-static bool live(const skv__pass *P, const ord_ent *e)
+bool skv__inc_live(const skv__pass *P, const ord_ent *e)
 {
     const skv_sched *s = P->s;
     const skv__session *x = e->si < s->nsess_tab ? s->sess[e->si] : NULL;
@@ -266,7 +219,7 @@ static int prepare(skv__pass *P, skv__inc **out, skv_error *err)
     if (I->seq != g->seq || I->aging_ms != g->aging_ms) {
         /* another order: start over (in_ord says "has an entry") */
         for (uint32_t i = 0; i < I->n; i++)
-            if (live(P, &I->ord[i]))
+            if (skv__inc_live(P, &I->ord[i]))
                 P->s->sess[I->ord[i].si]->in_ord = false;
         I->n = 0;
         I->fresh_lost = true; /* every pending session is new to it */
@@ -371,19 +324,19 @@ static void defer(skv__pass *P, ord_ent *e)
 
 /* 1: keep the entry, 0: drop it (the session left), < 0: error.
  * *visited: the visit function ran. */
-static int step(skv__pass *P, skv__inc *I, ord_ent *e, skv__pass_visit_fn fn,
-                bool *visited)
+int skv__inc_step(skv__pass *P, skv__inc *I, ord_ent *e, skv__pass_visit_fn fn,
+                   bool *visited)
 {
     *visited = false;
     if (skippable(P, I, e)) {
         if (e->deferred)
             return 1;
-        if (!live(P, e))
+        if (!skv__inc_live(P, e))
             return 0;
         defer(P, e);
         return 1;
     }
-    if (!live(P, e))
+    if (!skv__inc_live(P, e))
         return 0;
     skv__session *x = P->s->sess[e->si];
     e->deferred = false;
@@ -407,126 +360,9 @@ static void sweep(skv__pass *P, skv__inc *I)
         return;
     uint32_t w = 0;
     for (uint32_t i = 0; i < I->n; i++)
-        if (live(P, &I->ord[i]))
+        if (skv__inc_live(P, &I->ord[i]))
             I->ord[w++] = I->ord[i];
     I->n = w;
-}
-
-/* ---- per-owner order (drf, fairshare) ----
- * queue.c's walk merges the owners' queues (each by submit order) by the
- * rank of the owner, re-ranking an owner after each of its visits; only a
- * placement changes an owner's rank (its own usage). Skipping a session
- * that cannot start changes no rank, so merging the same queues with the
- * skipped sessions left out visits the others in the same order. The owners
- * ranked (which decays their fair-share history at now) are exactly those
- * queue.c ranks: the ones with a candidate. */
-typedef struct oqi {
-    int64_t rank;
-    uint64_t seq;
-    uint32_t cur, end;          /* cursor and end of its range in ord */
-} oqi;
-
-static bool oqi_less(const oqi *a, const oqi *b)
-{
-    return a->rank != b->rank ? a->rank < b->rank : a->seq < b->seq;
-}
-
-static void oqi_down(oqi *h, uint32_t n, uint32_t i)
-{
-    for (;;) {
-        uint32_t l = 2 * i + 1, m = i;
-        if (l < n && oqi_less(&h[l], &h[m]))
-            m = l;
-        if (l + 1 < n && oqi_less(&h[l + 1], &h[m]))
-            m = l + 1;
-        if (m == i)
-            return;
-        oqi t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
-}
-
-/* A candidate of the full walk: pending and past the static predicates. */
-static bool is_cand(skv__pass *P, ord_ent *e)
-{
-    if (!live(P, e)) {
-        e->gone = true;
-        return false;
-    }
-    return skv__pass_static_ok(P, P->s->sess[e->si]);
-}
-
-/* The next entry of [from, end) that may be a candidate. A deferred entry
- * is taken unread: if its session left, popping it does nothing. */
-static uint32_t next_cand(skv__pass *P, skv__inc *I, uint32_t from, uint32_t end)
-{
-    for (uint32_t i = from; i < end; i++)
-        if (!I->ord[i].gone && (I->ord[i].deferred || is_cand(P, &I->ord[i])))
-            return i;
-    return end;
-}
-
-static int owner_heap(skv__pass *P, skv__inc *I, oqi **out, uint32_t *nout,
-                      skv_error *err)
-{
-    oqi *h = skv__calloc(I->n ? I->n : 1, sizeof(*h));
-    if (!h)
-        return skv__err(err, SKV_ENOMEM, "out of memory");
-    uint32_t nh = 0;
-    for (uint32_t i = 0; i < I->n;) {
-        uint32_t j = i;
-        while (j < I->n && I->ord[j].rank == I->ord[i].rank)
-            j++;
-        /* the first true candidate, read (an owner without one is not
-         * ranked at all, as in queue.c) */
-        uint32_t c = i;
-        while (c < j && (I->ord[c].gone || !is_cand(P, &I->ord[c])))
-            c++;
-        if (c < j)
-            h[nh++] = (oqi){skv__pass_rank(P, I->ord[c].si), I->ord[c].seq, c, j};
-        i = j;
-    }
-    for (uint32_t i = nh / 2 + 1; i-- > 0;)
-        oqi_down(h, nh, i);
-    *out = h;
-    *nout = nh;
-    return 0;
-}
-
-static int walk_owners(skv__pass *P, skv__inc *I, skv__pass_visit_fn fn,
-                       skv_error *err)
-{
-    oqi *h = NULL;
-    uint32_t nh = 0;
-    int rc = owner_heap(P, I, &h, &nh, err);
-    while (rc >= 0 && nh) {
-        oqi *t = &h[0];
-        ord_ent *e = &I->ord[t->cur];
-        bool visited;
-        rc = step(P, I, e, fn, &visited);
-        if (rc == 0)
-            e->gone = true;
-        uint32_t nx = next_cand(P, I, t->cur + 1, t->end);
-        if (nx < t->end) {
-            /* re-rank after a visit; the visited session has the owner */
-            if (visited && rc >= 0)
-                t->rank = skv__pass_rank(P, e->si);
-            t->cur = nx;
-            t->seq = I->ord[nx].seq;
-        } else {
-            h[0] = h[--nh];
-        }
-        oqi_down(h, nh, 0);
-    }
-    skv__free(h);
-    uint32_t w = 0;
-    for (uint32_t i = 0; i < I->n; i++)
-        if (!I->ord[i].gone)
-            I->ord[w++] = I->ord[i];
-    I->n = w;
-    return rc < 0 ? rc : 0;
 }
 
 int skv__pass_inc_walk(skv__pass *P, skv__pass_visit_fn fn, skv_error *err)
@@ -537,11 +373,11 @@ int skv__pass_inc_walk(skv__pass *P, skv__pass_visit_fn fn, skv_error *err)
         return rc;
     sweep(P, I);
     if (I->per_owner)
-        return walk_owners(P, I, fn, err);
+        return skv__inc_walk_owners(P, I, fn, err);
     uint32_t w = 0, i = 0;
     bool visited;
     for (; i < I->n && rc >= 0; i++) {
-        rc = step(P, I, &I->ord[i], fn, &visited);
+        rc = skv__inc_step(P, I, &I->ord[i], fn, &visited);
         if (rc > 0 && w++ != i)
             I->ord[w - 1] = I->ord[i];
     }
