@@ -9,6 +9,7 @@
 
 #include "sokovan/node.h"
 #include "skv_test.h"
+#include "node_vendor.h"
 
 #define DGX2 "topologies/nvidia-dgx2.xml"
 #define NUMA4 "topologies/96em64t-4n4d3ca2co-pci.xml"
@@ -617,6 +618,7 @@ Suite *skv_test_suite_node(void);
 Suite *skv_test_suite_node(void)
 {
     Suite *s = suite_create("node");
+    add_vendor_tcase(s);
     TCase *tc = tcase_create("node");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_dgx2_two_gpus_same_switch);

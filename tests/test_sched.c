@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "sched_util.h"
+#include "sched_inc_lockstep.h"
 #include "sokovan/alloc.h"
 
 START_TEST(test_bad_input)
@@ -914,6 +915,7 @@ Suite *skv_test_suite_sched(void);
 Suite *skv_test_suite_sched(void)
 {
     Suite *su = suite_create("sched");
+    add_incremental_tcase(su);
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_bad_input);

@@ -7,6 +7,7 @@
 #include "skv_test.h"
 #include "sokovan/sched.h"
 #include "sokovan/sim.h"
+#include "sim_trace_modes.h"
 
 static const char *NODES1 = "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,T4\n";
 
@@ -467,6 +468,7 @@ Suite *skv_test_suite_sim(void);
 Suite *skv_test_suite_sim(void)
 {
     Suite *s = suite_create("sim");
+    add_trace_tcase(s);
     TCase *tc = tcase_create("sim");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_openb_parse_ok);

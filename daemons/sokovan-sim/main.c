@@ -18,7 +18,8 @@ static void usage(FILE *f)
         "       sokovan-sim trace --jobs FILE (--cluster \"N nodes like X.xml\" |\n"
         "                         --nodes NODES.csv) [--policy NAME] [--sequencer NAME]\n"
         "                         [--seed N] [--limit N] [--cpu-per-gpu C]\n"
-        "                         [--mem-per-gpu BYTES] [--json]\n"
+        "                         [--mem-per-gpu BYTES] [--reservations N]\n"
+        "                         [--strict-fifo] [--full-walk] [--json]\n"
         "       sokovan-sim policies\n");
 }
 

@@ -16,8 +16,9 @@ static void usage(FILE *f)
         "    --synthetic DESC      an hwloc synthetic topology "
         "(\"pack:2 numa:1 core:4 pu:1\")\n"
         "  GPUS (default: NVIDIA GPUs through NVML, live machine only):\n"
-        "    --topo-gpus           the topology's GPUs as mock 'cuda' devices\n"
-        "                          (same as --mock-gpus topology=1,prefix=cuda)\n"
+        "    --topo-gpus           the topology's GPUs as mock devices: NVIDIA as\n"
+        "                          'cuda', AMD as 'rocm' (mock topology=1,prefix=\n"
+        "                          cuda / rocm); other vendors skipped with a note\n"
         "    --mock-gpus CONFIG    the mock accelerator plugin, e.g.\n"
         "                          \"count=4,numa=0:0:1:1,memory=16g\"\n"
         "    --no-cuda             do not probe NVML\n"
@@ -28,7 +29,7 @@ static void usage(FILE *f)
 
 typedef struct args {
     const char *xml, *synthetic, *mock, *alloc, *policy;
-    bool json, no_cuda;
+    bool json, no_cuda, topo_gpus;
 } args;
 
 /* Returns 0, or 2 after printing what is wrong. */
@@ -53,7 +54,7 @@ static int parse_args(args *a, int argc, char **argv)
         } else if (strcmp(o, "--no-cuda") == 0) {
             a->no_cuda = true;
         } else if (strcmp(o, "--topo-gpus") == 0) {
-            a->mock = "topology=1,prefix=cuda";
+            a->topo_gpus = true;
         } else if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0 ||
                    (i == 1 && strcmp(o, "help") == 0)) {
             usage(stdout);
@@ -72,6 +73,11 @@ static int parse_args(args *a, int argc, char **argv)
     if (a->xml && a->synthetic) {
         fprintf(stderr, "sokovan-topo: --xml and --synthetic exclude each "
                 "other\n");
+        return 2;
+    }
+    if (a->topo_gpus && a->mock) {
+        fprintf(stderr, "sokovan-topo: --topo-gpus and --mock-gpus exclude "
+                "each other\n");
         return 2;
     }
     if (a->policy && !a->alloc) {
@@ -99,6 +105,32 @@ static int open_plugin(tool *t, const char *name, const char *config)
     return 0;
 }
 
+/* --topo-gpus: one mock plugin per vendor prefix found (NVIDIA "cuda",
+ * AMD "rocm"); a GPU of another vendor is not offered under either. */
+static int topo_gpus(tool *t)
+{
+    bool has[2] = {false, false};
+    static const char *const prefix[2] = {"cuda", "rocm"};
+    for (size_t i = 0; i < skv_topo_accel_count(t->topo); i++) {
+        const skv_topo_accel *x = skv_topo_accel_at(t->topo, i);
+        const char *p = skv_topo_accel_prefix(x);
+        if (!x->compute)
+            continue;
+        if (!p)
+            fprintf(stderr, "sokovan-topo: note: %s (%s, PCI vendor 0x%04x %s) "
+                    "is neither NVIDIA nor AMD: not offered as a GPU\n",
+                    x->name, x->model, x->vendor_id, x->vendor);
+        for (int k = 0; p && k < 2; k++)
+            has[k] |= strcmp(p, prefix[k]) == 0;
+    }
+    int rc = 0;
+    if (has[0])
+        rc = open_plugin(t, "mock", "topology=1,prefix=cuda");
+    if (!rc && has[1])
+        rc = open_plugin(t, "mock", "topology=1,prefix=rocm");
+    return rc;
+}
+
 static int load(tool *t, const args *a)
 {
     skv_error e = SKV_ERROR_INIT;
@@ -114,6 +146,8 @@ static int load(tool *t, const args *a)
         (rc = open_plugin(t, "cuda", NULL)))
         return rc;
     if (a->mock && (rc = open_plugin(t, "mock", a->mock)))
+        return rc;
+    if (a->topo_gpus && (rc = topo_gpus(t)))
         return rc;
     if (skv_node_new(&t->node, t->topo, t->plugins, t->nplugins, &e))
         return fail("building the node", &e);

@@ -12,7 +12,7 @@
 #include "sokovan/slots.h"
 #include "sokovan/topo.h"
 
-#define TOOL_PLUGINS_MAX 4
+#define TOOL_PLUGINS_MAX 6
 
 typedef struct tool {
     skv_topo *topo;

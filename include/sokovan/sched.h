@@ -570,16 +570,20 @@ typedef bool (*skv_sched_agent_filter_fn)(const char *session_id,
                                           const char *agent_id,
                                           void *payload);
 
-#define SKV_SCHED_PASS_OPTIONS_VERSION 1
+#define SKV_SCHED_PASS_OPTIONS_VERSION 2
 typedef struct skv_sched_pass_options {
-    unsigned version;             /* SKV_SCHED_PASS_OPTIONS_VERSION */
+    unsigned version;             /* SKV_SCHED_PASS_OPTIONS_VERSION (1 or 2) */
     const char *resource_group;   /* NULL = every group, in name order */
     size_t max_placements;        /* 0 = unlimited */
     skv_sched_agent_filter_fn filter; /* may be NULL */
     void *filter_payload;
+    /* v2: try every pending session in full (no shape-class skipping; see
+     * "Incremental pass" in docs/architecture.md). Same placements either
+     * way; for comparison and benchmarks. */
+    bool full_walk;
 } skv_sched_pass_options;
 #define SKV_SCHED_PASS_OPTIONS_INIT \
-    {SKV_SCHED_PASS_OPTIONS_VERSION, NULL, 0, NULL, NULL}
+    {SKV_SCHED_PASS_OPTIONS_VERSION, NULL, 0, NULL, NULL, false}
 
 typedef struct skv_sched_kernel_placement {
     uint32_t kernel;                /* index in the session's kernel list */

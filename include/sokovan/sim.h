@@ -132,7 +132,7 @@ SKV_EXTERN int skv_sim_node_shape_from_xml(skv_sim_node_shape *out,
                                            const char *xml_path,
                                            skv_error *err);
 
-#define SKV_SIM_JOBS_OPTIONS_VERSION 1
+#define SKV_SIM_JOBS_OPTIONS_VERSION 2
 typedef struct skv_sim_jobs_options {
     unsigned version;          /* SKV_SIM_JOBS_OPTIONS_VERSION */
     const char *policy;        /* selector; NULL = "concentrated" */
@@ -146,9 +146,17 @@ typedef struct skv_sim_jobs_options {
     /* CPU/memory for jobs without those columns, per GPU. */
     skv_qty cpu_per_gpu;       /* milli-cores; 0 = none */
     skv_qty mem_per_gpu;       /* bytes; 0 = none */
+    /* v2: strict FIFO: jobs reach the scheduler one at a time in submit
+     * order, so the oldest waiting job blocks every later one (no
+     * backfill; sequencer and max_reservations do not matter). */
+    bool strict_fifo;
+    /* v2: passes with full_walk set (skv_sched_pass_options): the same
+     * decisions, slower; for comparison. */
+    bool full_walk;
 } skv_sim_jobs_options;
 #define SKV_SIM_JOBS_OPTIONS_INIT \
-    {SKV_SIM_JOBS_OPTIONS_VERSION, NULL, NULL, 0, 0, {0, 0, 0}, NULL, 1, 0, 0, 0}
+    {SKV_SIM_JOBS_OPTIONS_VERSION, NULL, NULL, 0, 0, {0, 0, 0}, NULL, 1, 0, 0, 0, \
+     false, false}
 
 typedef struct skv_sim_owner_stats {
     const char *name;
@@ -171,6 +179,12 @@ typedef struct skv_sim_jobs_result {
     double pass_seconds;       /* wall time spent inside skv_sched_pass */
     size_t n_owners;
     const skv_sim_owner_stats *owners;
+    /* FNV-1a over every placement in order (time, job, and each kernel's
+     * agent and device shares): equal digests, equal decisions. */
+    uint64_t decisions_digest;
+    /* CPU time of the replaying thread inside skv_sched_pass: unlike
+     * pass_seconds not inflated when the host is busy. */
+    double pass_cpu_seconds;
 } skv_sim_jobs_result;
 
 SKV_EXTERN int skv_sim_jobs_run(skv_sim_jobs_result **out,

@@ -157,6 +157,11 @@ SKV_EXTERN const skv_topo_accel *skv_topo_accel_at(const skv_topo *topo,
  * ("0000:34:00.0", case-insensitive) or by main name. NULL when absent. */
 SKV_EXTERN const skv_topo_accel *skv_topo_accel_find(const skv_topo *topo,
                                                      const char *key);
+/* The device-slot prefix of an accelerator's vendor: "cuda" for NVIDIA (PCI
+ * vendor 0x10de, or an NVML or CUDA OS device), "rocm" for AMD (0x1002, or
+ * an RSMI OS device); NULL for any other vendor. An AMD GPU with only an
+ * OpenCL OS device is "rocm", never "cuda". */
+SKV_EXTERN const char *skv_topo_accel_prefix(const skv_topo_accel *a);
 /* PCIe proximity of accelerators a and b (indexes). Indexes past the end
  * read as SKV_TOPO_LINK_SYS. */
 SKV_EXTERN skv_topo_link skv_topo_accel_link(const skv_topo *topo, size_t a,

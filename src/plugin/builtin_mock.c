@@ -6,7 +6,9 @@
  * Config "key=value,..."; list values are ':'-separated, the last element
  * repeating ("memory=32g" for all, "numa=0:0:1:1"):
  *   count=N         devices (default 1; not with topology)
- *   topology=1      take the compute accelerators of the context's topology
+ *   topology=1      take the compute accelerators of the context's topology;
+ *                   with prefix cuda or rocm only that vendor's
+ *                   (skv_topo_accel_prefix: an AMD GPU never becomes cuda)
  *   prefix=NAME     slot names NAME.device / NAME.shares (default "mock")
  *   memory=LIST     bytes per device (default: topology's value, else 0)
  *   pus=LIST        processing units per device (default 0)
@@ -74,6 +76,20 @@ static int set_prefix(mock_state *s, const char *prefix, skv_error *err)
     return 0;
 }
 
+/* A vendor's prefix takes that vendor's devices only; others take all. */
+static bool vendor_ok(const mock_state *s, const skv_topo_accel *a)
+{
+    char prefix[SKV_SLOT_NAME_MAX];
+    snprintf(prefix, sizeof(prefix), "%s", s->device_slot);
+    char *dot = strrchr(prefix, '.');
+    if (dot)
+        *dot = '\0';
+    if (strcmp(prefix, "cuda") != 0 && strcmp(prefix, "rocm") != 0)
+        return true;
+    const char *p = skv_topo_accel_prefix(a);
+    return p && strcmp(p, prefix) == 0;
+}
+
 /* Devices from the topology's compute accelerators. */
 static int from_topology(mock_state *s, const skv_topo *topo, skv_error *err)
 {
@@ -85,7 +101,7 @@ static int from_topology(mock_state *s, const skv_topo *topo, skv_error *err)
         return skv__err(err, SKV_ENOMEM, "mock plugin: out of memory");
     for (size_t i = 0; i < skv_topo_accel_count(topo); i++) {
         const skv_topo_accel *a = skv_topo_accel_at(topo, i);
-        if (!a->compute)
+        if (!a->compute || !vendor_ok(s, a))
             continue;
         mock_dev *d = &s->devs[s->n++];
         d->numa = a->numa_node;

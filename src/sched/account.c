@@ -12,6 +12,10 @@ void skv__sched_pending_add(skv_sched *s, uint32_t si)
     skv__group *g = s->groups[x->group];
     /* capacity was reserved by the caller */
     x->pend_pos = g->npending;
+    x->in_ord = false; /* a new entry in the incremental order (pass_inc.c) */
+    x->pend_gen++;
+    if (g->inc)
+        skv__inc_fresh(g->inc, si);
     g->pending[g->npending++] = si;
     for (int sc = 0; sc < SKV_SCHED_SCOPE_COUNT; sc++)
         s->owners[x->owner[sc]]->n_pending++;

@@ -132,11 +132,37 @@ static void sort_by_seq(const skv_sched *s, uint32_t *v, uint32_t n)
         }
 }
 
+static void memo_new(skv__pass *P, uint32_t n)
+{
+    P->memo_cap = 64;
+    while (P->memo_cap < 2 * n)
+        P->memo_cap *= 2;
+    P->memo = skv__malloc(P->memo_cap * sizeof(uint32_t));
+    if (P->memo)
+        memset(P->memo, 0xff, P->memo_cap * sizeof(uint32_t));
+}
+
+/* The same visits, skipping sessions that cannot start (pass_inc.c). */
+static int pass_group_inc(skv__pass *P, skv_error *err)
+{
+    memo_new(P, P->g->npending);
+    P->nresv = 0;
+    int rc = skv__pass_inc_walk(P, visit, err);
+    if (rc < 0 && err && !err->code)
+        skv__err(err, rc, "scheduling pass over group '%s' failed", P->g->name);
+    skv__free(P->memo);
+    P->memo = NULL;
+    return rc < 0 ? rc : 0;
+}
+
 static int pass_group(skv__pass *P, skv_error *err)
 {
     skv__group *g = P->g;
     if (g->sel->pass_begin)
         g->sel->pass_begin(g->sel_state, P->now);
+    if (skv__pass_inc_eligible(P))
+        return pass_group_inc(P, err);
+    skv__pass_inc_forget(g); /* this walk sets every reason itself */
     uint32_t n = 0;
     uint32_t *cand = skv__calloc(g->npending ? g->npending : 1, sizeof(*cand));
     if (!cand)
@@ -154,12 +180,7 @@ static int pass_group(skv__pass *P, skv_error *err)
             cand[i] = t;
         }
     sort_by_seq(P->s, cand, npre);
-    P->memo_cap = 64;
-    while (P->memo_cap < 2 * n)
-        P->memo_cap *= 2;
-    P->memo = skv__malloc(P->memo_cap * sizeof(uint32_t));
-    if (P->memo)
-        memset(P->memo, 0xff, P->memo_cap * sizeof(uint32_t));
+    memo_new(P, n);
     P->nresv = 0;
     int rc = 0;
     for (uint32_t i = 0; i < npre && rc >= 0; i++)
@@ -207,9 +228,9 @@ SKV_EXTERN int skv_sched_pass(skv_sched_result **out, skv_sched *s,
         return skv__err(err, SKV_EINVAL, "pass: NULL argument");
     if (!opts)
         opts = &def;
-    if (opts->version != SKV_SCHED_PASS_OPTIONS_VERSION)
-        return skv__err(err, SKV_EVERSION, "pass options version %u, expected %u",
-                        opts->version, SKV_SCHED_PASS_OPTIONS_VERSION);
+    if (opts->version < 1 || opts->version > SKV_SCHED_PASS_OPTIONS_VERSION)
+        return skv__err(err, SKV_EVERSION, "pass options version %u, expected "
+                        "1..%u", opts->version, SKV_SCHED_PASS_OPTIONS_VERSION);
     skv__group *only = NULL;
     if (opts->resource_group &&
         !(only = skv__sched_group(s, opts->resource_group, NULL)))
@@ -238,6 +259,8 @@ SKV_EXTERN int skv_sched_pass(skv_sched_result **out, skv_sched *s,
             ++s->epoch; /* 0 means "not reserved" */
         P.epoch = s->epoch;
         P.g = order[i];
+        P.g->last_epoch = P.epoch;
+        P.g->last_pass_ms = now_ms;
         rc = pass_group(&P, err);
     }
     skv__free(order);

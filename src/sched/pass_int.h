@@ -111,6 +111,16 @@ typedef int (*skv__pass_visit_fn)(skv__pass *P, uint32_t si);
 int skv__pass_walk(skv__pass *P, const uint32_t *cand, uint32_t n,
                    skv__pass_visit_fn fn, skv_error *err);
 int32_t skv__pass_aged(const skv__group *g, const skv__session *x, int64_t now);
+/* The group sequencer's rank of a pending session (queue.c). */
+int64_t skv__pass_rank(skv__pass *P, uint32_t si);
+
+/* Incremental walk (pass_inc.c): for groups whose order is static and
+ * that do not preempt; visits in the full walk's order every session that
+ * can do anything and skips the rest (their reason is deferred). */
+bool skv__pass_inc_eligible(const skv__pass *P);
+int skv__pass_inc_walk(skv__pass *P, skv__pass_visit_fn fn, skv_error *err);
+/* A full walk sets every reason: forget which ones were marked deferred. */
+void skv__pass_inc_forget(skv__group *g);
 void skv__pass_owner_view(skv_sched_owner_view *v, skv_sched *s,
                           skv__owner *o, int64_t now);
 

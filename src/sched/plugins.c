@@ -192,6 +192,7 @@ void skv__sched_group_free(skv__group *g)
     for (int i = 0; i < SKV__NBUCKETS; i++)
         skv__free(g->bucket[i].ag);
     skv__fidx_free(g->fidx);
+    skv__inc_free(g->inc);
     skv__free(g->agents);
     skv__free(g->pending);
     skv__free(g->name);

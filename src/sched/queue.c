@@ -59,7 +59,7 @@ static int cmp_ranked(const void *pa, const void *pb)
     return a->seq < b->seq ? -1 : (a->seq > b->seq);
 }
 
-static int64_t rank_of(skv__pass *P, uint32_t si)
+int64_t skv__pass_rank(skv__pass *P, uint32_t si)
 {
     skv__session *x = P->s->sess[si];
     const skv_sched_sequencer *q = P->g->seq;
@@ -74,7 +74,7 @@ static int walk_static(skv__pass *P, ranked *r, uint32_t n,
                        skv__pass_visit_fn fn)
 {
     for (uint32_t i = 0; i < n; i++)
-        r[i].rank = rank_of(P, r[i].sess);
+        r[i].rank = skv__pass_rank(P, r[i].sess);
     if (n)
         qsort(r, n, sizeof(*r), cmp_ranked);
     for (uint32_t i = 0; i < n; i++) {
@@ -135,7 +135,7 @@ static int walk_owners(skv__pass *P, ranked *r, uint32_t n,
         uint32_t j = i;
         while (j < n && r[j].owner == r[i].owner)
             j++;
-        h[nh++] = (oq){rank_of(P, r[i].sess), r[i].seq, i, j - i, 0};
+        h[nh++] = (oq){skv__pass_rank(P, r[i].sess), r[i].seq, i, j - i, 0};
         i = j;
     }
     for (uint32_t i = nh / 2 + 1; i-- > 0;)
@@ -147,7 +147,7 @@ static int walk_owners(skv__pass *P, ranked *r, uint32_t n,
         if (++top->pos < top->len) {
             /* the owner's usage may have changed: re-rank its new head */
             const ranked *nx = &r[top->first + top->pos];
-            top->rank = rank_of(P, nx->sess);
+            top->rank = skv__pass_rank(P, nx->sess);
             top->seq = nx->seq;
         } else {
             h[0] = h[--nh];

@@ -87,6 +87,60 @@ void skv__pass_reason_resources(skv__pass *P, uint32_t si,
     }
 }
 
+/* Some agent that would fit req but was reserved for another session by
+ * the group's last pass: that session's id, or NULL. */
+static const char *holder(const skv_sched *s, const skv__group *g,
+                          const skv__session *x, const skv__agent *a,
+                          const skv_qty *shortv)
+{
+    for (int j = 0; j < NSL; j++)
+        if (shortv[j])
+            return NULL;
+    if (!g->last_epoch || a->resv_epoch != g->last_epoch ||
+        a->resv_sess >= s->nsess_tab || !s->sess[a->resv_sess] ||
+        s->sess[a->resv_sess] == x)
+        return NULL;
+    return s->sess[a->resv_sess]->id;
+}
+
+/* A session an incremental pass skipped (pass_inc.c) because its shape
+ * could not start: what is short is computed now, against the agents'
+ * present free state, as the pass would have computed it. */
+static void deferred_fill(skv_sched_reason *out, const skv_sched *s,
+                          const skv__session *x)
+{
+    const skv__group *g = s->groups[x->group];
+    skv__reason r;
+    memset(&r, 0, sizeof(r));
+    skv_qty shortv[NSL];
+    const char *held = NULL;
+    /* what the pass reports: the gang's first kernel (pass_inc.c) */
+    const skv_qty *req = x->mode == SKV_SCHED_SINGLE_NODE ? x->total : x->k[0].req;
+    for (uint32_t i = 0; i < g->nagents; i++) {
+        const skv__agent *a = s->agents[g->agents[i]];
+        if (!skv__pass_agent_ok(x, a))
+            continue;
+        r.agents_candidate++;
+        skv__dmap_shortfall(&a->d, req, shortv);
+        tally(&r, shortv);
+        if (!held)
+            held = holder(s, g, x, a, shortv);
+    }
+    sort_short(&r, s);
+    out->evaluated_ms = g->last_pass_ms;
+    out->code = r.agents_candidate == 0 ? SKV_SCHED_REASON_NO_AGENT
+                : r.nshort == 0 && held ? SKV_SCHED_REASON_RESERVED
+                                        : SKV_SCHED_REASON_RESOURCES;
+    out->detail = out->code == SKV_SCHED_REASON_RESERVED ? held : NULL;
+    out->agents_candidate = r.agents_candidate;
+    out->n_slots = r.nshort;
+    for (int i = 0; i < r.nshort; i++) {
+        out->slots[i].slot = s->slot_name[r.short_slot[i]];
+        out->slots[i].agents_short = r.short_agents[i];
+        out->slots[i].min_shortfall = r.short_min[i];
+    }
+}
+
 SKV_EXTERN int skv_sched_session_reason(skv_sched_reason *out,
                                         const skv_sched *s, const char *id,
                                         skv_error *err)
@@ -116,6 +170,8 @@ SKV_EXTERN int skv_sched_session_reason(skv_sched_reason *out,
         out->slots[i].min_shortfall = r->short_min[i];
     }
     out->reserved_at_ms = r->reserved_at;
+    if (r->deferred)
+        deferred_fill(out, s, x);
     return 0;
 }
 

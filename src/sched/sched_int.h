@@ -131,6 +131,9 @@ typedef struct skv__reason {
     uint32_t short_agents[SKV_SCHED_REASON_SLOTS_MAX];
     skv_qty short_min[SKV_SCHED_REASON_SLOTS_MAX];
     int64_t reserved_at;
+    bool deferred;                 /* skipped by an incremental pass: the
+                                      resource detail is computed when asked
+                                      (pass_inc.c, reason.c) */
 } skv__reason;
 
 typedef struct skv__session {
@@ -167,6 +170,8 @@ typedef struct skv__session {
     uint32_t mark;                 /* pass scratch */
     uint64_t victim_for_seq;
     skv__reason reason;
+    bool in_ord;                   /* in group->inc's walk order */
+    uint32_t pend_gen;             /* times it became pending (pass_inc.c) */
 } skv__session;
 
 typedef struct skv__owner {
@@ -211,6 +216,9 @@ typedef struct skv__group {
     bool preemption;
     int64_t min_runtime_ms;
     struct skv__fidx *fidx;        /* frag/fgd class index, built on use */
+    struct skv__inc *inc;          /* incremental pass state (pass_inc.c) */
+    uint32_t last_epoch;           /* epoch of its last pass (reservations) */
+    int64_t last_pass_ms;          /* now_ms of its last pass */
 } skv__group;
 
 struct skv_sched {
@@ -316,6 +324,10 @@ void skv__sched_owner_charge(skv_sched *s, skv__session *x, int sign,
 void skv__sched_victim_gone(skv_sched *s, skv__session *x);
 
 void skv__sched_plugins_close(skv_sched *s);
+/* Incremental pass state of a group (pass_inc.c); NULL is fine. */
+struct skv__inc;
+void skv__inc_free(struct skv__inc *inc);
+void skv__inc_fresh(struct skv__inc *inc, uint32_t si);
 const char *skv__sched_scope_name(skv_sched_scope sc);
 void skv__sched_group_free(skv__group *g);
 int skv__sched_name_check(const char *what, const char *name, skv_error *err);

@@ -15,6 +15,13 @@ double skv__sim_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+double skv__sim_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int skv__csv_read_file(char **out, const char *path, skv_error *err)
 {
     FILE *f = fopen(path, "rb");

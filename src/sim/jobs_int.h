@@ -13,6 +13,8 @@ typedef struct skv__jstat {
     uint64_t total_gpus;
     size_t passes, decisions, rejected;
     double pass_s;
+    uint64_t digest;
+    double pass_cpu_s;
 } skv__jstat;
 
 int skv__jobs_stats(skv_sim_jobs_result **out, const skv__jstat *st,

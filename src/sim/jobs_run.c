@@ -28,6 +28,10 @@ typedef struct jrun {
     size_t n;                  /* jobs replayed */
     size_t passes, decisions, rejected;
     double pass_s;
+    uint64_t digest;           /* of every placement (result.h) */
+    double pass_cpu_s;
+    size_t held;               /* strict FIFO: next job not yet submitted */
+    bool head_waiting;         /* strict FIFO: a submitted job waits */
 } jrun;
 
 static void heap_push(jrun *r, ev e)
@@ -162,15 +166,42 @@ static uint32_t job_of(const char *id)
     return (uint32_t)strtoul(id + 1, NULL, 10);
 }
 
+static void digest(uint64_t *h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        *h = (*h ^ b[i]) * 1099511628211ull;
+}
+
+static void digest_placement(jrun *r, int64_t now, uint32_t ji,
+                             const skv_sched_placement *pl)
+{
+    digest(&r->digest, &now, sizeof(now));
+    digest(&r->digest, &ji, sizeof(ji));
+    for (size_t k = 0; k < pl->n_kernels; k++) {
+        const skv_sched_kernel_placement *kp = &pl->kernels[k];
+        digest(&r->digest, kp->agent_id, strlen(kp->agent_id) + 1);
+        for (size_t d = 0; d < kp->n_devices; d++) {
+            const skv_sched_device_share *sh = &kp->devices[d];
+            digest(&r->digest, &sh->device, sizeof(sh->device));
+            digest(&r->digest, &sh->amount, sizeof(sh->amount));
+        }
+    }
+}
+
 static int run_pass(jrun *r, int64_t now, skv_error *err)
 {
     skv_sched_result *res = NULL;
-    double t0 = skv__sim_now();
-    int rc = skv_sched_pass(&res, r->s, now, NULL, err);
+    skv_sched_pass_options po = SKV_SCHED_PASS_OPTIONS_INIT;
+    po.full_walk = r->o->version >= 2 && r->o->full_walk;
+    double t0 = skv__sim_now(), c0 = skv__sim_cpu_now();
+    int rc = skv_sched_pass(&res, r->s, now, &po, err);
     r->pass_s += skv__sim_now() - t0;
+    r->pass_cpu_s += skv__sim_cpu_now() - c0;
     r->passes++;
     for (size_t i = 0; rc == 0 && i < res->n_placements; i++) {
         uint32_t ji = job_of(res->placements[i].session_id);
+        digest_placement(r, now, ji, &res->placements[i]);
         rc = skv_sched_mark_started(r->s, res->placements[i].session_id, now, err);
         r->start[ji] = now;
         r->end[ji] = now + r->j->jobs[ji].duration_ms;
@@ -189,8 +220,57 @@ static int finish(jrun *r, uint32_t ji, int64_t now, skv_error *err)
     return rc ? rc : skv_sched_session_remove(r->s, id, err);
 }
 
+static bool too_big(const jrun *r, uint32_t ji)
+{
+    return (uint64_t)r->j->jobs[ji].gpus > r->total_gpus;
+}
+
+/* Strict FIFO: submit the oldest arrived job only when none waits in the
+ * scheduler, and pass again after each placement, so nothing overtakes a
+ * job that does not fit. */
+static int strict_step(jrun *r, size_t arrived, int64_t t, skv_error *err)
+{
+    int rc = 0;
+    while (rc == 0) {
+        if (!r->head_waiting) {
+            while (r->held < arrived && too_big(r, r->order[r->held]))
+                r->held++;
+            if (r->held >= arrived)
+                return 0;
+            rc = submit_job(r, r->order[r->held++], t, err);
+            r->head_waiting = true;
+            continue;
+        }
+        size_t before = r->decisions;
+        rc = run_pass(r, t, err);
+        if (rc || r->decisions == before)
+            return rc;
+        r->head_waiting = false;
+    }
+    return rc;
+}
+
+static int loop_strict(jrun *r, skv_error *err)
+{
+    size_t next = 0;
+    int rc = 0;
+    while (rc == 0 && (next < r->n || r->nheap)) {
+        int64_t ta = next < r->n ? r->j->jobs[r->order[next]].submit_ms : INT64_MAX;
+        int64_t t = r->nheap && r->heap[0].t < ta ? r->heap[0].t : ta;
+        while (rc == 0 && r->nheap && r->heap[0].t == t)
+            rc = finish(r, heap_pop(r).job, t, err);
+        for (; next < r->n && r->j->jobs[r->order[next]].submit_ms == t; next++)
+            r->rejected += too_big(r, r->order[next]);
+        if (rc == 0)
+            rc = strict_step(r, next, t, err);
+    }
+    return rc;
+}
+
 static int loop(jrun *r, skv_error *err)
 {
+    if (r->o->version >= 2 && r->o->strict_fifo)
+        return loop_strict(r, err);
     size_t next = 0;
     int rc = 0;
     while (rc == 0 && (next < r->n || r->nheap)) {
@@ -245,9 +325,9 @@ static int prepare(jrun *r, skv_error *err)
 
 static int check_opts(const skv_sim_jobs_options *o, skv_error *err)
 {
-    if (o->version != SKV_SIM_JOBS_OPTIONS_VERSION)
+    if (o->version < 1 || o->version > SKV_SIM_JOBS_OPTIONS_VERSION)
         return skv__err(err, SKV_EVERSION, "job replay: options version %u "
-                        "(expected %u)", o->version, SKV_SIM_JOBS_OPTIONS_VERSION);
+                        "(expected 1..%u)", o->version, SKV_SIM_JOBS_OPTIONS_VERSION);
     if (!o->nodes && (o->n_nodes == 0 || o->shape.gpus == 0))
         return skv__err(err, SKV_EINVAL, "job replay: no cluster (n_nodes and "
                         "shape.gpus, or nodes)");
@@ -265,7 +345,7 @@ int skv_sim_jobs_run(skv_sim_jobs_result **out, const skv_sim_jobs *j,
     int rc = check_opts(opts, err);
     if (rc < 0)
         return rc;
-    jrun r = {.j = j, .o = opts};
+    jrun r = {.j = j, .o = opts, .digest = 1469598103934665603ull};
     rc = prepare(&r, err);
     if (rc == 0)
         rc = loop(&r, err);
@@ -273,7 +353,8 @@ int skv_sim_jobs_run(skv_sim_jobs_result **out, const skv_sim_jobs *j,
         rc = skv_sched_check(r.s, err);
     if (rc == 0) {
         skv__jstat st = {j, r.order, r.n, r.start, r.end, r.total_gpus,
-                         r.passes, r.decisions, r.rejected, r.pass_s};
+                         r.passes, r.decisions, r.rejected, r.pass_s, r.digest,
+                         r.pass_cpu_s};
         rc = skv__jobs_stats(out, &st, err);
     }
     skv_sched_free(r.s);

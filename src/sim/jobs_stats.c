@@ -111,6 +111,8 @@ int skv__jobs_stats(skv_sim_jobs_result **out, const skv__jstat *st,
     res->n_passes = st->passes;
     res->n_decisions = st->decisions;
     res->pass_seconds = st->pass_s;
+    res->decisions_digest = st->digest;
+    res->pass_cpu_seconds = st->pass_cpu_s;
     res->n_owners = j->nowners;
     res->owners = os;
     skv__free(q);

@@ -120,5 +120,7 @@ int skv__sim_request(skv_slots **out, skv_qty cpu, skv_qty mem, uint32_t ngpu,
 
 /* Monotonic wall clock in seconds (measurement only, never decisions). */
 double skv__sim_now(void);
+/* CPU time of the calling thread, seconds (not inflated by a busy host). */
+double skv__sim_cpu_now(void);
 
 #endif

@@ -329,3 +329,23 @@ void skv__topo_free_accels(skv_topo *t)
     skv__free(t->links);
     skv__free(t->nvlink);
 }
+
+static bool has_os_prefix(const skv_topo_accel *a, const char *p)
+{
+    for (size_t i = 0; i < a->nos_devices; i++)
+        if (strncmp(a->os_devices[i], p, strlen(p)) == 0)
+            return true;
+    return false;
+}
+
+SKV_EXTERN const char *skv_topo_accel_prefix(const skv_topo_accel *a)
+{
+    if (!a)
+        return NULL;
+    if (a->vendor_id == 0x10de || has_os_prefix(a, "nvml") ||
+        has_os_prefix(a, "cuda"))
+        return "cuda";
+    if (a->vendor_id == 0x1002 || has_os_prefix(a, "rsmi"))
+        return "rocm";
+    return NULL;
+}
