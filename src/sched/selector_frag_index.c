@@ -94,14 +94,23 @@ static void hot_fill(fhot *h, const skv__agent *a)
                          ? SKV_QTY_MAX : a->cap[j] - a->d.used[j];
     h->nfree = skv__sched_free_devices(a);
     h->sched = a->schedulable;
+    h->dev_mask = a->d.dev_slot_mask;
     if (!a->schedulable)   /* fits nothing: never a candidate */
         h->free[0] = h->free[1] = h->free[2] = -1;
+}
+
+/* A free id: fits nothing, no members. */
+static void hot_empty(fhot *h)
+{
+    memset(h, 0, sizeof(*h));
+    h->free[0] = h->free[1] = h->free[2] = -1;
+    h->w1 = UINT32_MAX;
 }
 
 /* The hot copy of the class's membership. */
 static void hot_members(skv__fidx *ix, const fcls *c)
 {
-    fhot *h = &ix->hot[c->apos];
+    fhot *h = &ix->hot[c->id];
     h->nmem = c->nmem;
     h->first = c->nmem ? c->ps.e[0].w * 64 + (uint32_t)__builtin_ctzll(c->ps.e[0].m) : 0;
     h->w1 = c->ps.n == 1 ? c->ps.e[0].w : UINT32_MAX;
@@ -155,9 +164,11 @@ static uint32_t cls_new(skv__fidx *ix, const skv__agent *a, uint64_t h)
     c->next = ix->head[h & ix->mask];
     ix->head[h & ix->mask] = id;
     c->apos = ix->nactive;
-    hot_fill(&ix->hot[c->apos], a);
-    skv__dmap_avail(&a->d, &ix->avail[(size_t)c->apos * NSL]);
-    ix->hot[c->apos].id = id;
+    c->id = id;
+    hot_fill(&ix->hot[id], a);
+    skv__dmap_avail(&a->d, &ix->avail[(size_t)id * NSL]);
+    if (id >= ix->hiw)
+        ix->hiw = id + 1;
     ix->active[ix->nactive++] = id;
     return id;
 }
@@ -172,10 +183,8 @@ static void cls_drop(skv__fidx *ix, uint32_t id)
     *p = c->next;
     uint32_t last = ix->active[--ix->nactive];
     ix->active[c->apos] = last;
-    ix->hot[c->apos] = ix->hot[ix->nactive];
-    memcpy(&ix->avail[(size_t)c->apos * NSL], &ix->avail[(size_t)ix->nactive * NSL],
-           NSL * sizeof(skv_qty));
     ix->cls[last]->apos = c->apos;
+    hot_empty(&ix->hot[id]);
     cls_free(c);
     ix->cls[id] = NULL;
     ix->freel[ix->nfree++] = id;
@@ -426,7 +435,7 @@ bool skv__fidx_class_ok(const skv__session *x, const fcls *c)
 
 /* The score vector of shape sid (made on first use); NULL over the
  * budget: those scores are computed every time, still exact. */
-static int64_t *shape_scores(skv__fidx *ix, uint32_t sid)
+int64_t *skv__fidx_shape_scores(skv__fidx *ix, uint32_t sid)
 {
     if (ix->sval[sid])
         return ix->sval[sid];
@@ -448,10 +457,10 @@ static int64_t class_value(skv__pass *P, const fcls *c, int64_t *sv, uint32_t id
                            const skv_qty *req, const skv_sched_kernel_view *kv)
 {
     if (sv && sv[id] != FC_UNSET)
-        return sv[id];
+        return sv[id] == FC_NOFIT ? SKV_SCHED_SCORE_REJECT : sv[id];
     skv__agent *a = P->s->agents[c->mem[0]];
     skv_sched_device_share sh[SKV_SCHED_DEVICES_MAX];
-    int64_t v = SKV_SCHED_SCORE_REJECT;
+    int64_t v = FC_NOFIT;   /* kept apart for the reason's tally */
     if (skv__dmap_trial(&a->d, req, sh, NULL) == 0) {
         skv_sched_agent_view av;
         skv__sched_agent_view(&av, P->s, a);
@@ -459,7 +468,7 @@ static int64_t class_value(skv__pass *P, const fcls *c, int64_t *sv, uint32_t id
     }
     if (sv)
         sv[id] = v;
-    return v;
+    return v == FC_NOFIT ? SKV_SCHED_SCORE_REJECT : v;
 }
 
 static bool eligible(const skv__pass *P, const skv__session *x)
@@ -571,22 +580,21 @@ static void scan_classes(skv__pass *P, skv__fidx *ix, const skv__session *x,
 {
     uint32_t sid = skv__fidx_shape_id(ix, x->k[k].req);
     uint32_t need = whole_need(P->s, x->k[k].req);
-    int64_t *sv = shape_scores(ix, sid);
+    int64_t *sv = skv__fidx_shape_scores(ix, sid);
     memset(b, 0, sizeof(*b));
     ix->ntied = ix->nscored = 0;
     bool constrained = x->arch || x->nmodels;
-    for (uint32_t i = 0; i < ix->nactive; i++) {
-        const fhot *h = &ix->hot[i];
+    for (uint32_t id = 0; id < ix->hiw; id++) {
+        const fhot *h = &ix->hot[id];
         if (!hot_may_fit(h, x->k[k].req, need))
             continue;
-        uint32_t id = h->id;
         uint32_t avail = h->nmem - ix->mk[id];
         if (!avail || (constrained && !skv__fidx_class_ok(x, ix->cls[id])))
             continue;
         int64_t v = class_value(P, ix->cls[id], sv, id, x->k[k].req, kv);
         if (v == SKV_SCHED_SCORE_REJECT)
             continue;
-        ix->scored[ix->nscored++] = i;
+        ix->scored[ix->nscored++] = id;
         b->scored += avail;
         if (ix->ntied == 0 || v > b->score) {
             b->score = v;
@@ -594,21 +602,21 @@ static void scan_classes(skv__pass *P, skv__fidx *ix, const skv__session *x,
             b->tied = 0;
         }
         if (v == b->score) {
-            ix->tied[ix->ntied++] = i;
+            ix->tied[ix->ntied++] = id;
             b->tied += avail;
         }
     }
 }
 
-/* dst |= the members of the class at active position i (late in an openb
- * replay most classes are a node or two: their word is in the hot copy). */
-static void hot_or(uint64_t *dst, const skv__fidx *ix, uint32_t i)
+/* dst |= the members of class id (late in an openb replay most classes
+ * are a node or two: their word is in the hot copy). */
+static void hot_or(uint64_t *dst, const skv__fidx *ix, uint32_t id)
 {
-    const fhot *h = &ix->hot[i];
+    const fhot *h = &ix->hot[id];
     if (h->w1 != UINT32_MAX)
         dst[h->w1] |= h->m1;
     else
-        skv__fpset_or(dst, &ix->cls[h->id]->ps);
+        skv__fpset_or(dst, &ix->cls[id]->ps);
 }
 
 /* The scored and tied agents of this decision as group-position bitmaps:

@@ -16,11 +16,13 @@
  * reads its shape's scores from one array, not from every class. */
 #define FC_CACHE_BYTES ((size_t)64 << 20)
 #define FC_UNSET (INT64_MIN + 1) /* not computed (scores are > -2^61) */
+#define FC_NOFIT (INT64_MIN + 2) /* REJECT: the map refuses the shape */
 
 typedef struct fcls {
     uint64_t hash;
     uint32_t next;          /* hash chain */
     uint32_t apos;          /* position in the active list */
+    uint32_t id;            /* its id */
     uint32_t *mem;          /* agent table indexes, unordered */
     uint32_t nmem, capmem;
     skv__fpset ps;          /* the members' group positions */
@@ -40,10 +42,10 @@ typedef struct fhot {
                                    slot, unlimited or not this agent's;
                                    -1 everywhere when not schedulable) */
     uint32_t nfree;             /* entirely free devices */
-    uint32_t id;                /* the class */
-    uint32_t nmem;              /* its members */
+    uint32_t nmem;              /* its members (0: a free id) */
     uint32_t first;             /* its lowest member group position */
     bool sched;                 /* schedulable */
+    uint32_t dev_mask;          /* slots served by devices */
     uint32_t w1;                /* members all in one word of the group's
                                    positions: that word (else UINT32_MAX) */
     uint64_t m1;                /* and which */
@@ -63,8 +65,11 @@ struct skv__fidx {
     uint32_t *freel, nfree;
     uint32_t *head, mask;   /* class hash buckets */
     uint32_t *active, nactive;
-    fhot *hot;              /* by active position */
-    skv_qty *avail;         /* by active position, NSL each: the class's
+    fhot *hot;              /* by class id (ids are reused lowest-first,
+                               so the walks over ids < hiw are dense and
+                               read hot and a shape's scores in order) */
+    uint32_t hiw;           /* ids in use are below */
+    skv_qty *avail;         /* by class id, NSL each: the class's
                                skv__dmap_avail (the reason's tally) */
     uint32_t *cid, ncid;    /* class id by group position (+1 sentinel) */
     uint32_t *dirty, ndirty;
@@ -73,7 +78,7 @@ struct skv__fidx {
     uint32_t *rv, nrv;      /* the group's reserved agents in this pass */
     uint32_t rv_epoch, rv_n;/* the pass epoch and reservation count of rv */
     uint8_t *fl;            /* per class: 1 scored, 2 tied (decision) */
-    uint32_t *tied, ntied, *scored, nscored; /* active positions */
+    uint32_t *tied, ntied, *scored, nscored;
     uint64_t *smask, *tmask;/* scored and tied group positions (decision) */
     uint32_t nwords;
     fshape *shapes;
@@ -89,6 +94,9 @@ struct skv__fidx {
 /* The id of a request shape (0 .. FC_SHAPES-1); the table may be reset,
  * which changes gen. */
 uint32_t skv__fidx_shape_id(skv__fidx *ix, const skv_qty *req);
+
+/* The score vector of shape sid, NULL when over the cache budget. */
+int64_t *skv__fidx_shape_scores(skv__fidx *ix, uint32_t sid);
 
 /* Up to date with the group: built, and the touched agents reclassified. */
 int skv__fidx_prepare(skv_sched *s, skv__group *g);

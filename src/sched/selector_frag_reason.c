@@ -22,10 +22,12 @@ typedef struct slot_tally {
     skv_qty min;
 } slot_tally;
 
-static void tally_class(slot_tally *t, const fhot *h, const skv_qty *shortv)
+static void tally_class(slot_tally *t, const fhot *h, const skv_qty *shortv,
+                        const uint8_t *slots, int nslots)
 {
     uint64_t first = (uint64_t)h->first << 8;
-    for (int j = 0; j < NSL; j++) {
+    for (int i = 0; i < nslots; i++) {
+        int j = slots[i];
         if (!shortv[j])
             continue;
         if (!t[j].agents || (first | (uint64_t)j) < t[j].first)
@@ -76,30 +78,44 @@ static void class_dstate(skv__dstate *d, const fcls *c)
     d->whole_slot_mask = c->whole_slot_mask;
 }
 
-/* The class's shortfall for req from its packed avail row; the map only
- * when no slot is short (the request may still fail as a whole). */
-static void class_short(const skv__fidx *ix, uint32_t apos, const skv_qty *req,
-                        const uint8_t *slots, int nslots, skv_qty *shortv)
+/* Whether the map refuses req on the class as a whole, remembered with
+ * the class's scores for the shape (FC_NOFIT). */
+static bool class_refuses(const skv__fidx *ix, uint32_t id, int64_t *sv,
+                          const skv_qty *req)
 {
-    const skv_qty *av = &ix->avail[(size_t)apos * NSL];
-    bool any = false;
-    memset(shortv, 0, NSL * sizeof(*shortv));
-    for (int i = 0; i < nslots; i++) {
-        int j = slots[i];
-        if (req[j] > av[j]) {
-            shortv[j] = req[j] - av[j];
-            any = true;
-        }
-    }
-    if (!any) {
-        skv__dstate d;
-        class_dstate(&d, ix->cls[ix->hot[apos].id]);
-        skv__dmap_shortfall(&d, req, shortv);
-    }
+    if (sv && sv[id] != FC_UNSET)
+        return sv[id] == FC_NOFIT;
+    skv__dstate d;
+    skv_sched_device_share sh[SKV_SCHED_DEVICES_MAX];
+    class_dstate(&d, ix->cls[id]);
+    bool refuses = skv__dmap_trial(&d, req, sh, NULL) != 0;
+    if (sv && refuses)
+        sv[id] = FC_NOFIT;
+    return refuses;
 }
 
-static void tally(const skv__fidx *ix, const skv__session *x,
-                  const skv_qty *req, skv__reason *r)
+/* The class's shortfall for req on the requested slots, as
+ * skv__dmap_shortfall computes it, from the packed avail row. */
+static void class_short(const skv__fidx *ix, uint32_t id, int64_t *sv,
+                        const skv_qty *req, const uint8_t *slots, int nslots,
+                        skv_qty *shortv)
+{
+    const skv_qty *av = &ix->avail[(size_t)id * NSL];
+    bool any = false;
+    for (int i = 0; i < nslots; i++) {
+        int j = slots[i];
+        shortv[j] = req[j] > av[j] ? req[j] - av[j] : 0;
+        any |= shortv[j] != 0;
+    }
+    /* fails only as a whole: every device slot it uses is blamed */
+    if (!any && class_refuses(ix, id, sv, req))
+        for (int i = 0; i < nslots; i++)
+            if (ix->hot[id].dev_mask & (1u << slots[i]))
+                shortv[slots[i]] = 1;
+}
+
+static void tally(skv__fidx *ix, const skv__session *x, const skv_qty *req,
+                  int64_t *sv, skv__reason *r)
 {
     slot_tally t[NSL] = {{0, 0, 0}};
     skv_qty shortv[NSL];
@@ -109,13 +125,14 @@ static void tally(const skv__fidx *ix, const skv__session *x,
         if (req[j])
             slots[nslots++] = (uint8_t)j;
     bool constrained = x->arch || x->nmodels;
-    for (uint32_t i = 0; i < ix->nactive; i++) {
-        const fhot *h = &ix->hot[i];
-        if (!h->sched || (constrained && !skv__fidx_class_ok(x, ix->cls[h->id])))
-            continue;   /* not schedulable, or refused by x */
+    for (uint32_t id = 0; id < ix->hiw; id++) {
+        const fhot *h = &ix->hot[id];
+        if (!h->nmem || !h->sched ||
+            (constrained && !skv__fidx_class_ok(x, ix->cls[id])))
+            continue;   /* a free id, not schedulable, or refused by x */
         r->agents_candidate += h->nmem;
-        class_short(ix, i, req, slots, nslots, shortv);
-        tally_class(t, h, shortv);
+        class_short(ix, id, sv, req, slots, nslots, shortv);
+        tally_class(t, h, shortv, slots, nslots);
     }
     keep_first(r, t);
 }
@@ -152,21 +169,19 @@ bool skv__fidx_reason(skv__pass *P, const skv__session *x, const skv_qty *req,
         x->ndesignated || x->nneed_labels || skv__fidx_prepare(P->s, g) != 0)
         return false;
     skv__fidx *ix = g->fidx;
-    if (x->arch || x->nmodels) {
-        tally(ix, x, req, r);
-        return true;
-    }
-    if (!ix->rcache && !(ix->rcache = skv__calloc(FC_SHAPES, sizeof(fc_reason)))) {
-        tally(ix, x, req, r);
-        return true;
-    }
     uint32_t sid = skv__fidx_shape_id(ix, req);
+    int64_t *sv = skv__fidx_shape_scores(ix, sid);
+    if (x->arch || x->nmodels ||
+        (!ix->rcache && !(ix->rcache = skv__calloc(FC_SHAPES, sizeof(fc_reason))))) {
+        tally(ix, x, req, sv, r);
+        return true;
+    }
     fc_reason *c = &ix->rcache[sid];
     if (c->gen == ix->gen + 1) {
         load(r, c);
         return true;
     }
-    tally(ix, x, req, r);
+    tally(ix, x, req, sv, r);
     save(c, ix->gen, r);
     return true;
 }
