@@ -166,7 +166,12 @@ static uint32_t cls_new(skv__fidx *ix, const skv__agent *a, uint64_t h)
     c->apos = ix->nactive;
     c->id = id;
     hot_fill(&ix->hot[id], a);
-    skv__dmap_avail(&a->d, &ix->avail[(size_t)id * NSL]);
+    if (ix->hot[id].nfree)
+        ix->withfree[id / 64] |= 1ull << (id % 64);
+    skv_qty av[NSL];
+    skv__dmap_avail(&a->d, av);
+    for (int j = 0; j < NSL; j++)   /* by slot: a tally reads 3-4 slots */
+        ix->avail[(size_t)j * ix->capcls + id] = av[j];
     if (id >= ix->hiw)
         ix->hiw = id + 1;
     ix->active[ix->nactive++] = id;
@@ -185,6 +190,7 @@ static void cls_drop(skv__fidx *ix, uint32_t id)
     ix->active[c->apos] = last;
     ix->cls[last]->apos = c->apos;
     hot_empty(&ix->hot[id]);
+    ix->withfree[id / 64] &= ~(1ull << (id % 64));
     cls_free(c);
     ix->cls[id] = NULL;
     ix->freel[ix->nfree++] = id;
@@ -266,6 +272,7 @@ static void clear(skv__fidx *ix)
     skv__free(ix->head);
     skv__free(ix->active);
     skv__free(ix->hot);
+    skv__free(ix->withfree);
     skv__free(ix->avail);
     skv__free(ix->cid);
     skv__free(ix->dirty);
@@ -308,6 +315,7 @@ static int alloc_arrays(skv__fidx *ix, uint32_t n)
     ix->head = skv__calloc(nb, sizeof(uint32_t));
     ix->active = skv__calloc(ix->capcls, sizeof(uint32_t));
     ix->hot = skv__calloc(ix->capcls, sizeof(fhot));
+    ix->withfree = skv__calloc(ix->capcls / 64 + 1, sizeof(uint64_t));
     ix->avail = skv__calloc((size_t)ix->capcls * NSL, sizeof(skv_qty));
     ix->cid = skv__calloc(n + 1, sizeof(uint32_t));
     ix->dirty = skv__calloc(n + 1, sizeof(uint32_t));
@@ -322,7 +330,7 @@ static int alloc_arrays(skv__fidx *ix, uint32_t n)
     ix->shapes = skv__calloc(FC_SHAPES, sizeof(*ix->shapes));
     ix->shead = skv__calloc(FC_SHEAD, sizeof(uint32_t));
     ix->sval = skv__calloc(FC_SHAPES, sizeof(*ix->sval));
-    if (!ix->cls || !ix->freel || !ix->head || !ix->active || !ix->hot ||
+    if (!ix->cls || !ix->freel || !ix->head || !ix->active || !ix->hot || !ix->withfree ||
         !ix->avail || !ix->cid ||
         !ix->dirty || !ix->mk || !ix->rv || !ix->fl || !ix->tied || !ix->scored || !ix->smask ||
         !ix->tmask ||
@@ -575,6 +583,36 @@ typedef struct best {
     uint64_t tied;          /* of which at the best score */
 } best;
 
+/* Class id as the scan over every agent would see its members. */
+static inline void scan_one(skv__pass *P, skv__fidx *ix, const skv__session *x,
+                            uint32_t k, const skv_sched_kernel_view *kv,
+                            int64_t *sv, uint32_t need, bool constrained,
+                            uint32_t id, best *b)
+{
+    const fhot *h = &ix->hot[id];
+    if (!hot_may_fit(h, x->k[k].req, need))
+        return;
+    uint32_t avail = h->nmem - ix->mk[id];
+    if (!avail || (constrained && !skv__fidx_class_ok(x, ix->cls[id])))
+        return;
+    int64_t v = class_value(P, ix->cls[id], sv, id, x->k[k].req, kv);
+    if (v == SKV_SCHED_SCORE_REJECT)
+        return;
+    ix->scored[ix->nscored++] = id;
+    b->scored += avail;
+    if (ix->ntied == 0 || v > b->score) {
+        b->score = v;
+        ix->ntied = 0;
+        b->tied = 0;
+    }
+    if (v == b->score) {
+        ix->tied[ix->ntied++] = id;
+        b->tied += avail;
+    }
+}
+
+/* Every class that may take kernel k; a request for whole devices only
+ * among the classes with an entirely free one. */
 static void scan_classes(skv__pass *P, skv__fidx *ix, const skv__session *x,
                          uint32_t k, const skv_sched_kernel_view *kv, best *b)
 {
@@ -584,28 +622,15 @@ static void scan_classes(skv__pass *P, skv__fidx *ix, const skv__session *x,
     memset(b, 0, sizeof(*b));
     ix->ntied = ix->nscored = 0;
     bool constrained = x->arch || x->nmodels;
-    for (uint32_t id = 0; id < ix->hiw; id++) {
-        const fhot *h = &ix->hot[id];
-        if (!hot_may_fit(h, x->k[k].req, need))
-            continue;
-        uint32_t avail = h->nmem - ix->mk[id];
-        if (!avail || (constrained && !skv__fidx_class_ok(x, ix->cls[id])))
-            continue;
-        int64_t v = class_value(P, ix->cls[id], sv, id, x->k[k].req, kv);
-        if (v == SKV_SCHED_SCORE_REJECT)
-            continue;
-        ix->scored[ix->nscored++] = id;
-        b->scored += avail;
-        if (ix->ntied == 0 || v > b->score) {
-            b->score = v;
-            ix->ntied = 0;
-            b->tied = 0;
-        }
-        if (v == b->score) {
-            ix->tied[ix->ntied++] = id;
-            b->tied += avail;
-        }
+    if (need == 0) {
+        for (uint32_t id = 0; id < ix->hiw; id++)
+            scan_one(P, ix, x, k, kv, sv, need, constrained, id, b);
+        return;
     }
+    for (uint32_t w = 0; w <= (ix->hiw - 1) / 64 && ix->hiw; w++)
+        for (uint64_t m = ix->withfree[w]; m; m &= m - 1)
+            scan_one(P, ix, x, k, kv, sv, need, constrained,
+                     w * 64 + (uint32_t)__builtin_ctzll(m), b);
 }
 
 /* dst |= the members of class id (late in an openb replay most classes

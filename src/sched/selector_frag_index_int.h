@@ -69,7 +69,9 @@ struct skv__fidx {
                                so the walks over ids < hiw are dense and
                                read hot and a shape's scores in order) */
     uint32_t hiw;           /* ids in use are below */
-    skv_qty *avail;         /* by class id, NSL each: the class's
+    uint64_t *withfree;     /* by class id: has an entirely free device
+                               (whole-device requests look only there) */
+    skv_qty *avail;         /* by slot, then class id: the classes'
                                skv__dmap_avail (the reason's tally) */
     uint32_t *cid, ncid;    /* class id by group position (+1 sentinel) */
     uint32_t *dirty, ndirty;

@@ -100,11 +100,11 @@ static void class_short(const skv__fidx *ix, uint32_t id, int64_t *sv,
                         const skv_qty *req, const uint8_t *slots, int nslots,
                         skv_qty *shortv)
 {
-    const skv_qty *av = &ix->avail[(size_t)id * NSL];
     bool any = false;
     for (int i = 0; i < nslots; i++) {
         int j = slots[i];
-        shortv[j] = req[j] > av[j] ? req[j] - av[j] : 0;
+        skv_qty av = ix->avail[(size_t)j * ix->capcls + id];
+        shortv[j] = req[j] > av ? req[j] - av : 0;
         any |= shortv[j] != 0;
     }
     /* fails only as a whole: every device slot it uses is blamed */
