@@ -192,7 +192,10 @@ static void twin_submit(twin *t, int64_t now)
         "cpu=8,mem=32g,cuda.device=1", "cpu=16,mem=64g,cuda.device=2",
         "cpu=32,mem=128g,cuda.device=4", "cpu=1,mem=1g", "cpu=8,mem=32g,cuda.shares=0.3",
         /* fits idle 8-GPU agents with 64 cores only: pending reasons */
-        "cpu=48,mem=300g,cuda.device=8"};
+        "cpu=48,mem=300g,cuda.device=8",
+        /* a whole device and a share on another: can fail as a whole with
+         * no slot short (the reason then blames both device slots) */
+        "cpu=4,mem=8g,cuda.device=1,cuda.shares=0.5"};
     char id[16];
     snprintf(id, sizeof(id), "s%d", t->next_id++);
     const char *req = reqs[draw(t, sizeof(reqs) / sizeof(reqs[0]))];
