@@ -5,8 +5,9 @@
  * Everything the scan reads about an agent (fit through the map, the
  * score) is a function of its free state: capacity, use, devices, model,
  * architecture, schedulable. Agents with equal free state form a class;
- * a class's score for a request shape is computed once and cached (the
- * class key never changes, only its members do), and a placement or
+ * a class's score for a request shape is computed once and kept in the
+ * shape's score vector (the class key never changes, only its members
+ * do), and a placement or
  * release only moves the agents it touched to another class. A decision
  * then costs O(classes), not O(agents).
  *
@@ -14,10 +15,10 @@
  * to each scored agent's score the low 20 bits of the next draw of the
  * selector's splitmix64 generator, in group order. A draw's value depends
  * only on its position (the generator adds a constant per draw), so when
- * several agents tie for the best score one walk over the group's class
- * ids gives each tied agent its position among the scored agents; with a
- * single best agent no draw matters. The generator then advances by the
- * number of agents the scan would have scored.
+ * several agents tie for the best score the classes' position bitmaps give
+ * each tied agent its rank among the scored agents (selector_frag_pset.c);
+ * with a single best agent no draw matters. The generator then advances
+ * by the number of agents the scan would have scored.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
@@ -279,7 +280,6 @@ static void clear(skv__fidx *ix)
     skv__free(ix->mk);
     skv__free(ix->excl);
     skv__free(ix->rv);
-    skv__free(ix->fl);
     skv__free(ix->tied);
     skv__free(ix->scored);
     skv__free(ix->smask);
@@ -321,7 +321,6 @@ static int alloc_arrays(skv__fidx *ix, uint32_t n)
     ix->dirty = skv__calloc(n + 1, sizeof(uint32_t));
     ix->mk = skv__calloc(ix->capcls + 1, sizeof(uint32_t));
     ix->rv = skv__calloc(n + 1, sizeof(uint32_t));
-    ix->fl = skv__calloc(ix->capcls + 1, 1);
     ix->tied = skv__calloc(ix->capcls, sizeof(uint32_t));
     ix->scored = skv__calloc(ix->capcls, sizeof(uint32_t));
     ix->nwords = (n + 63) / 64;
@@ -332,7 +331,7 @@ static int alloc_arrays(skv__fidx *ix, uint32_t n)
     ix->sval = skv__calloc(FC_SHAPES, sizeof(*ix->sval));
     if (!ix->cls || !ix->freel || !ix->head || !ix->active || !ix->hot || !ix->withfree ||
         !ix->avail || !ix->cid ||
-        !ix->dirty || !ix->mk || !ix->rv || !ix->fl || !ix->tied || !ix->scored || !ix->smask ||
+        !ix->dirty || !ix->mk || !ix->rv || !ix->tied || !ix->scored || !ix->smask ||
         !ix->tmask ||
         !ix->shapes || !ix->shead || !ix->sval)
         return SKV_ENOMEM;

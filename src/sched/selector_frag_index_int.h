@@ -79,7 +79,6 @@ struct skv__fidx {
     uint32_t *excl, nexcl, capexcl; /* agents left out of this decision */
     uint32_t *rv, nrv;      /* the group's reserved agents in this pass */
     uint32_t rv_epoch, rv_n;/* the pass epoch and reservation count of rv */
-    uint8_t *fl;            /* per class: 1 scored, 2 tied (decision) */
     uint32_t *tied, ntied, *scored, nscored;
     uint64_t *smask, *tmask;/* scored and tied group positions (decision) */
     uint32_t nwords;
