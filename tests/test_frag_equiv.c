@@ -123,6 +123,32 @@ START_TEST(test_openb_fgd)
 }
 END_TEST
 
+/* fgd on the other four visible workloads (its own defaults: no mu, no
+ * scarcity, so other classes tie than with frag). */
+START_TEST(test_openb_fgd_default)
+{
+    compare("openb_pod_list_default.csv", "fgd", EQUIV_PREFIX);
+}
+END_TEST
+
+START_TEST(test_openb_fgd_cpu050)
+{
+    compare("openb_pod_list_cpu050.csv", "fgd", EQUIV_PREFIX);
+}
+END_TEST
+
+START_TEST(test_openb_fgd_gpuspec10)
+{
+    compare("openb_pod_list_gpuspec10.csv", "fgd", EQUIV_PREFIX);
+}
+END_TEST
+
+START_TEST(test_openb_fgd_multigpu20)
+{
+    compare("openb_pod_list_multigpu20.csv", "fgd", EQUIV_PREFIX);
+}
+END_TEST
+
 /* ---- churn on two schedulers in lockstep ---- */
 
 typedef struct twin {
@@ -164,10 +190,15 @@ static void twin_submit(twin *t, int64_t now)
     static const char *reqs[] = {
         "cpu=2,mem=8g,cuda.shares=0.25", "cpu=4,mem=16g,cuda.shares=0.5",
         "cpu=8,mem=32g,cuda.device=1", "cpu=16,mem=64g,cuda.device=2",
-        "cpu=32,mem=128g,cuda.device=4", "cpu=1,mem=1g", "cpu=8,mem=32g,cuda.shares=0.3"};
+        "cpu=32,mem=128g,cuda.device=4", "cpu=1,mem=1g", "cpu=8,mem=32g,cuda.shares=0.3",
+        /* fits idle 8-GPU agents with 64 cores only: pending reasons */
+        "cpu=48,mem=300g,cuda.device=8",
+        /* a whole device and a share on another: can fail as a whole with
+         * no slot short (the reason then blames both device slots) */
+        "cpu=4,mem=8g,cuda.device=1,cuda.shares=0.5"};
     char id[16];
     snprintf(id, sizeof(id), "s%d", t->next_id++);
-    const char *req = reqs[draw(t, 7)];
+    const char *req = reqs[draw(t, sizeof(reqs) / sizeof(reqs[0]))];
     sub_opts o = {0};
     o.est = (int64_t)draw(t, 3) * 1000;
     uint64_t kind = draw(t, 10);
@@ -222,6 +253,39 @@ static void same_result(const skv_sched_result *a, const skv_sched_result *b,
     }
 }
 
+/* Every pending session has the same reason on both (the index tallies
+ * resource reasons by class, selector_frag_reason.c). Returns how many
+ * resource reasons were compared. */
+static size_t same_reasons(const twin *t, int round)
+{
+    size_t n = 0;
+    for (int i = 0; i < t->next_id; i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "s%d", i);
+        skv_sched_state sa, sb;
+        if (skv_sched_session_state(&sa, t->s[0], id, NULL) != 0 ||
+            sa != SKV_SCHED_PENDING)
+            continue;
+        ck_assert_int_eq(skv_sched_session_state(&sb, t->s[1], id, NULL), 0);
+        ck_assert_int_eq(sa, sb);
+        skv_sched_reason ra, rb;
+        skv_error e = SKV_ERROR_INIT;
+        SKV_CK_OK(skv_sched_session_reason(&ra, t->s[0], id, &e), &e);
+        SKV_CK_OK(skv_sched_session_reason(&rb, t->s[1], id, &e), &e);
+        ck_assert_msg(ra.code == rb.code && ra.agents_candidate == rb.agents_candidate &&
+                      ra.n_slots == rb.n_slots, "round %d: %s: reason %d/%u/%zu vs "
+                      "%d/%u/%zu", round, id, ra.code, ra.agents_candidate,
+                      ra.n_slots, rb.code, rb.agents_candidate, rb.n_slots);
+        for (size_t j = 0; j < ra.n_slots; j++) {
+            ck_assert_str_eq(ra.slots[j].slot, rb.slots[j].slot);
+            ck_assert_uint_eq(ra.slots[j].agents_short, rb.slots[j].agents_short);
+            ck_assert_int_eq(ra.slots[j].min_shortfall, rb.slots[j].min_shortfall);
+        }
+        n += ra.code == SKV_SCHED_REASON_RESOURCES;
+    }
+    return n;
+}
+
 /* Finish a random placed session, or toggle an agent, on both. */
 static void twin_churn(twin *t, int64_t now)
 {
@@ -255,7 +319,7 @@ static void run_twins(uint32_t resv, const char *ties)
     snprintf(ca, sizeof(ca), "seed=7;ties=%s", ties);
     snprintf(cb, sizeof(cb), "seed=7;ties=%s;scan=nodes", ties);
     twin t = {{twin_sched(ca, resv), twin_sched(cb, resv)}, 99, 0};
-    size_t placed = 0;
+    size_t placed = 0, reasons = 0;
     for (int round = 0; round < 300; round++) {
         int64_t now = 1000 + round;
         for (int n = (int)draw(&t, 4); n > 0; n--)
@@ -280,11 +344,13 @@ static void run_twins(uint32_t resv, const char *ties)
         }
         skv_sched_result *ra = pass(t.s[0], now), *rb = pass(t.s[1], now);
         same_result(ra, rb, round);
+        reasons += same_reasons(&t, round);
         placed += ra->n_placements;
         skv_sched_result_free(ra);
         skv_sched_result_free(rb);
     }
     ck_assert_uint_gt(placed, 100);
+    ck_assert_uint_gt(reasons, 100);
     skv_sched_free(t.s[0]);
     skv_sched_free(t.s[1]);
 }
@@ -339,6 +405,10 @@ Suite *skv_test_suite_frag_equiv(void)
     tcase_add_test(tc, test_openb_gpuspec10);
     tcase_add_test(tc, test_openb_multigpu20);
     tcase_add_test(tc, test_openb_fgd);
+    tcase_add_test(tc, test_openb_fgd_default);
+    tcase_add_test(tc, test_openb_fgd_cpu050);
+    tcase_add_test(tc, test_openb_fgd_gpuspec10);
+    tcase_add_test(tc, test_openb_fgd_multigpu20);
     tcase_add_test(tc, test_churn_random);
     tcase_add_test(tc, test_churn_reservations);
     tcase_add_test(tc, test_churn_pack);

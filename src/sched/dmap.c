@@ -182,6 +182,26 @@ static skv_qty share_short(const skv__dstate *d, uint8_t slot, skv_qty q)
     return total >= q ? 0 : q - total;
 }
 
+void skv__dmap_avail(const skv__dstate *d, skv_qty *avail)
+{
+    for (int s = 0; s < NSL; s++) {
+        if (!(d->dev_slot_mask & (1u << s))) {
+            avail[s] = d->cap[s] == SKV_QTY_UNLIMITED ? SKV_QTY_MAX
+                                                      : d->cap[s] - d->used[s];
+        } else if (is_whole_slot(d, (uint8_t)s)) {
+            avail[s] = 0;
+            for (uint32_t i = 0; i < d->ndev; i++)
+                if (d->dev[i].whole_slot == s && whole_free(&d->dev[i]))
+                    avail[s] += UNIT;
+        } else {
+            avail[s] = 0;
+            for (uint32_t i = 0; i < d->ndev; i++)
+                if (share_eligible(&d->dev[i], (uint8_t)s, 0, i))
+                    avail[s] += d->dev[i].share_capacity - d->dev[i].share_used;
+        }
+    }
+}
+
 void skv__dmap_shortfall(const skv__dstate *d, const skv_qty *req,
                          skv_qty *short_out)
 {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "pass_int.h"
+#include "selector_frag_index.h"
 
 static const char *const reason_names[] = {
     "none", "not-before", "dependency", "dependency-failed",
@@ -67,7 +68,8 @@ void skv__pass_reason_resources(skv__pass *P, uint32_t si,
     const skv_qty *req = x->mode == SKV_SCHED_SINGLE_NODE
                              ? x->total : x->k[miss->kernel].req;
     skv_qty shortv[NSL];
-    for (uint32_t i = 0; i < P->g->nagents; i++) {
+    bool by_class = skv__fidx_reason(P, x, req, r);
+    for (uint32_t i = 0; !by_class && i < P->g->nagents; i++) {
         const skv__agent *a = s->agents[P->g->agents[i]];
         if (!skv__pass_agent_ok(x, a))
             continue;

@@ -75,6 +75,10 @@ void skv__dmap_release(skv__dstate *d, const skv_qty *req,
  * the missing amount at the device level. */
 void skv__dmap_shortfall(const skv__dstate *d, const skv_qty *req,
                          skv_qty *short_out);
+/* Per slot, what the shortfall compares a request with: short_out[s] is
+ * req[s] - avail[s] where req[s] > avail[s], unless no slot is short and
+ * the request fails as a whole (SKV_QTY_MAX: unlimited). */
+void skv__dmap_avail(const skv__dstate *d, skv_qty *avail);
 
 /* ---- model ---- */
 typedef struct skv__aref {

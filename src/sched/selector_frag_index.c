@@ -5,8 +5,9 @@
  * Everything the scan reads about an agent (fit through the map, the
  * score) is a function of its free state: capacity, use, devices, model,
  * architecture, schedulable. Agents with equal free state form a class;
- * a class's score for a request shape is computed once and cached (the
- * class key never changes, only its members do), and a placement or
+ * a class's score for a request shape is computed once and kept in the
+ * shape's score vector (the class key never changes, only its members
+ * do), and a placement or
  * release only moves the agents it touched to another class. A decision
  * then costs O(classes), not O(agents).
  *
@@ -14,76 +15,15 @@
  * to each scored agent's score the low 20 bits of the next draw of the
  * selector's splitmix64 generator, in group order. A draw's value depends
  * only on its position (the generator adds a constant per draw), so when
- * several agents tie for the best score one walk over the group's class
- * ids gives each tied agent its position among the scored agents; with a
- * single best agent no draw matters. The generator then advances by the
- * number of agents the scan would have scored.
+ * several agents tie for the best score the classes' position bitmaps give
+ * each tied agent its rank among the scored agents (selector_frag_pset.c);
+ * with a single best agent no draw matters. The generator then advances
+ * by the number of agents the scan would have scored.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
 #include "selector_frag.h"
-#include "selector_frag_index.h"
-
-#define FC_CACHE 16u        /* cached shapes per class (direct-mapped) */
-#define FC_SHAPES 4096u     /* distinct request shapes before a reset */
-#define FC_SHEAD 8192u      /* shape hash buckets */
-
-typedef struct fc_ent {
-    uint32_t shape;         /* SKV__NONE: empty */
-    int64_t val;            /* selector base score or REJECT */
-} fc_ent;
-
-typedef struct fcls {
-    uint64_t hash;
-    uint32_t next;          /* hash chain */
-    uint32_t apos;          /* position in the active list */
-    uint32_t *mem;          /* agent table indexes, unordered */
-    uint32_t nmem, capmem;
-    char *arch, *model;
-    bool schedulable;
-    skv_qty cap[NSL], used[NSL];
-    uint32_t ndev, dev_slot_mask, whole_slot_mask;
-    skv_sched_device_view dev[SKV_SCHED_DEVICES_MAX]; /* ids not kept */
-    fc_ent cache[FC_CACHE];
-} fcls;
-
-/* What the scan over classes reads first, packed: most classes do not
- * fit most requests late in a replay, and this rules them out without
- * touching the class, its member agent or the map. */
-#define FC_HOT_SLOTS 3
-typedef struct fhot {
-    skv_qty free[FC_HOT_SLOTS]; /* pooled free of slots 0..2 (MAX: device
-                                   slot, unlimited or not this agent's) */
-    uint32_t nfree;             /* entirely free devices */
-} fhot;
-
-typedef struct fshape {
-    skv_qty req[NSL];
-    uint64_t hash;
-    uint32_t next;
-} fshape;
-
-struct skv__fidx {
-    bool valid;
-    void *sel_state;        /* the selector the cached scores are from */
-    fcls **cls;             /* by class id; NULL: free id */
-    uint32_t capcls;
-    uint32_t *freel, nfree;
-    uint32_t *head, mask;   /* class hash buckets */
-    uint32_t *active, nactive;
-    fhot *hot;              /* by active position */
-    uint32_t *cid, ncid;    /* class id by group position (+1 sentinel) */
-    uint32_t *dirty, ndirty;
-    uint32_t *mk;           /* per class: members left out of this decision */
-    uint32_t *excl, nexcl, capexcl; /* agents left out of this decision */
-    uint32_t *rv, nrv;      /* the group's reserved agents in this pass */
-    uint32_t rv_epoch, rv_n;/* the pass epoch and reservation count of rv */
-    uint8_t *fl;            /* per class: 1 scored, 2 tied (decision) */
-    uint32_t *tied, ntied, *scored, nscored;
-    uint64_t *pos;          /* tied agents: rank << 32 | group position */
-    fshape *shapes;
-    uint32_t nshapes, *shead;
-};
+#include "selector_frag_index_int.h"
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -142,6 +82,7 @@ static void cls_free(fcls *c)
     if (!c)
         return;
     skv__free(c->mem);
+    skv__fpset_fini(&c->ps);
     skv__free(c->arch);
     skv__free(c->model);
     skv__free(c);
@@ -153,6 +94,28 @@ static void hot_fill(fhot *h, const skv__agent *a)
         h->free[j] = (a->d.dev_slot_mask & (1u << j)) || a->cap[j] == SKV_QTY_UNLIMITED
                          ? SKV_QTY_MAX : a->cap[j] - a->d.used[j];
     h->nfree = skv__sched_free_devices(a);
+    h->sched = a->schedulable;
+    h->dev_mask = a->d.dev_slot_mask;
+    if (!a->schedulable)   /* fits nothing: never a candidate */
+        h->free[0] = h->free[1] = h->free[2] = -1;
+}
+
+/* A free id: fits nothing, no members. */
+static void hot_empty(fhot *h)
+{
+    memset(h, 0, sizeof(*h));
+    h->free[0] = h->free[1] = h->free[2] = -1;
+    h->w1 = UINT32_MAX;
+}
+
+/* The hot copy of the class's membership. */
+static void hot_members(skv__fidx *ix, const fcls *c)
+{
+    fhot *h = &ix->hot[c->id];
+    h->nmem = c->nmem;
+    h->first = c->nmem ? c->ps.e[0].w * 64 + (uint32_t)__builtin_ctzll(c->ps.e[0].m) : 0;
+    h->w1 = c->ps.n == 1 ? c->ps.e[0].w : UINT32_MAX;
+    h->m1 = c->ps.n == 1 ? c->ps.e[0].m : 0;
 }
 
 /* Whole devices a request needs at least (as min_free in place.c). */
@@ -194,14 +157,24 @@ static uint32_t cls_new(skv__fidx *ix, const skv__agent *a, uint64_t h)
     memcpy(c->dev, a->d.dev, c->ndev * sizeof(*c->dev));
     for (uint32_t i = 0; i < c->ndev; i++)
         c->dev[i].id = NULL;
-    for (uint32_t i = 0; i < FC_CACHE; i++)
-        c->cache[i].shape = SKV__NONE;
     uint32_t id = ix->freel[--ix->nfree];
+    for (uint32_t i = 0; i < ix->nshapes; i++)
+        if (ix->sval[i])
+            ix->sval[i][id] = FC_UNSET;
     ix->cls[id] = c;
     c->next = ix->head[h & ix->mask];
     ix->head[h & ix->mask] = id;
     c->apos = ix->nactive;
-    hot_fill(&ix->hot[c->apos], a);
+    c->id = id;
+    hot_fill(&ix->hot[id], a);
+    if (ix->hot[id].nfree)
+        ix->withfree[id / 64] |= 1ull << (id % 64);
+    skv_qty av[NSL];
+    skv__dmap_avail(&a->d, av);
+    for (int j = 0; j < NSL; j++)   /* by slot: a tally reads 3-4 slots */
+        ix->avail[(size_t)j * ix->capcls + id] = av[j];
+    if (id >= ix->hiw)
+        ix->hiw = id + 1;
     ix->active[ix->nactive++] = id;
     return id;
 }
@@ -216,8 +189,9 @@ static void cls_drop(skv__fidx *ix, uint32_t id)
     *p = c->next;
     uint32_t last = ix->active[--ix->nactive];
     ix->active[c->apos] = last;
-    ix->hot[c->apos] = ix->hot[ix->nactive];
     ix->cls[last]->apos = c->apos;
+    hot_empty(&ix->hot[id]);
+    ix->withfree[id / 64] &= ~(1ull << (id % 64));
     cls_free(c);
     ix->cls[id] = NULL;
     ix->freel[ix->nfree++] = id;
@@ -237,8 +211,11 @@ static void member_del(skv__fidx *ix, skv_sched *s, skv__agent *a)
     uint32_t last = c->mem[--c->nmem];
     c->mem[a->fpos] = last;
     s->agents[last]->fpos = a->fpos;
+    skv__fpset_del(&c->ps, a->gpos);
     if (c->nmem == 0)
         cls_drop(ix, a->fcls);
+    else
+        hot_members(ix, c);
     a->fcls = SKV__NONE;
 }
 
@@ -250,28 +227,41 @@ static int classify(skv__fidx *ix, skv_sched *s, uint32_t ai)
     if (a->fcls != SKV__NONE && ix->cls[a->fcls]->hash == h &&
         key_eq(ix->cls[a->fcls], a))
         return 0;
+    ix->gen++;
     if (a->fcls != SKV__NONE)
         member_del(ix, s, a);
     uint32_t id = cls_find(ix, a, h);
     if (id == SKV__NONE && (id = cls_new(ix, a, h)) == SKV__NONE)
         return SKV_ENOMEM;
     fcls *c = ix->cls[id];
+    uint32_t *nm = c->mem;
     if (c->nmem == c->capmem) {
         uint32_t nc = c->capmem ? c->capmem * 2 : 4;
-        uint32_t *nm = skv__reallocarray(c->mem, nc, sizeof(*nm));
-        if (!nm) {
-            if (c->nmem == 0)
-                cls_drop(ix, id);
-            return SKV_ENOMEM;
+        if ((nm = skv__reallocarray(c->mem, nc, sizeof(*nm))) != NULL) {
+            c->mem = nm;
+            c->capmem = nc;
         }
-        c->mem = nm;
-        c->capmem = nc;
+    }
+    if (!nm || skv__fpset_add(&c->ps, a->gpos) != 0) {
+        if (c->nmem == 0)
+            cls_drop(ix, id);
+        return SKV_ENOMEM;
     }
     a->fcls = id;
     a->fpos = c->nmem;
     c->mem[c->nmem++] = ai;
     ix->cid[a->gpos] = id;
+    hot_members(ix, c);
     return 0;
+}
+
+static void drop_scores(skv__fidx *ix)
+{
+    for (uint32_t i = 0; ix->sval && i < FC_SHAPES; i++) {
+        skv__free(ix->sval[i]);
+        ix->sval[i] = NULL;
+    }
+    ix->cbytes = 0;
 }
 
 static void clear(skv__fidx *ix)
@@ -283,17 +273,22 @@ static void clear(skv__fidx *ix)
     skv__free(ix->head);
     skv__free(ix->active);
     skv__free(ix->hot);
+    skv__free(ix->withfree);
+    skv__free(ix->avail);
     skv__free(ix->cid);
     skv__free(ix->dirty);
     skv__free(ix->mk);
     skv__free(ix->excl);
     skv__free(ix->rv);
-    skv__free(ix->fl);
     skv__free(ix->tied);
     skv__free(ix->scored);
-    skv__free(ix->pos);
+    skv__free(ix->smask);
+    skv__free(ix->tmask);
     skv__free(ix->shapes);
     skv__free(ix->shead);
+    drop_scores(ix);
+    skv__free(ix->sval);
+    skv__free(ix->rcache);
     memset(ix, 0, sizeof(*ix));
 }
 
@@ -320,19 +315,25 @@ static int alloc_arrays(skv__fidx *ix, uint32_t n)
     ix->head = skv__calloc(nb, sizeof(uint32_t));
     ix->active = skv__calloc(ix->capcls, sizeof(uint32_t));
     ix->hot = skv__calloc(ix->capcls, sizeof(fhot));
+    ix->withfree = skv__calloc(ix->capcls / 64 + 1, sizeof(uint64_t));
+    ix->avail = skv__calloc((size_t)ix->capcls * NSL, sizeof(skv_qty));
     ix->cid = skv__calloc(n + 1, sizeof(uint32_t));
     ix->dirty = skv__calloc(n + 1, sizeof(uint32_t));
     ix->mk = skv__calloc(ix->capcls + 1, sizeof(uint32_t));
     ix->rv = skv__calloc(n + 1, sizeof(uint32_t));
-    ix->fl = skv__calloc(ix->capcls + 1, 1);
     ix->tied = skv__calloc(ix->capcls, sizeof(uint32_t));
     ix->scored = skv__calloc(ix->capcls, sizeof(uint32_t));
-    ix->pos = skv__calloc(n + 1, sizeof(uint64_t));
+    ix->nwords = (n + 63) / 64;
+    ix->smask = skv__calloc(ix->nwords + 1, sizeof(uint64_t));
+    ix->tmask = skv__calloc(ix->nwords + 1, sizeof(uint64_t));
     ix->shapes = skv__calloc(FC_SHAPES, sizeof(*ix->shapes));
     ix->shead = skv__calloc(FC_SHEAD, sizeof(uint32_t));
-    if (!ix->cls || !ix->freel || !ix->head || !ix->active || !ix->hot || !ix->cid ||
-        !ix->dirty || !ix->mk || !ix->rv || !ix->fl || !ix->tied || !ix->scored || !ix->pos ||
-        !ix->shapes || !ix->shead)
+    ix->sval = skv__calloc(FC_SHAPES, sizeof(*ix->sval));
+    if (!ix->cls || !ix->freel || !ix->head || !ix->active || !ix->hot || !ix->withfree ||
+        !ix->avail || !ix->cid ||
+        !ix->dirty || !ix->mk || !ix->rv || !ix->tied || !ix->scored || !ix->smask ||
+        !ix->tmask ||
+        !ix->shapes || !ix->shead || !ix->sval)
         return SKV_ENOMEM;
     memset(ix->head, 0xFF, nb * sizeof(uint32_t));
     memset(ix->shead, 0xFF, FC_SHEAD * sizeof(uint32_t));
@@ -380,8 +381,7 @@ void skv__fidx_invalidate(skv__group *g)
     }
 }
 
-/* Up to date with the group: built, and the touched agents reclassified. */
-static int prepare(skv_sched *s, skv__group *g)
+int skv__fidx_prepare(skv_sched *s, skv__group *g)
 {
     if (!g->fidx && !(g->fidx = skv__calloc(1, sizeof(*g->fidx))))
         return SKV_ENOMEM;
@@ -401,7 +401,7 @@ static int prepare(skv_sched *s, skv__group *g)
 
 /* Id of a request shape; the table is reset (and every class's cache
  * emptied) when full, so it stays bounded on traces with many shapes. */
-static uint32_t shape_id(skv__fidx *ix, const skv_qty *req)
+uint32_t skv__fidx_shape_id(skv__fidx *ix, const skv_qty *req)
 {
     uint64_t h = 0xcbf29ce484222325ull;
     for (int j = 0; j < NSL; j++)
@@ -414,10 +414,9 @@ static uint32_t shape_id(skv__fidx *ix, const skv_qty *req)
             return id;
     if (ix->nshapes == FC_SHAPES) {
         ix->nshapes = 0;
+        ix->gen++;   /* the reasons cached by shape id */
         memset(ix->shead, 0xFF, FC_SHEAD * sizeof(uint32_t));
-        for (uint32_t i = 0; i < ix->nactive; i++)
-            for (uint32_t e = 0; e < FC_CACHE; e++)
-                ix->cls[ix->active[i]]->cache[e].shape = SKV__NONE;
+        drop_scores(ix);
     }
     uint32_t id = ix->nshapes++;
     memcpy(ix->shapes[id].req, req, sizeof(ix->shapes[id].req));
@@ -427,9 +426,7 @@ static uint32_t shape_id(skv__fidx *ix, const skv_qty *req)
     return id;
 }
 
-/* The session's own constraints the index handles: schedulable,
- * architecture and GPU models (part of the class key). */
-static bool class_ok(const skv__session *x, const fcls *c)
+bool skv__fidx_class_ok(const skv__session *x, const fcls *c)
 {
     if (!c->schedulable)
         return false;
@@ -443,25 +440,42 @@ static bool class_ok(const skv__session *x, const fcls *c)
     return false;
 }
 
+/* The score vector of shape sid (made on first use); NULL over the
+ * budget: those scores are computed every time, still exact. */
+int64_t *skv__fidx_shape_scores(skv__fidx *ix, uint32_t sid)
+{
+    if (ix->sval[sid])
+        return ix->sval[sid];
+    size_t bytes = (size_t)ix->capcls * sizeof(int64_t);
+    if (ix->cbytes + bytes > FC_CACHE_BYTES)
+        return NULL;
+    int64_t *v = skv__reallocarray(NULL, ix->capcls, sizeof(*v));
+    if (!v)
+        return NULL;
+    for (uint32_t i = 0; i < ix->capcls; i++)
+        v[i] = FC_UNSET;
+    ix->cbytes += bytes;
+    return ix->sval[sid] = v;
+}
+
 /* The class's score for the shape: fit through a member's map, then the
  * selector's base score, as candidate() in place.c computes them. */
-static int64_t class_value(skv__pass *P, fcls *c, uint32_t sid,
+static int64_t class_value(skv__pass *P, const fcls *c, int64_t *sv, uint32_t id,
                            const skv_qty *req, const skv_sched_kernel_view *kv)
 {
-    fc_ent *e = &c->cache[sid & (FC_CACHE - 1)];
-    if (e->shape == sid)
-        return e->val;
+    if (sv && sv[id] != FC_UNSET)
+        return sv[id] == FC_NOFIT ? SKV_SCHED_SCORE_REJECT : sv[id];
     skv__agent *a = P->s->agents[c->mem[0]];
     skv_sched_device_share sh[SKV_SCHED_DEVICES_MAX];
-    int64_t v = SKV_SCHED_SCORE_REJECT;
+    int64_t v = FC_NOFIT;   /* kept apart for the reason's tally */
     if (skv__dmap_trial(&a->d, req, sh, NULL) == 0) {
         skv_sched_agent_view av;
         skv__sched_agent_view(&av, P->s, a);
         v = skv__frag_selector_base(P->g->sel_state, &av, kv);
     }
-    e->shape = sid;
-    e->val = v;
-    return v;
+    if (sv)
+        sv[id] = v;
+    return v == FC_NOFIT ? SKV_SCHED_SCORE_REJECT : v;
 }
 
 static bool eligible(const skv__pass *P, const skv__session *x)
@@ -568,84 +582,94 @@ typedef struct best {
     uint64_t tied;          /* of which at the best score */
 } best;
 
+/* Class id as the scan over every agent would see its members. */
+static inline void scan_one(skv__pass *P, skv__fidx *ix, const skv__session *x,
+                            uint32_t k, const skv_sched_kernel_view *kv,
+                            int64_t *sv, uint32_t need, bool constrained,
+                            uint32_t id, best *b)
+{
+    const fhot *h = &ix->hot[id];
+    if (!hot_may_fit(h, x->k[k].req, need))
+        return;
+    uint32_t avail = h->nmem - ix->mk[id];
+    if (!avail || (constrained && !skv__fidx_class_ok(x, ix->cls[id])))
+        return;
+    int64_t v = class_value(P, ix->cls[id], sv, id, x->k[k].req, kv);
+    if (v == SKV_SCHED_SCORE_REJECT)
+        return;
+    ix->scored[ix->nscored++] = id;
+    b->scored += avail;
+    if (ix->ntied == 0 || v > b->score) {
+        b->score = v;
+        ix->ntied = 0;
+        b->tied = 0;
+    }
+    if (v == b->score) {
+        ix->tied[ix->ntied++] = id;
+        b->tied += avail;
+    }
+}
+
+/* Every class that may take kernel k; a request for whole devices only
+ * among the classes with an entirely free one. */
 static void scan_classes(skv__pass *P, skv__fidx *ix, const skv__session *x,
                          uint32_t k, const skv_sched_kernel_view *kv, best *b)
 {
-    uint32_t sid = shape_id(ix, x->k[k].req);
+    uint32_t sid = skv__fidx_shape_id(ix, x->k[k].req);
     uint32_t need = whole_need(P->s, x->k[k].req);
+    int64_t *sv = skv__fidx_shape_scores(ix, sid);
     memset(b, 0, sizeof(*b));
     ix->ntied = ix->nscored = 0;
-    for (uint32_t i = 0; i < ix->nactive; i++) {
-        if (!hot_may_fit(&ix->hot[i], x->k[k].req, need))
-            continue;
-        uint32_t id = ix->active[i];
-        fcls *c = ix->cls[id];
-        uint32_t avail = c->nmem - ix->mk[id];
-        if (!avail || !class_ok(x, c))
-            continue;
-        int64_t v = class_value(P, c, sid, x->k[k].req, kv);
-        if (v == SKV_SCHED_SCORE_REJECT)
-            continue;
-        ix->scored[ix->nscored++] = id;
-        b->scored += avail;
-        if (ix->ntied == 0 || v > b->score) {
-            b->score = v;
-            ix->ntied = 0;
-            b->tied = 0;
-        }
-        if (v == b->score) {
-            ix->tied[ix->ntied++] = id;
-            b->tied += avail;
-        }
+    bool constrained = x->arch || x->nmodels;
+    if (need == 0) {
+        for (uint32_t id = 0; id < ix->hiw; id++)
+            scan_one(P, ix, x, k, kv, sv, need, constrained, id, b);
+        return;
     }
+    for (uint32_t w = 0; w <= (ix->hiw - 1) / 64 && ix->hiw; w++)
+        for (uint64_t m = ix->withfree[w]; m; m &= m - 1)
+            scan_one(P, ix, x, k, kv, sv, need, constrained,
+                     w * 64 + (uint32_t)__builtin_ctzll(m), b);
 }
 
-/* Lowest group position among the unmarked members of the tied classes. */
-static uint32_t lowest_tied(const skv__fidx *ix, const skv_sched *s)
+/* dst |= the members of class id (late in an openb replay most classes
+ * are a node or two: their word is in the hot copy). */
+static void hot_or(uint64_t *dst, const skv__fidx *ix, uint32_t id)
 {
-    uint32_t win = SKV__NONE, wpos = UINT32_MAX;
-    for (uint32_t t = 0; t < ix->ntied; t++) {
-        const fcls *c = ix->cls[ix->tied[t]];
-        for (uint32_t m = 0; m < c->nmem; m++) {
-            const skv__agent *a = s->agents[c->mem[m]];
-            if (a->gpos < wpos && ix->cid[a->gpos] != ix->capcls) {
-                wpos = a->gpos;
-                win = c->mem[m];
-            }
-        }
-    }
-    return win;
+    const fhot *h = &ix->hot[id];
+    if (h->w1 != UINT32_MAX)
+        dst[h->w1] |= h->m1;
+    else
+        skv__fpset_or(dst, &ix->cls[id]->ps);
 }
 
-/* Ties at random: the draw each tied agent gets in the scan (its position
- * among the scored agents), highest low 20 bits wins, then group order. */
-static uint32_t random_tied(skv__fidx *ix, const skv__group *g, uint64_t rng)
+/* The scored and tied agents of this decision as group-position bitmaps:
+ * their classes' members less the agents left out of it. */
+static void tie_masks(skv__fidx *ix, const skv_sched *s, bool scored)
 {
-    for (uint32_t i = 0; i < ix->nscored; i++)
-        ix->fl[ix->scored[i]] = 1;
+    memset(ix->smask, 0, ix->nwords * sizeof(uint64_t));
+    memset(ix->tmask, 0, ix->nwords * sizeof(uint64_t));
+    for (uint32_t i = 0; scored && i < ix->nscored; i++)
+        hot_or(ix->smask, ix, ix->scored[i]);
     for (uint32_t i = 0; i < ix->ntied; i++)
-        ix->fl[ix->tied[i]] = 3;
-    /* first the tied agents' ranks, without branches (the classes
-     * interleave in group order: a branch per agent mispredicts) */
-    uint64_t j = 0, n = 0;
-    for (uint32_t p = 0; p < g->nagents; p++) {
-        uint32_t f = ix->fl[ix->cid[p]];
-        ix->pos[n] = j << 32 | p;
-        n += f >> 1;
-        j += f & 1;
+        hot_or(ix->tmask, ix, ix->tied[i]);
+    for (uint32_t i = 0; i < ix->nexcl; i++) {
+        uint32_t p = s->agents[ix->excl[i]]->gpos;
+        ix->smask[p / 64] &= ~(1ull << (p % 64));
+        ix->tmask[p / 64] &= ~(1ull << (p % 64));
     }
-    int64_t bestd = -1;
-    uint32_t wpos = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        int64_t d = (int64_t)(skv__rng_at(rng, ix->pos[i] >> 32) & 0xFFFFF);
-        if (d > bestd) {
-            bestd = d;
-            wpos = (uint32_t)ix->pos[i];
-        }
-    }
-    for (uint32_t i = 0; i < ix->nscored; i++)
-        ix->fl[ix->scored[i]] = 0;
-    return g->agents[wpos];
+}
+
+/* The tied agent the scan picks: the lowest in group order, or with ties
+ * at random the one whose draw (by its rank among the scored agents) has
+ * the highest low 20 bits, then the lowest in group order. */
+static uint32_t pick_tied(skv__fidx *ix, const skv_sched *s,
+                          const skv__group *g, bool random, uint64_t rng)
+{
+    tie_masks(ix, s, random);
+    uint32_t p = random ? skv__fpset_pick_random(ix->smask, ix->tmask, ix->nwords, rng)
+                        : skv__fpset_first(ix->tmask, ix->nwords);
+    return p < g->nagents ? g->agents[p] : SKV__NONE;
 }
 
 uint32_t skv__fidx_choose(skv__pass *P, uint32_t si, uint32_t k,
@@ -656,7 +680,7 @@ uint32_t skv__fidx_choose(skv__pass *P, uint32_t si, uint32_t k,
     skv__group *g = P->g;
     const skv__session *x = s->sess[si];
     *done = false;
-    if (!eligible(P, x) || prepare(s, g) != 0)
+    if (!eligible(P, x) || skv__fidx_prepare(s, g) != 0)
         return SKV__NONE;
     skv__fidx *ix = g->fidx;
     reserved(ix, P);
@@ -670,10 +694,8 @@ uint32_t skv__fidx_choose(skv__pass *P, uint32_t si, uint32_t k,
     bool random = skv__frag_selector_ties(g->sel_state) == SKV__FRAG_TIES_RANDOM;
     uint64_t *rng = skv__frag_selector_rng(g->sel_state);
     uint32_t win = SKV__NONE;
-    if (b.tied == 1 || (b.tied > 1 && !random))
-        win = lowest_tied(ix, s);
-    else if (b.tied > 1)
-        win = random_tied(ix, g, *rng);
+    if (b.tied > 0)
+        win = pick_tied(ix, s, g, random && b.tied > 1, *rng);
     if (random)   /* one draw per agent the scan scores */
         *rng += b.scored * 0x9e3779b97f4a7c15ull;
     restore(ix, s);

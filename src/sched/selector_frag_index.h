@@ -25,4 +25,11 @@ uint32_t skv__fidx_choose(skv__pass *P, uint32_t si, uint32_t k,
                           const skv_sched_kernel_view *kv, skv__miss *miss,
                           bool *done);
 
+/* The resource reason of session x for req (agents_candidate and the
+ * short slots, unsorted) as reason.c's walk over the agents computes it,
+ * tallied over the group's free-state classes. False when the index is
+ * not in use for the group or x names agents or labels: walk the agents. */
+bool skv__fidx_reason(skv__pass *P, const skv__session *x, const skv_qty *req,
+                      skv__reason *r);
+
 #endif
