@@ -15,6 +15,7 @@
  * (pack) are options; measured, they did not help on openb.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "skv_internal.h"
@@ -22,8 +23,13 @@
 
 const skv__frag_params skv__frag_params_frag = {
     false, 1.0, 2.0, SKV__FRAG_TIES_RANDOM, 0, 0, 1.0};
+/* FGD as published (Weng et al.'s simulator, docs/simulator.md): the
+ * popular types covering 95 % of the tasks, the integer score
+ * floor(100 * sigmoid(-delta / 1000 milli-GPU)), and ties to the first
+ * node (the paper's Kubernetes fork picks the lexicographically smallest
+ * node name among equal scores; the replay adds nodes in name order). */
 const skv__frag_params skv__frag_params_fgd = {
-    false, 1.0, 0.0, SKV__FRAG_TIES_RANDOM, 0, 0, 0};
+    false, 1.0, 0.0, SKV__FRAG_TIES_INDEX, 0, 0, 0, false, 100, 95.0};
 
 /* Without a workload: an even mix of common GPU shapes. */
 static int default_types(skv__frag_cfg *c, skv_error *err)
@@ -70,6 +76,37 @@ static void compute_pressure(skv__frag_state *st, const double *w, double total)
     }
 }
 
+static int typical_cmp(const void *pa, const void *pb, void *arg)
+{
+    const double *w = arg;
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    if (w[a] != w[b])
+        return w[a] > w[b] ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* The published simulator's "typical pods": the most popular types, one
+ * at a time, until they cover pct % of the weight; the rest weigh 0 (the
+ * workload renormalises). Equal weights keep the configured order. */
+static int keep_typical(double *w, size_t n, double total, double pct,
+                        skv_error *err)
+{
+    size_t *ord = skv__calloc(n, sizeof(*ord));
+    if (!ord)
+        return skv__err(err, SKV_ENOMEM, "frag selector: out of memory");
+    for (size_t i = 0; i < n; i++)
+        ord[i] = i;
+    qsort_r(ord, n, sizeof(*ord), typical_cmp, w);
+    double cum = 0, want = pct / 100.0 * total;
+    for (size_t i = 0; i < n; i++) {
+        if (cum >= want)
+            w[ord[i]] = 0;
+        cum += w[ord[i]];
+    }
+    skv__free(ord);
+    return 0;
+}
+
 static int build_workload(skv__frag_state *st, skv_error *err)
 {
     skv__frag_cfg *c = &st->cfg;
@@ -87,7 +124,15 @@ static int build_workload(skv__frag_state *st, skv_error *err)
     }
     if (!(total > 0))   /* only CPU-only types: fall back to counts */
         memcpy(w, c->weights, c->ntypes * sizeof(*w));
-    int rc = skv__frag_workload_new(&st->w, c->shapes, w, c->ntypes, err);
+    int rc = 0;
+    if (c->params.typical > 0 && c->params.typical < 100) {
+        double sum = 0;
+        for (size_t i = 0; i < c->ntypes; i++)
+            sum += w[i];
+        rc = keep_typical(w, c->ntypes, sum, c->params.typical, err);
+    }
+    if (rc == 0)
+        rc = skv__frag_workload_new(&st->w, c->shapes, w, c->ntypes, err);
     if (rc == 0 && total > 0)
         compute_pressure(st, w, total);
     skv__free(w);
@@ -190,6 +235,16 @@ static int pack_tier(const skv__frag_node *n, int gpu)
     return 0;
 }
 
+/* FGD's published score: Kubernetes scores are integers 0..100, and the
+ * paper's plugin maps the fragmentation decrease (in GPUs) through a
+ * sigmoid and truncates, so placements whose growth differs by less than
+ * ~40 milli-GPU (near 0) or that all grow it by > 4.6 GPUs tie. */
+static double quantize(double delta, int levels)
+{
+    double s = 1.0 / (1.0 + exp(delta / SKV__FRAG_GPU_UNIT));
+    return floor(s * levels);
+}
+
 /* The score less its random part (drawn by skv__frag_selector_score). */
 static int64_t compose(skv__frag_state *st, double v, skv_qty gpu_left)
 {
@@ -277,6 +332,8 @@ int64_t skv__frag_selector_base(void *state, const skv_sched_agent_view *a,
                           ? shape.gpu : (skv_qty)shape.ngpu * shape.gpu);
     if (st->cfg.params.pack > 0)
         v -= st->cfg.params.pack * pack_tier(&node, gpu);
+    if (st->cfg.params.levels > 0)
+        v = -quantize(v, st->cfg.params.levels);
     return compose(st, v, ch.gpu_left);
 }
 

@@ -12,6 +12,10 @@
  *   supply=MODEL:MILLI_GPU   GPU capacity of a model (repeatable)
  *   scarcity=X        weight of the model-scarcity cost
  *   pack=X            bonus per GpuPacking tier (milli-GPU units)
+ *   levels=N          score floor(N * sigmoid(-delta/1000)) (FGD's
+ *                     published integer score; 0 = the exact delta)
+ *   typical=PCT       keep only the most popular types covering PCT % of
+ *                     the weight (FGD's "typical pods"; 0 or 100 = all)
  *   type=COUNT:CPU_MILLI:MEM_BYTES:NGPU:GPU_MILLI:MODELS   (repeatable)
  *                     MODELS is '*' or names joined by '|'
  * SPDX-License-Identifier: Apache-2.0 */
@@ -152,6 +156,15 @@ static int parse_param(skv__frag_cfg *c, const char *k, const char *v,
     } else if (strcmp(k, "pack") == 0) {
         c->params.pack = strtod(v, &e);
         if (!(c->params.pack >= 0))
+            e = (char *)v;
+    } else if (strcmp(k, "levels") == 0) {
+        long long q = strtoll(v, &e, 10);
+        if (q < 0 || q > 1000000)
+            e = (char *)v;
+        c->params.levels = (int)q;
+    } else if (strcmp(k, "typical") == 0) {
+        c->params.typical = strtod(v, &e);
+        if (!(c->params.typical >= 0 && c->params.typical <= 100))
             e = (char *)v;
     } else if (strcmp(k, "mu") == 0) {
         c->params.mu = strtod(v, &e);

@@ -64,7 +64,7 @@ static int put_type(char **buf, size_t *len, size_t *cap,
 }
 
 int skv__ob_workload_config(char **out, const skv_sim_openb *w, uint64_t seed,
-                            const char *extra, skv_error *err)
+                            bool with_mem, const char *extra, skv_error *err)
 {
     skv__ob_pod *sorted = skv__calloc(w->npods, sizeof(*sorted));
     char *buf = NULL;
@@ -74,6 +74,8 @@ int skv__ob_workload_config(char **out, const skv_sim_openb *w, uint64_t seed,
     int rc = sorted ? put(&buf, &len, &cap, head) : SKV_ENOMEM;
     if (rc == 0) {
         memcpy(sorted, w->pods, w->npods * sizeof(*sorted));
+        for (size_t i = 0; !with_mem && i < w->npods; i++)
+            sorted[i].mem = 0;   /* merge the types memory alone tells apart */
         qsort(sorted, w->npods, sizeof(*sorted), pod_cmp);
     }
     for (size_t i = 0; rc == 0 && i < w->npods;) {
