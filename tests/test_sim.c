@@ -338,6 +338,64 @@ START_TEST(test_policy_fgd_and_frag)
 }
 END_TEST
 
+/* A holds 0.3 of a GPU, B 0.5; a quarter follows. Workload: 0.5 tasks
+ * (1 in 25) and 0.2 tasks. On A the GPU keeps 0.45 (a fragment to the 0.5
+ * tasks: +18 milli-GPU), on B 0.25 (+10): the exact gradient picks B. The
+ * published FGD's integer score floor(100 sigmoid(-delta/1000)) is 49 for
+ * both, and its Kubernetes fork gives ties to the first node: A. */
+static const char *quarter_fgd(const char *config)
+{
+    skv_sched *s = two_agents("fgd", config, 8);
+    ck_assert_str_eq(place(s, "a", "cpu=1,mem=1g,cuda.shares=0.3", "A"), "A");
+    ck_assert_str_eq(place(s, "b", "cpu=1,mem=1g,cuda.shares=0.5", "B"), "B");
+    static char got[64];
+    snprintf(got, sizeof(got), "%s", place(s, "q", "cpu=1,mem=1g,cuda.shares=0.25", NULL));
+    skv_sched_free(s);
+    return got;
+}
+
+START_TEST(test_fgd_published_score)
+{
+    const char *wl = "type=1:0:0:1:500:*;type=24:0:0:1:200:*;typical=0";
+    char cfg[160];
+    ck_assert_str_eq(quarter_fgd(wl), "A");            /* 49 = 49: first */
+    snprintf(cfg, sizeof(cfg), "%s;levels=0", wl);
+    ck_assert_str_eq(quarter_fgd(cfg), "B");           /* 10 < 18 */
+    /* equal scores go to the first node whatever the seed, unless asked */
+    bool seen_b = false;
+    for (int seed = 1; seed <= 16; seed++) {
+        snprintf(cfg, sizeof(cfg), "seed=%d;type=1:0:0:1:500:*", seed);
+        skv_sched *s = two_agents("fgd", cfg, 8);
+        ck_assert_str_eq(place(s, "q", "cpu=1,cuda.shares=0.25", NULL), "A");
+        skv_sched_free(s);
+        snprintf(cfg, sizeof(cfg), "seed=%d;ties=random;type=1:0:0:1:500:*", seed);
+        s = two_agents("fgd", cfg, 8);
+        seen_b |= strcmp(place(s, "q", "cpu=1,cuda.shares=0.25", NULL), "B") == 0;
+        skv_sched_free(s);
+    }
+    ck_assert(seen_b);
+    /* typical=PCT keeps the popular types: with 95 % the 0.5 tasks (4 %)
+     * are not in the mix, nothing is a fragment, the tie goes to A even
+     * with the exact gradient */
+    ck_assert_str_eq(quarter_fgd("type=1:0:0:1:500:*;type=24:0:0:1:200:*;"
+                                 "levels=0;typical=95"), "A");
+    /* bad values are refused */
+    skv_error e = SKV_ERROR_INIT;
+    skv_sched *s = NULL;
+    SKV_CK_OK(skv_sched_new(&s, NULL, &e), &e);
+    SKV_CK_OK(skv_sched_register_selector(s, skv_sim_policy("fgd"), &e), &e);
+    const char *bad[] = {"levels=-1", "levels=x", "typical=101", "typical=-2",
+                         "typical=nan"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        skv_sched_group_options go = SKV_SCHED_GROUP_OPTIONS_INIT;
+        go.selector = "fgd";
+        go.selector_config = bad[i];
+        ck_assert_int_eq(skv_sched_group_add(s, "g", &go, &e), SKV_EINVAL);
+    }
+    skv_sched_free(s);
+}
+END_TEST
+
 START_TEST(test_frag_keeps_whole_gpu)
 {
     /* 2-GPU agents, A has 0.5 used. Workload: whole GPUs and halves. A new
@@ -478,6 +536,7 @@ Suite *skv_test_suite_sim(void)
     tcase_add_test(tc, test_openb_bad_args);
     tcase_add_test(tc, test_policy_packing_family);
     tcase_add_test(tc, test_policy_fgd_and_frag);
+    tcase_add_test(tc, test_fgd_published_score);
     tcase_add_test(tc, test_frag_keeps_whole_gpu);
     tcase_add_test(tc, test_frag_cpu_stranding);
     tcase_add_test(tc, test_policy_random);

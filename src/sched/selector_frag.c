@@ -10,7 +10,7 @@
  *  - model scarcity (scarcity): GPUs of a model that model-constrained
  *    types depend on are consumed last (FGD counts fragments, not the
  *    capacity a constrained type loses when others take its only GPUs).
- * Ties are broken by a seeded random draw, as Kubernetes does for FGD.
+ * Ties go to the first agent (ties=random: a seeded draw).
  * The weights by demand (weight=demand), packing ties and GpuPacking tiers
  * (pack) are options; measured, they did not help on openb.
  * SPDX-License-Identifier: Apache-2.0 */
@@ -21,15 +21,20 @@
 #include "skv_internal.h"
 #include "selector_frag_int.h"
 
+/* frag: FGD's gradient over every type, plus stranding (mu) and model
+ * scarcity, types weighted by the rarity of the nodes that can hold them,
+ * FGD's integer score and ties to the first node (first fit among nearly
+ * equal placements keeps the last nodes whole). docs/simulator.md has the
+ * measurements behind each choice. */
 const skv__frag_params skv__frag_params_frag = {
-    false, 1.0, 2.0, SKV__FRAG_TIES_RANDOM, 0, 0, 1.0};
+    false, 1.0, 2.0, SKV__FRAG_TIES_INDEX, 0, 0, 1.0, false, 100, 0, 1.0};
 /* FGD as published (Weng et al.'s simulator, docs/simulator.md): the
  * popular types covering 95 % of the tasks, the integer score
  * floor(100 * sigmoid(-delta / 1000 milli-GPU)), and ties to the first
  * node (the paper's Kubernetes fork picks the lexicographically smallest
  * node name among equal scores; the replay adds nodes in name order). */
 const skv__frag_params skv__frag_params_fgd = {
-    false, 1.0, 0.0, SKV__FRAG_TIES_INDEX, 0, 0, 0, false, 100, 95.0};
+    false, 1.0, 0.0, SKV__FRAG_TIES_INDEX, 0, 0, 0, false, 100, 95.0, 0};
 
 /* Without a workload: an even mix of common GPU shapes. */
 static int default_types(skv__frag_cfg *c, skv_error *err)
@@ -107,6 +112,33 @@ static int keep_typical(double *w, size_t n, double total, double pct,
     return 0;
 }
 
+/* Whether an empty node of shape h can hold type t. */
+static bool host_holds(const skv__frag_shape *h, const skv__frag_shape *t)
+{
+    if (t->cpu > h->cpu || t->mem > h->mem || t->ngpu > h->ngpu)
+        return false;
+    return t->ngpu == 0 || t->any_model || h->any_model ||
+           (t->models & h->models) != 0;
+}
+
+/* rarity: a type that only few nodes can hold (by CPU, memory, GPU count
+ * or model) weighs (all GPUs / their GPUs)^rarity more, so the measure
+ * keeps those nodes for it; types every node holds keep their weight. */
+static void apply_rarity(double *w, const skv__frag_cfg *c)
+{
+    double all = 0;
+    for (size_t h = 0; h < c->nhosts; h++)
+        all += c->host_count[h] * c->hosts[h].ngpu;
+    for (size_t i = 0; all > 0 && i < c->ntypes; i++) {
+        double sup = 0;
+        for (size_t h = 0; h < c->nhosts; h++)
+            if (host_holds(&c->hosts[h], &c->shapes[i]))
+                sup += c->host_count[h] * c->hosts[h].ngpu;
+        if (sup > 0)
+            w[i] *= pow(all / sup, c->params.rarity);
+    }
+}
+
 static int build_workload(skv__frag_state *st, skv_error *err)
 {
     skv__frag_cfg *c = &st->cfg;
@@ -124,6 +156,8 @@ static int build_workload(skv__frag_state *st, skv_error *err)
     }
     if (!(total > 0))   /* only CPU-only types: fall back to counts */
         memcpy(w, c->weights, c->ntypes * sizeof(*w));
+    if (c->params.rarity > 0)
+        apply_rarity(w, c);
     int rc = 0;
     if (c->params.typical > 0 && c->params.typical < 100) {
         double sum = 0;

@@ -154,6 +154,9 @@ typedef struct skv__frag_params {
     double typical;        /* > 0: only the most popular types covering
                               this % of the tasks form the workload (the
                               published simulator's "typical pods") */
+    double rarity;         /* > 0: a type's weight is multiplied by
+                              (all GPUs / GPUs of the nodes that can hold
+                              it)^rarity (needs host= entries) */
 } skv__frag_params;
 
 /* The "frag" defaults and the paper's FGD settings. */
