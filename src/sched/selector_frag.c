@@ -21,13 +21,14 @@
 #include "skv_internal.h"
 #include "selector_frag_int.h"
 
-/* frag: FGD's gradient over every type, plus stranding (mu) and model
- * scarcity, types weighted by the rarity of the nodes that can hold them,
- * FGD's integer score and ties to the first node (first fit among nearly
- * equal placements keeps the last nodes whole). docs/simulator.md has the
- * measurements behind each choice. */
+/* frag: FGD's gradient over every type plus stranding (mu), types weighted
+ * by the rarity of the nodes that can hold them (which covers GPU models:
+ * the model-scarcity cost on top of it lost 2 points on gpuspec10, so it is
+ * off), FGD's integer score and ties to the first node (first fit among
+ * nearly equal placements keeps the last nodes whole). docs/simulator.md
+ * has the measurements behind each choice. */
 const skv__frag_params skv__frag_params_frag = {
-    false, 1.0, 2.0, SKV__FRAG_TIES_INDEX, 0, 0, 1.0, false, 100, 0, 1.0};
+    false, 1.0, 2.0, SKV__FRAG_TIES_INDEX, 0, 0, 0, false, 100, 0, 1.0};
 /* FGD as published (Weng et al.'s simulator, docs/simulator.md): the
  * popular types covering 95 % of the tasks, the integer score
  * floor(100 * sigmoid(-delta / 1000 milli-GPU)), and ties to the first
