@@ -441,6 +441,68 @@ START_TEST(test_openb_vary_bad)
 }
 END_TEST
 
+/* The program: openb-gen writes a variant, openb --vary replays one, bad
+ * specs are refused with exit status 2. */
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(test_openb_gen_cli)
+{
+    char bin[512], cmd[2048], out[4096];
+    snprintf(bin, sizeof(bin), "%s/bin/sokovan-sim", skv_test_build_dir());
+    if (access(bin, X_OK) != 0) {
+        printf("SKIP test_openb_gen_cli: %s not built\n", bin);
+        return;
+    }
+    char dir[] = "/tmp/skv-gen-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char nodes[600], pods[600], gen[600];
+    snprintf(nodes, sizeof(nodes), "%s/nodes.csv", dir);
+    snprintf(pods, sizeof(pods), "%s/pods.csv", dir);
+    snprintf(gen, sizeof(gen), "%s/gen.csv", dir);
+    write_text(nodes, VARY_NODES);
+    write_text(pods, "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+                     "c,1000,10,0,0\ns,1000,10,1,500\nw,1000,10,1,1000\n"
+                     "m,1000,10,4,1000\n");
+    snprintf(cmd, sizeof(cmd), "%s openb-gen --nodes %s --pods %s --vary share=1,cpu=0.5 "
+             "--seed 3 --out %s 2>&1; echo rc=$?; cat %s", bin, nodes, pods, gen, gen);
+    skv_test_sh_output(cmd, out, sizeof(out));
+    ck_assert_msg(strstr(out, "rc=0"), "%s", out);
+    /* 3 GPU pods, all sharing; CPU-only pods half of all: 3 */
+    ck_assert_msg(strstr(out, "6 pods ->"), "%s", out);
+    ck_assert_msg(!strstr(out, ",1,1000,") && !strstr(out, ",4,1000,"), "%s", out);
+    const char *bad[] = {"share=2", "cpu=x", "bogus=0.1", "share", ""};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(cmd, sizeof(cmd), "%s openb-gen --nodes %s --pods %s --vary '%s' "
+                 "--out %s 2>&1; echo rc=$?", bin, nodes, pods, bad[i], gen);
+        skv_test_sh_output(cmd, out, sizeof(out));
+        ck_assert_msg(strstr(out, "rc=2"), "'%s': %s", bad[i], out);
+    }
+    /* a list that cannot supply the share: the library's error, status 1 */
+    write_text(pods, "name,cpu_milli,memory_mib,num_gpu,gpu_milli\nw,1000,10,1,1000\n");
+    snprintf(cmd, sizeof(cmd), "%s openb-gen --nodes %s --pods %s --vary share=0.5 "
+             "--out %s 2>&1; echo rc=$?", bin, nodes, pods, gen);
+    skv_test_sh_output(cmd, out, sizeof(out));
+    ck_assert_msg(strstr(out, "GPU-sharing") && strstr(out, "rc=1"), "%s", out);
+    /* the replay names the variant and runs it */
+    snprintf(cmd, sizeof(cmd), "%s openb --nodes %s --pods %s --vary gen-x:cpu=0.5 "
+             "--policy fgd,frag --seeds 1 2>&1; echo rc=$?", bin, nodes, gen);
+    skv_test_sh_output(cmd, out, sizeof(out));
+    ck_assert_msg(strstr(out, "workload gen-x") && strstr(out, "rc=0"), "%s", out);
+    snprintf(cmd, sizeof(cmd), "%s openb --nodes %s --pods %s --vary gen-x:multi=1 "
+             "--policy fgd --seeds 1 2>&1; echo rc=$?", bin, nodes, gen);
+    skv_test_sh_output(cmd, out, sizeof(out));
+    ck_assert_msg(strstr(out, "multi=1 is not in") && strstr(out, "rc=1"), "%s", out);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* ---- policies on hand-checked cases --------------------------------------- */
 
 static skv_sched *two_agents(const char *policy, const char *config, int gpus)
@@ -748,6 +810,7 @@ Suite *skv_test_suite_sim(void)
     tcase_add_test(tc, test_openb_bad_args);
     tcase_add_test(tc, test_openb_vary);
     tcase_add_test(tc, test_openb_vary_bad);
+    tcase_add_test(tc, test_openb_gen_cli);
     tcase_add_test(tc, test_policy_packing_family);
     tcase_add_test(tc, test_policy_fgd_and_frag);
     tcase_add_test(tc, test_fgd_published_score);
