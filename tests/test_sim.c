@@ -659,7 +659,8 @@ START_TEST(test_fgd_published_score)
     SKV_CK_OK(skv_sched_new(&s, NULL, &e), &e);
     SKV_CK_OK(skv_sched_register_selector(s, skv_sim_policy("fgd"), &e), &e);
     const char *bad[] = {"levels=-1", "levels=x", "typical=101", "typical=-2",
-                         "typical=nan"};
+                         "typical=nan", "rarity=-1", "rarity=9", "host=1:2",
+                         "host=x:1:1:1:", "host=1:1:1:65:G"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         skv_sched_group_options go = SKV_SCHED_GROUP_OPTIONS_INIT;
         go.selector = "fgd";
@@ -667,6 +668,28 @@ START_TEST(test_fgd_published_score)
         ck_assert_int_eq(skv_sched_group_add(s, "g", &go, &e), SKV_EINVAL);
     }
     skv_sched_free(s);
+}
+END_TEST
+
+/* rarity: the workload says one node like A (64 cores) exists and nine
+ * with 32 cores, and 1 task in 50 needs 8 GPUs and 60 cores, which only
+ * A-like nodes hold. B keeps 4 cores and a GPU with 0.4 free. A quarter on
+ * A breaks the 8-GPU fit (+7750 x 0.02 = +155 milli-GPU); on B it leaves
+ * 0.15, a fragment to the quarters (+147 - 5 = +142): both score 46, the
+ * tie goes to A. With rarity=1 the 8-GPU type weighs 10x (8 of 80 GPUs can
+ * hold it): +1313 on A, +82 on B, and A stays whole. */
+START_TEST(test_frag_rarity)
+{
+    const char *wl = "type=49:0:0:1:250:*;type=1:60000:0:8:1000:*;"
+                     "host=1:64000:0:8:X;host=9:32000:0:8:X;mu=0";
+    char cfg[256];
+    for (int r = 0; r <= 1; r++) {
+        snprintf(cfg, sizeof(cfg), "%s;rarity=%d", wl, r);
+        skv_sched *s = two_agents("frag", cfg, 8);
+        ck_assert_str_eq(place(s, "pb", "cpu=60,cuda.shares=0.6", "B"), "B");
+        ck_assert_str_eq(place(s, "q", "cpu=2,cuda.shares=0.25", NULL), r ? "B" : "A");
+        skv_sched_free(s);
+    }
 }
 END_TEST
 
@@ -814,6 +837,7 @@ Suite *skv_test_suite_sim(void)
     tcase_add_test(tc, test_policy_packing_family);
     tcase_add_test(tc, test_policy_fgd_and_frag);
     tcase_add_test(tc, test_fgd_published_score);
+    tcase_add_test(tc, test_frag_rarity);
     tcase_add_test(tc, test_frag_keeps_whole_gpu);
     tcase_add_test(tc, test_frag_cpu_stranding);
     tcase_add_test(tc, test_policy_random);
