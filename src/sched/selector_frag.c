@@ -7,9 +7,10 @@
  * not see, each measured on the openb replay (docs/simulator.md):
  *  - stranding (mu): GPU capacity left on a node without the CPU or memory
  *    share to use it (FGD only notices once a type stops fitting);
- *  - model scarcity (scarcity): GPUs of a model that model-constrained
- *    types depend on are consumed last (FGD counts fragments, not the
- *    capacity a constrained type loses when others take its only GPUs).
+ *  - rarity: types that few nodes can hold (by CPU, memory, GPU count or
+ *    model) weigh more, so those nodes are kept for them (FGD counts
+ *    fragments, not the capacity a type loses when others take its only
+ *    hosts); the older model-scarcity cost (scarcity) is an option, off.
  * Ties go to the first agent (ties=random: a seeded draw).
  * The weights by demand (weight=demand), packing ties and GpuPacking tiers
  * (pack) are options; measured, they did not help on openb.
