@@ -14,7 +14,10 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: sokovan-sim openb --nodes NODES.csv --pods PODS.csv [--pods ...]\n"
         "                         [--policy NAME|all] [--seeds 42-51] [--jobs N]\n"
-        "                         [--config K=V;...] [--json]\n"
+        "                         [--config K=V;...] [--vary [NAME:]SPEC ...]\n"
+        "                         [--vary-seed N] [--json]\n"
+        "       sokovan-sim openb-gen --nodes NODES.csv --pods PODS.csv --vary SPEC\n"
+        "                         [--seed N] --out FILE\n"
         "       sokovan-sim trace --jobs FILE (--cluster \"N nodes like X.xml\" |\n"
         "                         --nodes NODES.csv) [--policy NAME] [--sequencer NAME]\n"
         "                         [--seed N] [--limit N] [--cpu-per-gpu C]\n"
@@ -104,6 +107,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "openb") == 0)
         return sim_openb_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "openb-gen") == 0)
+        return sim_openb_gen_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "trace") == 0)
         return sim_trace_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "policies") == 0) {

@@ -13,6 +13,9 @@
 
 int sim_openb_main(int argc, char **argv);
 int sim_trace_main(int argc, char **argv);
+int sim_openb_gen_main(int argc, char **argv);
+/* "cpu=X,share=X,multi=X,spec=X" (any subset) into o; -1 when bad. */
+int sim_vary_parse(skv_sim_openb_vary_options *o, const char *spec);
 
 /* "42", "42-51" or "1,5,9" -> a new array (free()). 0 or -1 on error. */
 int sim_parse_seeds(uint64_t **out, size_t *n, const char *text);

@@ -102,6 +102,33 @@ SKV_EXTERN void skv_sim_openb_result_free(skv_sim_openb_result *r);
 SKV_EXTERN int skv_sim_openb_column(double *out, const skv_sim_openb_result *r,
                                     int k);
 
+/* ---- openb workload variants (the FGD paper's recipe) ---------------------- */
+
+#define SKV_SIM_OPENB_VARY_VERSION 1
+/* Each share is a fraction in [0, 1]; a negative value keeps the list's
+ * own. Applied in the order share, multi, spec, cpu (docs/simulator.md). */
+typedef struct skv_sim_openb_vary_options {
+    unsigned version;          /* SKV_SIM_OPENB_VARY_VERSION */
+    double cpu_share;          /* CPU-only pods / all pods (< 1) */
+    double share_demand;       /* GPU-sharing pods' share of GPU demand */
+    double multi_demand;       /* multi-GPU pods' share of GPU demand (< 1) */
+    double spec_share;         /* GPU pods constrained to GPU models */
+    uint64_t seed;             /* every draw of the resampling */
+} skv_sim_openb_vary_options;
+#define SKV_SIM_OPENB_VARY_OPTIONS_INIT {SKV_SIM_OPENB_VARY_VERSION, -1, -1, -1, -1, 0}
+
+/* A new workload: w's nodes and a pod list resampled from w's by the
+ * options. SKV_EINVAL for a share out of range or one the list cannot
+ * supply (e.g. share > 0 without sharing pods); SKV_EVERSION. */
+SKV_EXTERN int skv_sim_openb_vary(skv_sim_openb **out, const skv_sim_openb *w,
+                                  const skv_sim_openb_vary_options *opts,
+                                  skv_error *err);
+/* Write w's pods as an openb pod list (name,cpu_milli,memory_mib,num_gpu,
+ * gpu_milli,gpu_spec) that skv_sim_openb_load reads back to the same pods.
+ * SKV_EIO (the partial file is removed). */
+SKV_EXTERN int skv_sim_openb_write_pods(const skv_sim_openb *w,
+                                        const char *path, skv_error *err);
+
 /* ---- generic job traces ----------------------------------------------------- */
 
 typedef struct skv_sim_jobs skv_sim_jobs;

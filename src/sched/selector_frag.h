@@ -148,6 +148,15 @@ typedef struct skv__frag_params {
                               supply=MODEL:MILLI_GPU in the config) */
     bool scan_nodes;       /* score every node (the reference scan) instead
                               of the class index (selector_frag_index.c) */
+    int levels;            /* > 0: the score is FGD's published integer
+                              floor(levels * sigmoid(-delta / 1000)), so
+                              nearby deltas tie (0: the exact delta) */
+    double typical;        /* > 0: only the most popular types covering
+                              this % of the tasks form the workload (the
+                              published simulator's "typical pods") */
+    double rarity;         /* > 0: a type's weight is multiplied by
+                              (all GPUs / GPUs of the nodes that can hold
+                              it)^rarity (needs host= entries) */
 } skv__frag_params;
 
 /* The "frag" defaults and the paper's FGD settings. */

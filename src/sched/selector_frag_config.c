@@ -12,6 +12,14 @@
  *   supply=MODEL:MILLI_GPU   GPU capacity of a model (repeatable)
  *   scarcity=X        weight of the model-scarcity cost
  *   pack=X            bonus per GpuPacking tier (milli-GPU units)
+ *   levels=N          score floor(N * sigmoid(-delta/1000)) (FGD's
+ *                     published integer score; 0 = the exact delta)
+ *   rarity=X          weigh a type by (all GPUs / GPUs of the nodes that
+ *                     can hold it)^X: rare hosts are kept for their types
+ *   host=COUNT:CPU_MILLI:MEM_BYTES:NGPU:MODEL   a node shape of the cluster
+ *                     (repeatable; MODEL may be empty)
+ *   typical=PCT       keep only the most popular types covering PCT % of
+ *                     the weight (FGD's "typical pods"; 0 or 100 = all)
  *   type=COUNT:CPU_MILLI:MEM_BYTES:NGPU:GPU_MILLI:MODELS   (repeatable)
  *                     MODELS is '*' or names joined by '|'
  * SPDX-License-Identifier: Apache-2.0 */
@@ -123,6 +131,47 @@ static int parse_type(skv__frag_cfg *c, const char *v, skv_error *err)
     return 0;
 }
 
+/* host=COUNT:CPU_MILLI:MEM_BYTES:NGPU:MODEL, one node shape. */
+static int parse_host(skv__frag_cfg *c, const char *v, skv_error *err)
+{
+    if (c->nhosts == c->host_cap) {
+        size_t nc = c->host_cap ? c->host_cap * 2 : 16;
+        skv__frag_shape *nh = skv__reallocarray(c->hosts, nc, sizeof(*nh));
+        if (!nh)
+            return skv__err(err, SKV_ENOMEM, "frag selector: out of memory");
+        c->hosts = nh;
+        double *nn = skv__reallocarray(c->host_count, nc, sizeof(*nn));
+        if (!nn)
+            return skv__err(err, SKV_ENOMEM, "frag selector: out of memory");
+        c->host_count = nn;
+        c->host_cap = nc;
+    }
+    skv__frag_shape h;
+    memset(&h, 0, sizeof(h));
+    int64_t count = 0, ngpu = 0;
+    const char *p = v;
+    int rc;
+    if ((rc = parse_i64(&count, &p, ':', "count", err)) < 0 ||
+        (rc = parse_i64(&h.cpu, &p, ':', "cpu", err)) < 0 ||
+        (rc = parse_i64(&h.mem, &p, ':', "mem", err)) < 0 ||
+        (rc = parse_i64(&ngpu, &p, ':', "ngpu", err)) < 0)
+        return rc;
+    if (ngpu > SKV__FRAG_MAX_GPU)
+        return skv__err(err, SKV_EINVAL, "frag selector: host '%s' has more "
+                        "than %d GPUs", v, SKV__FRAG_MAX_GPU);
+    h.ngpu = (int)ngpu;
+    h.any_model = *p == '\0';
+    if (!h.any_model) {
+        int bit = model_bit(c, p, strlen(p), err);
+        if (bit < 0)
+            return bit;
+        h.models = 1ull << bit;
+    }
+    c->hosts[c->nhosts] = h;
+    c->host_count[c->nhosts++] = (double)count;
+    return 0;
+}
+
 static int parse_param(skv__frag_cfg *c, const char *k, const char *v,
                        skv_error *err)
 {
@@ -153,6 +202,21 @@ static int parse_param(skv__frag_cfg *c, const char *k, const char *v,
         c->params.pack = strtod(v, &e);
         if (!(c->params.pack >= 0))
             e = (char *)v;
+    } else if (strcmp(k, "levels") == 0) {
+        long long q = strtoll(v, &e, 10);
+        if (q < 0 || q > 1000000)
+            e = (char *)v;
+        c->params.levels = (int)q;
+    } else if (strcmp(k, "typical") == 0) {
+        c->params.typical = strtod(v, &e);
+        if (!(c->params.typical >= 0 && c->params.typical <= 100))
+            e = (char *)v;
+    } else if (strcmp(k, "rarity") == 0) {
+        c->params.rarity = strtod(v, &e);
+        if (!(c->params.rarity >= 0 && c->params.rarity <= 8))
+            e = (char *)v;
+    } else if (strcmp(k, "host") == 0) {
+        return parse_host(c, v, err);
     } else if (strcmp(k, "mu") == 0) {
         c->params.mu = strtod(v, &e);
         if (!(c->params.mu >= 0))
@@ -225,5 +289,7 @@ void skv__frag_cfg_fini(skv__frag_cfg *c)
         skv__free(c->models[i]);
     skv__free(c->shapes);
     skv__free(c->weights);
+    skv__free(c->hosts);
+    skv__free(c->host_count);
     memset(c, 0, sizeof(*c));
 }

@@ -13,6 +13,10 @@ typedef struct skv__frag_cfg {
     skv__frag_shape *shapes;   /* workload types as given */
     double *weights;           /* their task counts */
     size_t ntypes, cap;
+    skv__frag_shape *hosts;    /* node shapes of the cluster (host=): cpu,
+                                  mem, ngpu = GPUs, models = its model bit */
+    double *host_count;
+    size_t nhosts, host_cap;
 } skv__frag_cfg;
 
 int skv__frag_cfg_parse(skv__frag_cfg *c, const char *config, skv_error *err);

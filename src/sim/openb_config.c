@@ -63,8 +63,37 @@ static int put_type(char **buf, size_t *len, size_t *cap,
     return rc;
 }
 
+/* The cluster's node shapes (host=COUNT:CPU:MEM:NGPU:MODEL), for the
+ * selectors' rarity weights. */
+static int put_hosts(char **buf, size_t *len, size_t *cap, const skv_sim_openb *w)
+{
+    bool *done = skv__calloc(w->nnodes + 1, sizeof(*done));
+    int rc = done ? 0 : SKV_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < w->nnodes; i++) {
+        if (done[i])
+            continue;
+        const skv__ob_node *a = &w->nodes[i];
+        size_t count = 0;
+        for (size_t j = i; j < w->nnodes; j++) {
+            const skv__ob_node *b = &w->nodes[j];
+            if (!done[j] && b->cpu == a->cpu && b->mem == a->mem &&
+                b->gpus == a->gpus && b->model == a->model) {
+                done[j] = true;
+                count++;
+            }
+        }
+        char t[256];
+        snprintf(t, sizeof(t), ";host=%zu:%lld:%lld:%u:%s", count,
+                 (long long)a->cpu, (long long)a->mem, a->gpus,
+                 a->model >= 0 ? w->models[a->model] : "");
+        rc = put(buf, len, cap, t);
+    }
+    skv__free(done);
+    return rc;
+}
+
 int skv__ob_workload_config(char **out, const skv_sim_openb *w, uint64_t seed,
-                            const char *extra, skv_error *err)
+                            bool with_mem, const char *extra, skv_error *err)
 {
     skv__ob_pod *sorted = skv__calloc(w->npods, sizeof(*sorted));
     char *buf = NULL;
@@ -74,6 +103,8 @@ int skv__ob_workload_config(char **out, const skv_sim_openb *w, uint64_t seed,
     int rc = sorted ? put(&buf, &len, &cap, head) : SKV_ENOMEM;
     if (rc == 0) {
         memcpy(sorted, w->pods, w->npods * sizeof(*sorted));
+        for (size_t i = 0; !with_mem && i < w->npods; i++)
+            sorted[i].mem = 0;   /* merge the types memory alone tells apart */
         qsort(sorted, w->npods, sizeof(*sorted), pod_cmp);
     }
     for (size_t i = 0; rc == 0 && i < w->npods;) {
@@ -83,6 +114,7 @@ int skv__ob_workload_config(char **out, const skv_sim_openb *w, uint64_t seed,
         rc = put_type(&buf, &len, &cap, w, &sorted[i], j - i);
         i = j;
     }
+    rc = rc == 0 ? put_hosts(&buf, &len, &cap, w) : rc;
     for (int m = 0; rc == 0 && m < w->nmodels; m++) {
         skv_qty sup = 0;
         for (size_t i = 0; i < w->nnodes; i++)

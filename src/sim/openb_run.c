@@ -158,7 +158,9 @@ static int replay(ob_run *r, const skv_sim_openb_options *o, skv_error *err)
     const char *policy = o->policy ? o->policy : "frag";
     int rc = 0;
     if (strcmp(policy, "fgd") == 0 || strcmp(policy, "frag") == 0)
-        rc = skv__ob_workload_config(&config, r->w, o->seed, o->policy_config, err);
+        rc = skv__ob_workload_config(&config, r->w, o->seed,
+                                     strcmp(policy, "fgd") != 0,
+                                     o->policy_config, err);
     else if (skv_sim_policy(policy))
         config = skv__asprintf("seed=%llu", (unsigned long long)o->seed);
     if (rc < 0)

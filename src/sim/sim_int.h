@@ -72,9 +72,11 @@ static inline skv_qty skv__ob_demand(const skv__ob_pod *p)
     return (skv_qty)p->ngpu * p->gpu;
 }
 
-/* The selector config for the FGD-style policies: the pod mix. */
+/* The selector config for the FGD-style policies: the pod mix. Without
+ * with_mem the types carry no memory demand (the published FGD's typical
+ * pods are keyed by CPU and GPU only, and its measure ignores memory). */
 int skv__ob_workload_config(char **out, const skv_sim_openb *w, uint64_t seed,
-                            const char *extra, skv_error *err);
+                            bool with_mem, const char *extra, skv_error *err);
 
 /* ---- generic jobs ---- */
 typedef struct skv__job {
