@@ -50,6 +50,19 @@ int bm_times_init(bm_times *t, int n);
 void bm_times_free(bm_times *t);
 int64_t bm_now_ns(void);
 
+/* ---- agent credentials (keys.c) ------------------------------------------ */
+
+typedef struct bm_key {
+    char id[32];            /* sim<i> */
+    char ak[SKV_AUTH_ACCESS_KEY_MAX];
+    char sk[SKV_AUTH_SECRET_KEY_MAX];
+} bm_key;
+
+/* Users of role agent sim1..simN with a keypair each, over the admin API. */
+int bm_keys_make(bm_key **out, int n, const char *endpoint, const char *ak,
+                 const char *sk, char *why, size_t wl);
+void bm_keys_free(bm_key *k, int n);
+
 /* ---- simulated agents (sim.c) ------------------------------------------- */
 
 typedef struct bm_sim_agent bm_sim_agent;
@@ -67,14 +80,15 @@ typedef struct bm_sim {
     atomic_int registered;  /* agents whose registration was answered */
     atomic_int ended;       /* sessions whose kernel.destroy came */
     atomic_long creates, destroys, dup_creates, untagged, mgr_errors;
-    atomic_long frames_in, frames_out, heartbeats;
+    atomic_long frames_in, frames_out, heartbeats, routes_in;
+    atomic_llong bytes_in;
     atomic_int failed;      /* 1: the thread stopped on an error (why) */
     char why[512];
 } bm_sim;
 
-/* Connect N agents ("sim<i>", keys from <data_dir>/agents/<id>.key) to the
- * manager's Unix socket and start the thread that serves them. */
-int bm_sim_start(bm_sim *s, int n, const char *sock, const char *data_dir,
+/* Connect N agents (keys[i]: id and keypair) to the manager's Unix socket,
+ * send their registrations and start the thread that serves them. */
+int bm_sim_start(bm_sim *s, int n, const char *sock, const bm_key *keys,
                  const char *capacity, bm_times *times, char *why,
                  size_t wl);
 void bm_sim_stop(bm_sim *s);

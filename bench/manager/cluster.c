@@ -1,28 +1,14 @@
 /* One cluster of the benchmark: a scratch directory, the real
  * sokovan-manager started from the build directory with its own data dir
- * (bootstrap keys for sim1..simN, any --store and extra arguments passed
- * through), and its teardown. Process handling is tests/e2e_cluster.h's
+ * (any --store and extra arguments passed through), and its teardown. Process handling is tests/e2e_cluster.h's
  * (pid files under the scratch directory, so nothing outlives the run).
  * SPDX-License-Identifier: Apache-2.0 */
 #include "../../tests/e2e_cluster.h"
 #include "cluster.h"
 
-/* "sim1,sim2,...,simN" */
-static char *agent_list(int n)
-{
-    size_t cap = (size_t)n * 12 + 1, len = 0;
-    char *s = malloc(cap);
-    for (int i = 0; s && i < n; i++)
-        len += (size_t)snprintf(s + len, cap - len, "%ssim%d", i ? "," : "",
-                                i + 1);
-    return s;
-}
-
-static int wait_files(bm_cluster *c, int n_agents)
+static int wait_files(bm_cluster *c)
 {
     e2e_cluster *g = c->g;
-    char key[PATH_MAX + 64];
-    snprintf(key, sizeof(key), "%s/agents/sim%d.key", g->data, n_agents);
     for (int64_t end = e2e_now_ms() + 120000; e2e_now_ms() < end;) {
         if (!e2e_alive(g->mgr)) {
             char tail[600];
@@ -33,24 +19,20 @@ static int wait_files(bm_cluster *c, int n_agents)
         }
         char ak[PATH_MAX + 16];
         snprintf(ak, sizeof(ak), "%s/admin.key", g->data);
-        if (e2e_file_exists(g->sock) && e2e_file_exists(ak) &&
-            e2e_file_exists(key))
+        if (e2e_file_exists(g->sock) && e2e_file_exists(ak))
             return 0;
         e2e_sleep_ms(20);
     }
-    return e2e_fail(g, "sokovan-manager did not create its socket and %s "
-                    "within 120 s%s", key, "");
+    return e2e_fail(g, "sokovan-manager did not create its socket and "
+                    "admin.key within 120 s%s%s", "", "");
 }
 
-static int start_manager(bm_cluster *c, const bm_opts *o, int n_agents)
+static int start_manager(bm_cluster *c, const bm_opts *o)
 {
     e2e_cluster *g = c->g;
     char exe[PATH_MAX + 32], key[PATH_MAX + 16];
-    char *list = agent_list(n_agents);
     char *argv[48];
     int k = 0;
-    if (!list)
-        return e2e_fail(g, "out of memory%s%s", "", "");
     snprintf(exe, sizeof(exe), "%s/sokovan-manager", g->bin);
     argv[k++] = exe;
     argv[k++] = "--data-dir";
@@ -59,8 +41,6 @@ static int start_manager(bm_cluster *c, const bm_opts *o, int n_agents)
     argv[k++] = g->sock;
     argv[k++] = "--tcp";
     argv[k++] = "none";
-    argv[k++] = "--bootstrap-agents";
-    argv[k++] = list;
     if (o->store) {
         argv[k++] = "--store";
         argv[k++] = (char *)o->store;
@@ -69,10 +49,9 @@ static int start_manager(bm_cluster *c, const bm_opts *o, int n_agents)
         argv[k++] = (char *)o->mgr_args[i];
     argv[k] = NULL;
     g->mgr = e2e_spawn(g, "manager", argv);
-    free(list);
     if (g->mgr < 0)
         return e2e_fail(g, "fork: %s%s", strerror(errno), "");
-    int rc = wait_files(c, n_agents);
+    int rc = wait_files(c);
     skv_error e = SKV_ERROR_INIT;
     snprintf(key, sizeof(key), "%s/admin.key", g->data);
     if (rc == 0 && skv_client_read_keyfile(g->admin_ak, g->admin_sk, key, &e))
@@ -80,8 +59,7 @@ static int start_manager(bm_cluster *c, const bm_opts *o, int n_agents)
     return rc;
 }
 
-int bm_cluster_start(bm_cluster *c, const char *bin, const bm_opts *o,
-                     int n_agents)
+int bm_cluster_start(bm_cluster *c, const char *bin, const bm_opts *o)
 {
     e2e_cluster *g = calloc(1, sizeof(*g));
     memset(c, 0, sizeof(*c));
@@ -102,7 +80,7 @@ int bm_cluster_start(bm_cluster *c, const char *bin, const bm_opts *o,
     if (rc == 0 && e2e_sh("mkdir -p %s/pids %s/logs", g->root, g->root))
         rc = e2e_fail(g, "mkdir in %s%s", g->root, "");
     if (rc == 0)
-        rc = start_manager(c, o, n_agents);
+        rc = start_manager(c, o);
     if (rc == 0) {
         c->pid = g->mgr;
         c->sock = g->sock;

@@ -16,8 +16,7 @@ typedef struct bm_cluster {
     char why[768];
 } bm_cluster;
 
-int bm_cluster_start(bm_cluster *c, const char *bin, const bm_opts *o,
-                     int n_agents);
+int bm_cluster_start(bm_cluster *c, const char *bin, const bm_opts *o);
 bool bm_cluster_alive(bm_cluster *c);
 void bm_cluster_log_tail(bm_cluster *c, char *out, size_t cap);
 void bm_cluster_stop(bm_cluster *c);

@@ -142,10 +142,13 @@ static void json_result(const bm_result *r)
         json_pct("submit_to_dispatch_ms", &r->dispatch_ms);
         json_pct("submit_to_end_ms", &r->end_ms);
         printf(",\"manager_cpu_s\":%.2f,\"manager_peak_rss_mb\":%.1f,"
-               "\"bench_cpu_s\":%.2f,\"register_s\":%.2f,\"terminated\":%llu",
-               r->mgr_cpu_s, r->mgr_hwm_mb, r->bench_cpu_s, r->register_s,
+               "\"bench_cpu_s\":%.2f,\"terminated\":%llu", r->mgr_cpu_s,
+               r->mgr_hwm_mb, r->bench_cpu_s,
                (unsigned long long)r->terminated);
     }
+    printf(",\"register_s\":%.2f,\"register_routes_events\":%ld,"
+           "\"register_bytes_to_agents\":%lld", r->register_s,
+           r->register_routes, r->register_bytes);
     printf(",\"load1_start\":%.2f,\"load1_end\":%.2f,\"creates\":%ld,"
            "\"dup_creates\":%ld,\"destroys\":%ld,\"untagged\":%ld,"
            "\"manager_errors\":%ld,\"heartbeats\":%ld}", r->load1_start,

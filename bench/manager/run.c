@@ -34,7 +34,7 @@ static double bench_cpu_s(void)
 static int wait_registered(bm_sim *s, bm_cluster *c, int n, char *why,
                            size_t wl)
 {
-    for (int64_t end = bm_now_ns() + 300 * 1000000000LL; bm_now_ns() < end;) {
+    for (int64_t end = bm_now_ns() + 900 * 1000000000LL; bm_now_ns() < end;) {
         if (atomic_load(&s->failed)) {
             snprintf(why, wl, "simulated agents: %s", s->why);
             return -1;
@@ -47,7 +47,7 @@ static int wait_registered(bm_sim *s, bm_cluster *c, int n, char *why,
             return 0;
         sleep_ms(20);
     }
-    snprintf(why, wl, "%d of %d agents registered in 300 s",
+    snprintf(why, wl, "%d of %d agents registered in 900 s",
              atomic_load(&s->registered), n);
     return -1;
 }
@@ -257,24 +257,32 @@ int bm_run(bm_result *r, const char *bin, const bm_opts *o, int n_agents,
         snprintf(why, wl, "out of memory");
         return -1;
     }
-    int rc = bm_cluster_start(&c, bin, o, n_agents);
+    bm_key *keys = NULL;
+    int rc = bm_cluster_start(&c, bin, o);
     if (rc)
         snprintf(why, wl, "%s", c.why);
+    if (rc == 0)
+        rc = bm_keys_make(&keys, n_agents, c.endpoint, c.ak, c.sk, why, wl);
     int64_t t_reg = bm_now_ns();
     if (rc == 0)
-        rc = bm_sim_start(&s, n_agents, c.sock, c.data, o->capacity, &t, why,
+        rc = bm_sim_start(&s, n_agents, c.sock, keys, o->capacity, &t, why,
                           wl);
     if (rc == 0)
         rc = wait_registered(&s, &c, n_agents, why, wl);
     r->register_s = (double)(bm_now_ns() - t_reg) / 1e9;
+    r->register_routes = atomic_load(&s.routes_in);
+    r->register_bytes = atomic_load(&s.bytes_in);
     if (rc == 0) {
         fprintf(stderr, "manager: %d agents registered in %.2f s (manager "
-                "pid %ld); submitting %d sessions with %d clients\n",
-                n_agents, r->register_s, (long)c.pid, o->sessions,
-                o->clients);
+                "pid %ld; %ld agent.routes events, %lld bytes to the agents "
+                "so far); submitting %d sessions with %d clients\n",
+                n_agents, r->register_s, (long)c.pid,
+                r->register_routes, r->register_bytes,
+                o->sessions, o->clients);
         rc = measure(r, o, &c, &s, &t, why, wl);
     }
     bm_sim_stop(&s);
+    bm_keys_free(keys, n_agents);
     bm_cluster_stop(&c);
     bm_times_free(&t);
     r->ok = rc == 0;
