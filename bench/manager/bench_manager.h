@@ -115,6 +115,7 @@ typedef struct bm_proc {
     double cpu_s;           /* utime + stime */
     double hwm_mb;          /* VmHWM: peak resident set */
     double rss_mb;          /* VmRSS now */
+    double runq_wait_s;     /* runnable, waiting for a CPU (all threads) */
 } bm_proc;
 
 int bm_proc_read(pid_t pid, bm_proc *out);

@@ -142,8 +142,10 @@ static void json_result(const bm_result *r)
         json_pct("submit_to_dispatch_ms", &r->dispatch_ms);
         json_pct("submit_to_end_ms", &r->end_ms);
         printf(",\"manager_cpu_s\":%.2f,\"manager_peak_rss_mb\":%.1f,"
-               "\"bench_cpu_s\":%.2f,\"terminated\":%llu", r->mgr_cpu_s,
-               r->mgr_hwm_mb, r->bench_cpu_s,
+               "\"sessions_per_manager_cpu_s\":%.1f,\"manager_runq_wait_s\":%.2f,\"bench_cpu_s\":%.2f,"
+               "\"terminated\":%llu", r->mgr_cpu_s, r->mgr_hwm_mb,
+               r->mgr_cpu_s > 0 ? (double)r->terminated / r->mgr_cpu_s : -1,
+               r->mgr_runq_wait_s, r->bench_cpu_s,
                (unsigned long long)r->terminated);
     }
     printf(",\"register_s\":%.2f,\"register_routes_events\":%ld,"
@@ -160,11 +162,11 @@ static void line(const bm_opts *o, const bm_result *r)
 {
     printf("manager: %d agents, %d sessions, %d clients: %.1f sessions/s "
            "(%.2f s; submits %.1f/s); submit->dispatch p50 %.2f ms p99 %.2f "
-           "ms; submit->end p50 %.2f p99 %.2f ms; manager CPU %.2f s, peak "
-           "RSS %.1f MB; load %.2f\n", r->agents, o->sessions, o->clients,
+           "ms; submit->end p50 %.2f p99 %.2f ms; manager CPU %.2f s (%.2f s "
+           "waiting for a CPU), peak RSS %.1f MB; load %.2f\n", r->agents, o->sessions, o->clients,
            r->sessions_per_s, r->wall_s, r->submits_per_s, r->dispatch_ms.p50,
            r->dispatch_ms.p99, r->end_ms.p50, r->end_ms.p99, r->mgr_cpu_s,
-           r->mgr_hwm_mb, r->load1_start);
+           r->mgr_runq_wait_s, r->mgr_hwm_mb, r->load1_start);
     fflush(stdout);
 }
 

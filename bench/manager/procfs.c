@@ -1,9 +1,13 @@
 /* The manager's process figures from /proc/<pid>: CPU time (utime + stime
  * of /proc/<pid>/stat, all its threads) and resident memory (VmHWM, the
- * peak, and VmRSS of /proc/<pid>/status); and the machine's load average,
+ * peak, and VmRSS of /proc/<pid>/status), the time its threads spent
+ * runnable but waiting for a CPU (/proc/<pid>/task/<tid>/schedstat: on a
+ * shared machine that is time other work took); and the load average,
  * recorded with each run because the benchmark machine may be shared.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,12 +62,36 @@ static int status_mb(pid_t pid, const char *key, double *out)
     return rc;
 }
 
+/* Sum of the second field (ns waiting on a run queue) over the threads. */
+static double runq_wait_s(pid_t pid)
+{
+    char dir[64], p[320];
+    unsigned long long run, wait, sum = 0;
+    snprintf(dir, sizeof(dir), "/proc/%ld/task", (long)pid);
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(p, sizeof(p), "%s/%s/schedstat", dir, de->d_name);
+        FILE *f = fopen(p, "r");
+        if (f && fscanf(f, "%llu %llu", &run, &wait) == 2)
+            sum += wait;
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return (double)sum / 1e9;
+}
+
 int bm_proc_read(pid_t pid, bm_proc *out)
 {
     memset(out, 0, sizeof(*out));
     if (cpu_seconds(pid, &out->cpu_s) || status_mb(pid, "VmHWM", &out->hwm_mb)
         || status_mb(pid, "VmRSS", &out->rss_mb))
         return -1;
+    out->runq_wait_s = runq_wait_s(pid);
     return 0;
 }
 

@@ -232,6 +232,7 @@ static int measure(bm_result *r, const bm_opts *o, bm_cluster *c, bm_sim *s,
     if (rc == 0 && bm_proc_read(c->pid, &p1) == 0) {
         r->mgr_cpu_s = p1.cpu_s - p0.cpu_s;
         r->mgr_hwm_mb = p1.hwm_mb;
+        r->mgr_runq_wait_s = p1.runq_wait_s - p0.runq_wait_s;
     }
     r->bench_cpu_s = bench_cpu_s() - b0;
     r->load1_end = bm_loadavg();

@@ -21,6 +21,7 @@ typedef struct bm_result {
     bm_pct ack_ms, dispatch_ms, end_ms;   /* from the submit */
     double mgr_cpu_s;       /* during the measured span */
     double mgr_hwm_mb;      /* VmHWM at the end (includes start-up) */
+    double mgr_runq_wait_s; /* runnable but waiting for a CPU meanwhile */
     double peak_rss_seen_mb;
     double bench_cpu_s;     /* this process: agents + clients */
     double load1_start, load1_end;
