@@ -196,12 +196,16 @@ int main(int argc, char **argv)
         else
             line(&o, &res[i]);
     }
+    /* The engine only: a connection string may hold a password. */
+    char store[64];
+    snprintf(store, sizeof(store), "%.*s", o.store ? (int)strcspn(o.store,
+             ":") : 6, o.store ? o.store : "sqlite");
     time_t now = time(NULL);
     char date[32];
     strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     printf("{\"bench\":\"manager\",\"date\":\"%s\",\"sessions\":%d,"
            "\"clients\":%d,\"store\":\"%s\",\"runs\":[", date, o.sessions,
-           o.clients, o.store ? o.store : "sqlite");
+           o.clients, store);
     for (int i = 0; i < ran; i++) {
         printf(i ? "," : "");
         json_result(&res[i]);

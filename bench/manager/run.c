@@ -36,7 +36,14 @@ static int wait_registered(bm_sim *s, bm_cluster *c, int n, char *why,
 {
     for (int64_t end = bm_now_ns() + 900 * 1000000000LL; bm_now_ns() < end;) {
         if (atomic_load(&s->failed)) {
-            snprintf(why, wl, "simulated agents: %s", s->why);
+            /* Today's manager answers each agent.register with the routes
+             * of every agent to every agent: registering 1,000 agents takes
+             * minutes, and an agent registered early is taken for lost. */
+            snprintf(why, wl, "simulated agents: %s (after %d of %d "
+                     "registered; agents registering for longer than the "
+                     "manager's heartbeat timeout are taken for lost: "
+                     "--mgr-arg --heartbeat-timeout-ms --mgr-arg MS raises "
+                     "it)", s->why, atomic_load(&s->registered), n);
             return -1;
         }
         if (!bm_cluster_alive(c)) {
