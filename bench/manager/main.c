@@ -148,8 +148,9 @@ static void json_result(const bm_result *r)
                r->mgr_runq_wait_s, r->bench_cpu_s,
                (unsigned long long)r->terminated);
     }
-    printf(",\"register_s\":%.2f,\"register_routes_events\":%ld,"
-           "\"register_bytes_to_agents\":%lld", r->register_s,
+    printf(",\"register_s\":%.2f,\"settle_s\":%.2f,"
+           "\"register_routes_events\":%ld,\"register_bytes_to_agents\":%lld",
+           r->register_s, r->settle_s,
            r->register_routes, r->register_bytes);
     printf(",\"load1_start\":%.2f,\"load1_end\":%.2f,\"creates\":%ld,"
            "\"dup_creates\":%ld,\"destroys\":%ld,\"untagged\":%ld,"

@@ -59,6 +59,34 @@ static int wait_registered(bm_sim *s, bm_cluster *c, int n, char *why,
     return -1;
 }
 
+/* Until no agent.routes event came for 2 s (at most 600 s): today's manager
+ * is still sending the route tables of the last registrations when their
+ * replies are in, and a client connecting meanwhile may not be served
+ * within auth_timeout_ms. */
+static int wait_quiet(bm_sim *s, bm_cluster *c, char *why, size_t wl)
+{
+    long last = -1;
+    int64_t since = bm_now_ns(), end = since + 600 * 1000000000LL;
+    while (bm_now_ns() < end) {
+        if (atomic_load(&s->failed) || !bm_cluster_alive(c)) {
+            snprintf(why, wl, "after registration: %s", atomic_load(&s->failed)
+                     ? s->why : "the manager died");
+            return -1;
+        }
+        long now = atomic_load(&s->routes_in);
+        if (now != last) {
+            last = now;
+            since = bm_now_ns();
+        } else if (bm_now_ns() - since >= 2000000000LL) {
+            return 0;
+        }
+        sleep_ms(50);
+    }
+    snprintf(why, wl, "agent.routes events still coming 600 s after the "
+             "registrations");
+    return -1;
+}
+
 /* Until every session ended, or something failed. */
 static int wait_done(bm_result *r, bm_sim *s, bm_clients *cl, bm_cluster *c,
                      int n, int timeout_s, char *why, size_t wl)
@@ -278,13 +306,17 @@ int bm_run(bm_result *r, const char *bin, const bm_opts *o, int n_agents,
     if (rc == 0)
         rc = wait_registered(&s, &c, n_agents, why, wl);
     r->register_s = (double)(bm_now_ns() - t_reg) / 1e9;
+    if (rc == 0)
+        rc = wait_quiet(&s, &c, why, wl);
+    r->settle_s = (double)(bm_now_ns() - t_reg) / 1e9 - r->register_s;
     r->register_routes = atomic_load(&s.routes_in);
     r->register_bytes = atomic_load(&s.bytes_in);
     if (rc == 0) {
-        fprintf(stderr, "manager: %d agents registered in %.2f s (manager "
-                "pid %ld; %ld agent.routes events, %lld bytes to the agents "
-                "so far); submitting %d sessions with %d clients\n",
-                n_agents, r->register_s, (long)c.pid,
+        fprintf(stderr, "manager: %d agents registered in %.2f s, quiet "
+                "%.2f s later (manager pid %ld; %ld agent.routes events, %lld "
+                "bytes to the agents); submitting %d sessions with %d "
+                "clients\n", n_agents, r->register_s, r->settle_s,
+                (long)c.pid,
                 r->register_routes, r->register_bytes,
                 o->sessions, o->clients);
         rc = measure(r, o, &c, &s, &t, why, wl);
