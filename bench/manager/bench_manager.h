@@ -76,6 +76,9 @@ typedef struct bm_sim {
     atomic_bool stop;
     bm_times *times;
     const char *capacity;
+    const char *sock;       /* the manager's Unix socket */
+    const bm_key *keys;
+    int opened;             /* agents connected so far */
     /* Counters the main thread watches. */
     atomic_int registered;  /* agents whose registration was answered */
     atomic_int ended;       /* sessions whose kernel.destroy came */
@@ -86,8 +89,12 @@ typedef struct bm_sim {
     char why[512];
 } bm_sim;
 
-/* Connect N agents (keys[i]: id and keypair) to the manager's Unix socket,
- * send their registrations and start the thread that serves them. */
+/* Connect N agents (keys[i]: id and keypair) to the manager's Unix socket
+ * and register them, at most BM_REGISTER_WINDOW unanswered at a time (as
+ * a rolling start: the manager drops a connection whose first request it
+ * has not served within its auth_timeout_ms), from the thread that then
+ * serves them. */
+#define BM_REGISTER_WINDOW 16
 int bm_sim_start(bm_sim *s, int n, const char *sock, const bm_key *keys,
                  const char *capacity, bm_times *times, char *why,
                  size_t wl);

@@ -134,6 +134,8 @@ static int emit(bm_sim *s, bm_sim_agent *a, skv_proto_kind kind, uint64_t id,
     return rc ? fail(s, "agent %s: out of memory%s", a->id, "") : 0;
 }
 
+static int open_next(bm_sim *s);
+
 /* ---- registration and heartbeats ----------------------------------------- */
 
 static int pooled(skv_proto_device *d, const char *id, const skv_slots *cap,
@@ -222,7 +224,7 @@ static int on_register_reply(bm_sim *s, bm_sim_agent *a,
     a->next_hb_ms = now_ms() + a->hb_ms;
     skv_proto_body_free(SKV_PROTO_AGENT_REGISTER_REPLY, &r);
     atomic_fetch_add(&s->registered, 1);
-    return 0;
+    return open_next(s);
 }
 
 /* ---- kernels ----------------------------------------------------------------- */
@@ -527,6 +529,15 @@ static int open_agent(bm_sim *s, bm_sim_agent *a, const bm_key *key,
     return flush(s, a);
 }
 
+/* The next agent not yet connected, if any. */
+static int open_next(bm_sim *s)
+{
+    if (s->opened >= s->n)
+        return 0;
+    int i = s->opened++;
+    return open_agent(s, &s->a[i], &s->keys[i], s->sock);
+}
+
 int bm_sim_start(bm_sim *s, int n, const char *sock, const bm_key *keys,
                  const char *capacity, bm_times *times, char *why, size_t wl)
 {
@@ -534,14 +545,17 @@ int bm_sim_start(bm_sim *s, int n, const char *sock, const bm_key *keys,
     s->n = n;
     s->times = times;
     s->capacity = capacity;
+    s->sock = sock;
+    s->keys = keys;
     s->ep = epoll_create1(EPOLL_CLOEXEC);
     s->a = calloc((size_t)n, sizeof(*s->a));
     int rc = s->ep < 0 || !s->a ? fail(s, "setup: %s%s", strerror(errno), "")
                                 : 0;
     for (int i = 0; s->a && i < n; i++)
         s->a[i].fd = -1;
-    for (int i = 0; rc == 0 && i < n; i++)
-        rc = open_agent(s, &s->a[i], &keys[i], sock);
+    /* The rest follow as registrations are answered (on_register_reply). */
+    for (int i = 0; rc == 0 && i < n && i < BM_REGISTER_WINDOW; i++)
+        rc = open_next(s);
     if (rc == 0 && pthread_create(&s->thread, NULL, loop, s) != 0)
         rc = fail(s, "pthread_create failed%s%s", "", "");
     s->started = rc == 0;
