@@ -86,6 +86,8 @@ typedef struct bm_sim {
     atomic_long frames_in, frames_out, heartbeats, routes_in;
     atomic_llong bytes_in;
     atomic_int failed;      /* 1: the thread stopped on an error (why) */
+    int agents_used;        /* after bm_sim_stop: agents given a kernel */
+    long max_per_agent;     /* ... and the most kernels one agent got */
     char why[512];
 } bm_sim;
 

@@ -152,6 +152,8 @@ static void json_result(const bm_result *r)
            "\"register_routes_events\":%ld,\"register_bytes_to_agents\":%lld",
            r->register_s, r->settle_s,
            r->register_routes, r->register_bytes);
+    printf(",\"agents_used\":%d,\"max_sessions_per_agent\":%ld",
+           r->agents_used, r->max_per_agent);
     printf(",\"load1_start\":%.2f,\"load1_end\":%.2f,\"creates\":%ld,"
            "\"dup_creates\":%ld,\"destroys\":%ld,\"untagged\":%ld,"
            "\"manager_errors\":%ld,\"heartbeats\":%ld}", r->load1_start,
@@ -164,10 +166,12 @@ static void line(const bm_opts *o, const bm_result *r)
     printf("manager: %d agents, %d sessions, %d clients: %.1f sessions/s "
            "(%.2f s; submits %.1f/s); submit->dispatch p50 %.2f ms p99 %.2f "
            "ms; submit->end p50 %.2f p99 %.2f ms; manager CPU %.2f s (%.2f s "
-           "waiting for a CPU), peak RSS %.1f MB; load %.2f\n", r->agents, o->sessions, o->clients,
+           "waiting for a CPU), peak RSS %.1f MB; load %.2f; %d agents used, "
+           "at most %ld sessions on one\n", r->agents, o->sessions, o->clients,
            r->sessions_per_s, r->wall_s, r->submits_per_s, r->dispatch_ms.p50,
            r->dispatch_ms.p99, r->end_ms.p50, r->end_ms.p99, r->mgr_cpu_s,
-           r->mgr_runq_wait_s, r->mgr_hwm_mb, r->load1_start);
+           r->mgr_runq_wait_s, r->mgr_hwm_mb, r->load1_start, r->agents_used,
+           r->max_per_agent);
     fflush(stdout);
 }
 

@@ -322,6 +322,8 @@ int bm_run(bm_result *r, const char *bin, const bm_opts *o, int n_agents,
         rc = measure(r, o, &c, &s, &t, why, wl);
     }
     bm_sim_stop(&s);
+    r->agents_used = s.agents_used;
+    r->max_per_agent = s.max_per_agent;
     bm_keys_free(keys, n_agents);
     bm_cluster_stop(&c);
     bm_times_free(&t);

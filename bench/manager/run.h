@@ -27,6 +27,8 @@ typedef struct bm_result {
     double bench_cpu_s;     /* this process: agents + clients */
     double load1_start, load1_end;
     uint64_t terminated;
+    int agents_used;        /* agents the manager gave a kernel */
+    long max_per_agent;     /* the most kernels one agent got */
     long creates, destroys, dup_creates, untagged, mgr_errors, heartbeats;
 } bm_result;
 

@@ -45,6 +45,7 @@ struct bm_sim_agent {
     uint64_t seq;
     sim_kernel **k;
     size_t nk, capk;
+    long created;                  /* kernel.create requests served */
 };
 
 static int64_t now_ms(void)
@@ -308,6 +309,7 @@ static int on_create(bm_sim *s, bm_sim_agent *a, const skv_proto_envelope *env)
         return fail(s, "kernel.create: %s%s", e.message, "");
     }
     atomic_fetch_add(&s->creates, 1);
+    a->created++;
     const sim_kernel *old = find(a, k->req.kernel_id, NULL);
     if (old) {
         /* Asked again (as the real agent does: the same answer). */
@@ -569,6 +571,12 @@ void bm_sim_stop(bm_sim *s)
     atomic_store(&s->stop, true);
     if (s->started)
         pthread_join(s->thread, NULL);
+    /* How the manager spread the kernels (read after the join). */
+    for (int i = 0; s->a && i < s->n; i++) {
+        s->agents_used += s->a[i].created > 0;
+        if (s->a[i].created > s->max_per_agent)
+            s->max_per_agent = s->a[i].created;
+    }
     for (int i = 0; s->a && i < s->n; i++) {
         bm_sim_agent *a = &s->a[i];
         if (a->fd >= 0)
