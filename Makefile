@@ -163,7 +163,7 @@ check-bindings: $(SHLIB)
 	SOKOVAN_LIB=$(abspath $(SHLIB)) PYTHONPATH=bindings/python $(PY_ENV) \
 		python3 bindings/python/test_sokovan.py
 
-check-unit: $(TEST_BIN) $(TEST_SOS) $(PROG_BINS)
+check-unit: $(TEST_BIN) $(TEST_SOS) $(PROG_BINS) $(BUILD)/bench/manager
 	SKV_TEST_BUILD_DIR=$(abspath $(BUILD)) SKV_TEST_SRC_DIR=$(CURDIR) \
 		$(TEST_BIN)
 

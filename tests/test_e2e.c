@@ -825,6 +825,57 @@ START_TEST(test_e2e_cluster_network)
 }
 END_TEST
 
+/* bench/manager, small: a real manager, simulated agents and clients run
+ * 300 sessions on 3 and on 20 agents, each TERMINATED by the manager's own
+ * count (the bench checks it) with its figures in the JSON line; a --store
+ * the manager does not take fails the run loudly (exit 1, the manager's
+ * own message), never a silent SQLite run. */
+static int bench_run(const char *args, char *out, size_t cap)
+{
+    char cmd[PATH_MAX + 512];
+    snprintf(cmd, sizeof(cmd), "%s/bench/manager %s 2>&1", skv_test_build_dir(),
+             args);
+    FILE *p = popen(cmd, "r");
+    size_t n = p ? fread(out, 1, cap - 1, p) : 0;
+    out[n] = '\0';
+    int st = p ? pclose(p) : -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int count_str(const char *s, const char *what)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, what)) != NULL; p++)
+        n++;
+    return n;
+}
+
+START_TEST(test_e2e_bench_manager)
+{
+    E2E_REQUIRE();
+    static char out[65536];
+    char bench[PATH_MAX + 32];
+    snprintf(bench, sizeof(bench), "%s/bench/manager", skv_test_build_dir());
+    ck_assert_msg(access(bench, X_OK) == 0, "%s missing (make benches)",
+                  bench);
+    int rc = bench_run("--sessions 300 --agents 3,20 --clients 4 --timeout "
+                       "60", out, sizeof(out));
+    ck_assert_msg(rc == 0, "bench/manager exited %d:\n%s", rc, out);
+    ck_assert_msg(count_str(out, "\"ok\":true") == 2 &&
+                  count_str(out, "\"terminated\":300") == 2 &&
+                  count_str(out, "\"untagged\":0") == 2 &&
+                  strstr(out, "\"sessions_per_s\":") &&
+                  strstr(out, "\"submit_to_dispatch_ms\":{\"p50\":") &&
+                  strstr(out, "\"manager_peak_rss_mb\":"), "%s", out);
+    rc = bench_run("--sessions 10 --agents 2 --store postgresql://nowhere/x",
+                   out, sizeof(out));
+    ck_assert_msg(rc == 1 && strstr(out, "FAILED") &&
+                  strstr(out, "\"ok\":false") && !strstr(out, "\"ok\":true"),
+                  "a --store the manager does not take must fail the run "
+                  "(exit %d):\n%s", rc, out);
+}
+END_TEST
+
 /* One case per test: every test gets a fresh cluster and its own teardown. */
 #define ADD_CASE(s, name, test)                                                \
     do {                                                                       \
@@ -846,5 +897,6 @@ Suite *skv_test_suite_e2e(void)
     ADD_CASE(s, "auth", test_e2e_auth);
     ADD_CASE(s, "isolation", test_e2e_isolation);
     ADD_CASE(s, "cluster_network", test_e2e_cluster_network);
+    ADD_CASE(s, "bench_manager", test_e2e_bench_manager);
     return s;
 }
