@@ -102,6 +102,18 @@ static bool id_ok(const char *id)
     return true;
 }
 
+/* An environment variable name: [A-Za-z_][A-Za-z0-9_]*. */
+static bool env_name_ok(const char *k)
+{
+    if (!k || !*k || (*k >= '0' && *k <= '9'))
+        return false;
+    for (; *k; k++)
+        if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') ||
+              (*k >= '0' && *k <= '9') || *k == '_'))
+            return false;
+    return true;
+}
+
 /* The request's fields beyond what the schema checks; SKV_E* and a
  * message for the reply. */
 static int check_start(const skv_agent *a, const skv_proto_exec_start *m,
@@ -118,6 +130,11 @@ static int check_start(const skv_agent *a, const skv_proto_exec_start *m,
                SKV_EEXIST;
     if (m->n_argv == 0 || !m->argv[0][0])
         return snprintf(msg, n, "argv is empty"), SKV_EINVAL;
+    for (size_t i = 0; i < m->n_env; i++)
+        if (!env_name_ok(m->env[i].key))
+            return snprintf(msg, n, "env name '%.64s' is not "
+                            "[A-Za-z_][A-Za-z0-9_]*", m->env[i].key),
+                   SKV_EINVAL;
     if (m->rows > 65535 || m->cols > 65535)
         return snprintf(msg, n, "window size %ux%u is out of range",
                         m->rows, m->cols), SKV_EINVAL;
