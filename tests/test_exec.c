@@ -7,7 +7,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -1023,6 +1026,213 @@ START_TEST(test_agent_exec_cleanup)
 }
 END_TEST
 
+/* ---- through the sokovan-agent daemon ------------------------------------------
+ * The real agent program against a fake manager on a Unix socket in this
+ * process: exec.* frames over the wire, the exec descriptors on the
+ * daemon's libuv loop (exec_watch.c). The fault: the manager connection
+ * drops under a running exec; the daemon must kill it. */
+
+typedef struct wire {
+    int fd;                     /* the agent's connection */
+    skv_proto_reader *r;
+    host h;                     /* what arrived (decoded as on_frame does) */
+    uint64_t last_type_req;     /* request id of the last response */
+    skv_proto_type last_type;
+} wire;
+
+static void wire_send(wire *w, skv_proto_kind kind, uint64_t id,
+                      skv_proto_type t, const void *body)
+{
+    void *frame = NULL;
+    size_t len = 0;
+    SKV_CK_OK(skv_proto_message_encode(&frame, &len, kind, id, t, body,
+                                       wall_ms(), NULL, NULL), NULL);
+    const char *p = frame;
+    while (len) {
+        ssize_t n = send(w->fd, p, len, MSG_NOSIGNAL);
+        ck_assert_int_gt(n, 0);
+        p += n;
+        len -= (size_t)n;
+    }
+    skv_free(frame);
+}
+
+/* Read frames until one of type t (up to 20 s); the others are recorded.
+ * agent.register is answered on the way. */
+static void wire_until(wire *w, skv_proto_type t)
+{
+    int64_t end = wall_ms() + 20000;
+    while (wall_ms() < end) {
+        const void *p;
+        size_t len;
+        int got;
+        while ((got = skv_proto_reader_next(w->r, &p, &len, NULL)) == 1) {
+            skv_proto_envelope env;
+            SKV_CK_OK(skv_proto_envelope_decode(&env, p, len, NULL), NULL);
+            on_frame(&w->h, &env);
+            w->last_type = env.type;
+            w->last_type_req = env.request_id;
+            if (env.type == SKV_PROTO_AGENT_REGISTER) {
+                skv_proto_agent_register_reply rep = {1000, 5000, wall_ms()};
+                wire_send(w, SKV_PROTO_RESPONSE, env.request_id,
+                          SKV_PROTO_AGENT_REGISTER_REPLY, &rep);
+            }
+            skv_proto_envelope_free(&env);
+            if (w->last_type == t)
+                return;
+        }
+        struct pollfd pf = {w->fd, POLLIN, 0};
+        if (poll(&pf, 1, 100) <= 0)
+            continue;
+        char buf[65536];
+        ssize_t n = recv(w->fd, buf, sizeof(buf), 0);
+        ck_assert_msg(n > 0, "the agent closed the connection");
+        SKV_CK_OK(skv_proto_reader_feed(w->r, buf, (size_t)n, NULL), NULL);
+    }
+    ck_abort_msg("no %s from the agent", skv_proto_type_name(t));
+}
+
+static int listen_unix(const char *path)
+{
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ck_assert_int_eq(listen(s, 4), 0);
+    return s;
+}
+
+static pid_t spawn_agent(const char *dir, const char *sock)
+{
+    char prog[PATH_MAX], key[PATH_MAX], state[PATH_MAX], mgr[PATH_MAX],
+        log[PATH_MAX];
+    snprintf(prog, sizeof(prog), "%s/bin/sokovan-agent", skv_test_build_dir());
+    snprintf(key, sizeof(key), "%s/agent.key", dir);
+    snprintf(state, sizeof(state), "%s/state", dir);
+    snprintf(mgr, sizeof(mgr), "unix:%s", sock);
+    snprintf(log, sizeof(log), "%s/agent.log", dir);
+    FILE *f = fopen(key, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "access_key=%s\nsecret_key=%s\n", AK, SK);
+    fclose(f);
+    chmod(key, 0600);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execl(prog, prog, "--manager", mgr, "--key-file", key,
+              "--state-dir", state, "--image-dir", skv_rtfx_images,
+              "--plugins", "cpu;mem", "--reconnect-min-ms", "20",
+              "--reconnect-max-ms", "100", (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int accept_agent(int lfd)
+{
+    struct pollfd pf = {lfd, POLLIN, 0};
+    ck_assert_int_eq(poll(&pf, 1, 20000), 1);
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    return fd;
+}
+
+static void wire_start(wire *w, uint64_t req, const char *id, char **argv,
+                       size_t argc, bool tty)
+{
+    skv_proto_exec_start m;
+    memset(&m, 0, sizeof(m));
+    m.session_id = SID;
+    m.kernel_id = "k1";
+    m.exec_id = (char *)id;
+    m.argv = argv;
+    m.n_argv = argc;
+    m.tty = tty;
+    m.rows = 33;
+    m.cols = 77;
+    wire_send(w, SKV_PROTO_REQUEST, req, SKV_PROTO_EXEC_START, &m);
+    wire_until(w, SKV_PROTO_EXEC_START_REPLY);
+    ck_assert_uint_eq(w->last_type_req, req);
+}
+
+START_TEST(test_agent_daemon_exec)
+{
+    SKV_RTFX_REQUIRE();
+    char dir[PATH_MAX], sock[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/daemon", skv_rtfx_root);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    snprintf(sock, sizeof(sock), "%s/m.sock", dir);
+    int lfd = listen_unix(sock);
+    pid_t ag = spawn_agent(dir, sock);
+    wire w;
+    memset(&w, 0, sizeof(w));
+    SKV_CK_OK(skv_proto_reader_new(&w.r, 0, NULL), NULL);
+    w.fd = accept_agent(lfd);
+    wire_until(&w, SKV_PROTO_AGENT_REGISTER);
+    char *sl[] = {"sh", "-c", "sleep 1000"};
+    skv_proto_kernel_create kc;
+    memset(&kc, 0, sizeof(kc));
+    kc.session_id = SID;
+    kc.kernel_id = "k1";
+    kc.image = "busybox";
+    kc.argv = sl;
+    kc.n_argv = 3;
+    wire_send(&w, SKV_PROTO_REQUEST, 2, SKV_PROTO_KERNEL_CREATE, &kc);
+    wire_until(&w, SKV_PROTO_KERNEL_CREATE_REPLY);
+    /* Pipes: stdin in, output and exit back. */
+    char *cat[] = {"sh", "-c", "cat; echo done >&2; exit 3"};
+    wire_start(&w, 3, "p", cat, 3, false);
+    skv_proto_exec_data d = {"p", NULL, (uint8_t *)"hello", 5, 1};
+    wire_send(&w, SKV_PROTO_EVENT, 0, SKV_PROTO_EXEC_STDIN, &d);
+    wire_until(&w, SKV_PROTO_EXEC_EXIT);
+    ck_assert_int_eq(w.h.exit_code, 3);
+    ck_assert_msg(strstr(w.h.out_text, "hello") &&
+                  strstr(w.h.out_text, "done\n"), "%s", w.h.out_text);
+    /* A terminal with its window size. */
+    w.h.out_text_len = 0;
+    w.h.out_text[0] = '\0';
+    char *tt[] = {"sh", "-c", "tty; stty size"};
+    wire_start(&w, 4, "t", tt, 3, true);
+    wire_until(&w, SKV_PROTO_EXEC_EXIT);
+    ck_assert_msg(strstr(w.h.out_text, "/dev/pts/") &&
+                  strstr(w.h.out_text, "33 77"), "%s", w.h.out_text);
+    /* The fault: the connection drops under a running exec. */
+    char *lo[] = {"sleep", "1000"};
+    wire_start(&w, 5, "l", lo, 2, false);
+    pid_t victim = (pid_t)w.h.exec_pid;
+    ck_assert_int_eq(kill(victim, 0), 0);
+    close(w.fd);
+    int64_t end = wall_ms() + 10000;
+    while (kill(victim, 0) == 0 && wall_ms() < end)
+        usleep(20000);
+    ck_assert_msg(kill(victim, 0) < 0, "exec %d outlived its connection",
+                  (int)victim);
+    /* Reconnected, then stopped with an exec running: it goes too. */
+    skv_proto_reader_free(w.r);
+    SKV_CK_OK(skv_proto_reader_new(&w.r, 0, NULL), NULL);
+    w.fd = accept_agent(lfd);
+    wire_until(&w, SKV_PROTO_AGENT_REGISTER);
+    wire_start(&w, 6, "s", lo, 2, true);
+    victim = (pid_t)w.h.exec_pid;
+    ck_assert_int_eq(kill(ag, SIGTERM), 0);
+    int st = 0;
+    ck_assert_int_eq(waitpid(ag, &st, 0), ag);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "agent status %d",
+                  st);
+    ck_assert_int_eq(kill(victim, 0), -1);
+    close(w.fd);
+    close(lfd);
+    skv_proto_reader_free(w.r);
+    char state[PATH_MAX];
+    snprintf(state, sizeof(state), "%s/state/containers", dir);
+    destroy_all(state);
+}
+END_TEST
+
 Suite *skv_test_suite_exec(void);
 Suite *skv_test_suite_exec(void)
 {
@@ -1048,6 +1258,7 @@ Suite *skv_test_suite_exec(void)
     tcase_add_test(tc, test_agent_exec_credit);
     tcase_add_test(tc, test_agent_exec_tty);
     tcase_add_test(tc, test_agent_exec_cleanup);
+    tcase_add_test(tc, test_agent_daemon_exec);
     suite_add_tcase(s, tc);
     return s;
 }
