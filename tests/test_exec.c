@@ -794,6 +794,18 @@ START_TEST(test_agent_exec_echo)
     ck_assert_int_eq(h.exit_signal, SIGTERM);
     /* Events for an exec that has ended are dropped quietly. */
     feed(a, SKV_PROTO_EVENT, 0, SKV_PROTO_EXEC_SIGNAL, &sg);
+    /* Input for a command that is gone without reading it: the write
+     * fails with EPIPE (no SIGPIPE kills this process, which does not
+     * ignore it), the bytes are dropped and acknowledged. */
+    char *tr[] = {"true"};
+    start_exec(a, 12, "x3", "k1", tr, 1, false, 0);
+    usleep(300 * 1000);
+    static const char junk[1000];
+    uint64_t acked = h.stdin_acked;
+    send_stdin(a, "x3", junk, sizeof(junk), false);
+    run_until_exit(a, &h, "x3", 3);
+    ck_assert_int_eq(h.exit_code, 0);
+    ck_assert_uint_eq(h.stdin_acked - acked, sizeof(junk));
     agent_done(a, "echo");
 }
 END_TEST

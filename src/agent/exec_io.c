@@ -6,7 +6,10 @@
  * watches the descriptors; skv_agent_io() brings readiness here.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent_internal.h"
@@ -76,11 +79,31 @@ static void close_stdin(skv_agent *a, skv__agent_exec *e)
     e->in_off = e->in_len = 0;
 }
 
+/* write() to a pipe whose reader is gone raises SIGPIPE, which would kill
+ * a host that does not ignore it: blocked around the write, and one raised
+ * by it taken off the thread again. */
+static ssize_t write_nosig(int fd, const void *buf, size_t len)
+{
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    ssize_t n = write(fd, buf, len);
+    int saved = errno;
+    if (n < 0 && errno == EPIPE && !sigismember(&old, SIGPIPE)) {
+        struct timespec zero = {0, 0};
+        sigtimedwait(&pipe_set, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = saved;
+    return n;
+}
+
 static void pump_stdin(skv_agent *a, skv__agent_exec *e, int64_t now_ms)
 {
     int fd = in_fd(e);
     while (in_pending(e) && fd >= 0) {
-        ssize_t n = write(fd, e->in + e->in_off, e->in_len - e->in_off);
+        ssize_t n = write_nosig(fd, e->in + e->in_off, e->in_len - e->in_off);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && errno == EAGAIN)
