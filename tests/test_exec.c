@@ -924,7 +924,7 @@ START_TEST(test_agent_exec_100mb)
     crypto_hash_sha256_init(&in_sha);
     static uint8_t buf[CH];
     uint64_t rng = 0x9e3779b97f4a7c15ull, sent = 0;
-    int64_t end = wall_ms() + 240000;
+    int64_t t0 = wall_ms(), end = t0 + 240000;
     bool eof_sent = false;
     while (h.n_exits == 0 && wall_ms() < end) {
         uint64_t credit = h.stdin_window + h.stdin_acked - sent;
@@ -944,6 +944,8 @@ START_TEST(test_agent_exec_100mb)
         loop_once(a, &h, "big", 20, true);
     }
     ck_assert_int_eq(h.n_exits, 1);
+    fprintf(stderr, "test_agent_exec_100mb: %d MB both ways in %lld ms\n",
+            TOTAL / 1000000, (long long)(wall_ms() - t0));
     ck_assert_int_eq(h.exit_code, 0);
     ck_assert_uint_eq(h.out_bytes[1], TOTAL);
     ck_assert_uint_le(h.out_unacked_max, WIN);
