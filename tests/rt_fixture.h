@@ -35,7 +35,8 @@ static const char *skv_rtfx_skip;
 static const char *const applets[] = {
     "sh", "echo", "cat", "sleep", "id", "hostname", "ls", "env", "head",
     "tr", "grep", "mount", "mkdir", "wc", "true", "false", "stat", "touch",
-    "kill", "unshare", "cut", "test", "printf", "dd"};
+    "kill", "unshare", "cut", "test", "printf", "dd", "tty", "stty",
+    "sha256sum", "readlink"};
 
 static int build_tarball(void)
 {

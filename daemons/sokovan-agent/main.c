@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "exec_watch.h"
 #include "sokovan/agent.h"
 #include "sokovan/auth.h"
 #include "sokovan/client.h"
@@ -29,6 +30,7 @@ typedef struct agent_daemon {
     uv_mutex_t wake_mu;
     bool wake_open;
     skv_agent *a;
+    exec_watch execs;           /* exec descriptors on the loop */
     char access_key[SKV_AUTH_ACCESS_KEY_MAX];
     char secret_key[SKV_AUTH_SECRET_KEY_MAX];
 } agent_daemon;
@@ -67,6 +69,12 @@ static int on_frame(skvd_conn *c, const void *p, size_t len, void *ctx)
 }
 
 static void on_batch(void *ctx)
+{
+    skvd_driver_poke(&((agent_daemon *)ctx)->drv);
+}
+
+/* Exec output went out: the connection writes it after this iteration. */
+static void exec_poke(void *ctx)
 {
     skvd_driver_poke(&((agent_daemon *)ctx)->drv);
 }
@@ -234,6 +242,7 @@ static int open_agent(agent_daemon *d)
     }
     if (import_images(d))
         return -1;
+    exec_watch_init(&d->execs, &d->loop, d->a, exec_poke, d);
     return 0;
 }
 
@@ -281,6 +290,7 @@ static int run(agent_daemon *d)
     }
     if (open_agent(d)) {
         wake_close(d);
+        exec_watch_close(&d->execs);
         skvd_loop_drain(&d->loop);
         skv_agent_free(d->a);
         uv_mutex_destroy(&d->wake_mu);
@@ -296,6 +306,7 @@ static int run(agent_daemon *d)
         uv_run(&d->loop, UV_RUN_DEFAULT);
     }
     wake_close(d);
+    exec_watch_close(&d->execs);
     skvd_loop_drain(&d->loop);
     skvd_net_release(&d->drv.net);
     skvd_metrics_release(&d->drv.metrics);

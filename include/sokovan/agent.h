@@ -172,6 +172,32 @@ SKV_EXTERN int skv_agent_import_image(skv_agent *a, const char *name,
  * manager's confirmation of their exit). */
 SKV_EXTERN size_t skv_agent_kernel_count(const skv_agent *a);
 
+/* ---- exec: commands inside running kernels ---------------------------------
+ * The manager's exec.start runs a command in a kernel this agent holds
+ * (skv_runtime_exec) and streams it with exec.* messages (docs/protocol.md,
+ * "Exec"). Its descriptors (pipes or terminal, and a pidfd) are the
+ * agent's, watched by the host: the agent calls watch(fd, events) whenever
+ * the events it needs of fd change (0: none any more; always called with 0
+ * before the agent closes fd), and the host calls skv_agent_io() when fd
+ * is ready. Without a watcher exec.start is refused (SKV_ENOTSUP). Execs
+ * end with their command, with their kernel, when the connection goes down
+ * (skv_agent_disconnected) and in skv_agent_free; nothing stays behind. */
+#define SKV_AGENT_IO_READ 1u
+#define SKV_AGENT_IO_WRITE 2u
+typedef void (*skv_agent_watch_fn)(int fd, unsigned events, void *payload);
+
+/* Set (or with NULL clear) the host's descriptor watcher; call before
+ * skv_agent_connected. */
+SKV_EXTERN void skv_agent_set_watch(skv_agent *a, skv_agent_watch_fn watch,
+                                    void *payload);
+/* fd, one the agent asked to watch, is ready for events (SKV_AGENT_IO_*;
+ * error and hang-up conditions count as READ). An fd the agent no longer
+ * knows is ignored. */
+SKV_EXTERN int skv_agent_io(skv_agent *a, int fd, unsigned events,
+                            int64_t now_ms, skv_error *err);
+/* Number of execs running. */
+SKV_EXTERN size_t skv_agent_exec_count(const skv_agent *a);
+
 /* ---- metrics (sokovan/metrics.h) ------------------------------------------
  * Register (idempotently) the agent's Prometheus families in reg and bring
  * them up to date (see docs/api/agent.md): kernels held by state, the

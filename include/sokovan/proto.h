@@ -110,6 +110,16 @@ typedef enum skv_proto_type {
                                            agent event) */
     SKV_PROTO_ADMIN_BACKUP,             /* skv_proto_admin_backup */
     SKV_PROTO_ADMIN_BACKUP_REPLY,       /* skv_proto_admin_backup_reply */
+    /* exec into a running kernel (client -> manager -> agent and back) */
+    SKV_PROTO_EXEC_START,               /* skv_proto_exec_start */
+    SKV_PROTO_EXEC_START_REPLY,         /* skv_proto_exec_start_reply */
+    SKV_PROTO_EXEC_STDIN,               /* skv_proto_exec_data (event) */
+    SKV_PROTO_EXEC_OUTPUT,              /* skv_proto_exec_data (event) */
+    SKV_PROTO_EXEC_OUTPUT_ACK,          /* skv_proto_exec_ack (event) */
+    SKV_PROTO_EXEC_STDIN_ACK,           /* skv_proto_exec_ack (event) */
+    SKV_PROTO_EXEC_RESIZE,              /* skv_proto_exec_resize (event) */
+    SKV_PROTO_EXEC_SIGNAL,              /* skv_proto_exec_signal (event) */
+    SKV_PROTO_EXEC_EXIT,                /* skv_proto_exec_exit (event) */
     SKV_PROTO_TYPE_COUNT                /* not a type: one past the last */
 } skv_proto_type;
 

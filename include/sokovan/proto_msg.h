@@ -553,6 +553,73 @@ typedef struct skv_proto_admin_backup_reply {
     uint64_t bytes;     /* its size */
 } skv_proto_admin_backup_reply;
 
+/* ---- exec: a command inside a running kernel ---------------------------------
+ * One exec is named by exec_id on each connection it crosses; the sender of
+ * exec.start picks it (1..64 of [A-Za-z0-9_.-], unique among its execs on
+ * that connection). Flow control is by credit, in bytes of data:
+ *   output: the sender of exec.start grants `window` bytes of exec.output
+ *   data; the agent sends no more than granted and stops reading the
+ *   command's output meanwhile (the command blocks on a full pipe); each
+ *   exec.output.ack grants `bytes` more (send it as output is consumed).
+ *   stdin: exec.start.reply grants `window` bytes of exec.stdin data; the
+ *   agent grants more with exec.stdin.ack as the command reads. Data beyond
+ *   the credit ends the exec (exec.exit, reason says why).
+ * So no daemon on the path holds more than a window per exec. */
+
+typedef struct skv_proto_exec_start {        /* "exec.start" */
+    char *session_id;
+    char *kernel_id;            /* a client may omit it: the main kernel */
+    char *exec_id;
+    char **argv;                /* at least one */
+    size_t n_argv;
+    skv_proto_kv *env;          /* added to / replacing the kernel's */
+    size_t n_env;
+    char *workdir;              /* absolute; absent: the kernel's */
+    uint8_t tty;                /* 1: a pseudo-terminal (stdout only) */
+    uint32_t rows, cols;        /* window size with tty (1..65535; 0: 24x80) */
+    uint32_t window;            /* output credit; 0: 256 KiB */
+} skv_proto_exec_start;
+
+typedef struct skv_proto_exec_start_reply {  /* "exec.start.reply" */
+    char *exec_id;
+    int64_t pid;                /* the command's pid on its host */
+    uint32_t window;            /* stdin credit */
+} skv_proto_exec_start_reply;
+
+/* "exec.stdin" (to the command) and "exec.output" (from it). */
+typedef struct skv_proto_exec_data {
+    char *exec_id;
+    char *stream;               /* exec.output: "stdout" or "stderr" */
+    uint8_t *data;              /* at most 1 MiB per frame */
+    size_t data_len;
+    uint8_t eof;                /* exec.stdin: end of input after data */
+} skv_proto_exec_data;
+
+/* "exec.output.ack" (output credit) and "exec.stdin.ack" (stdin credit). */
+typedef struct skv_proto_exec_ack {
+    char *exec_id;
+    uint32_t bytes;             /* more bytes the sender of the data may send */
+} skv_proto_exec_ack;
+
+typedef struct skv_proto_exec_resize {       /* "exec.resize" */
+    char *exec_id;
+    uint32_t rows, cols;        /* 1..65535 */
+} skv_proto_exec_resize;
+
+typedef struct skv_proto_exec_signal {       /* "exec.signal" */
+    char *exec_id;
+    int32_t signal;             /* 1..64 (Linux numbers), to the command */
+} skv_proto_exec_signal;
+
+typedef struct skv_proto_exec_exit {         /* "exec.exit" */
+    char *exec_id;
+    int32_t exit_code;          /* when signal is 0 */
+    int32_t signal;             /* the signal that ended it, else 0 */
+    char *reason;               /* set when sokovan ended it (kernel ended,
+                                   connection lost, agent shutdown, credit
+                                   exceeded) or could not run it */
+} skv_proto_exec_exit;
+
 #ifdef __cplusplus
 }
 #endif

@@ -305,6 +305,78 @@ SKV_EXTERN int skv_runtime_log_path(skv_runtime *rt, const char *id,
 SKV_EXTERN int skv_runtime_log_note(skv_runtime *rt, const char *id,
                                     char **note, skv_error *err);
 
+/* ---- exec: a command inside a running container ---------------------------
+ * skv_runtime_exec() runs a command in a running container of the native
+ * backend the way its first process runs: in the same cgroup (every
+ * hierarchy: v1, v2, hybrid), namespaces (mount, pid, network, ipc, uts,
+ * cgroup, and user when the container has one), with the same capability
+ * set (bounded by the first process's current bounding set), user and
+ * group, seccomp filter (compiled from the same profile) and environment,
+ * in the container's working directory. The process is the caller's child:
+ * its exit status is read with skv_exec_wait() and skv_exec_free() leaves
+ * nothing behind (the process and its process group are killed if still
+ * there, it is reaped, every descriptor is closed, the terminal released).
+ * The process backend runs the command unisolated (cwd and environment
+ * only); the oci backend and custom backends answer SKV_ENOTSUP. An exec
+ * into a container that is not running is SKV_ESTATE. The command starts
+ * a new session (setsid): signals sent with skv_exec_signal() reach its
+ * process only; a terminal's Ctrl-C reaches its foreground group. */
+
+typedef struct skv_exec skv_exec;
+
+#define SKV_EXEC_OPTIONS_VERSION 1
+typedef struct skv_exec_options {
+    unsigned version;             /* SKV_EXEC_OPTIONS_VERSION */
+    const char *const *argv;      /* required, argc >= 1; argv[0] is searched
+                                     in the container's PATH without a '/' */
+    size_t argc;
+    const char *const *env;       /* "NAME=value" added to / replacing the
+                                     container's environment */
+    size_t n_env;
+    const char *cwd;              /* absolute; NULL: the container's */
+    bool tty;                     /* a pseudo-terminal from the container's
+                                     own /dev/pts instead of three pipes */
+    uint16_t rows, cols;          /* initial window size (tty); 0: 24x80 */
+} skv_exec_options;
+#define SKV_EXEC_OPTIONS_INIT {SKV_EXEC_OPTIONS_VERSION, NULL, 0, NULL, 0, NULL, false, 0, 0}
+
+/* Which descriptor skv_exec_fd() returns. With a terminal, STDIN and
+ * STDOUT are both the terminal's master side and STDERR is -1. */
+typedef enum skv_exec_stream {
+    SKV_EXEC_STDIN = 0,   /* write end, non-blocking */
+    SKV_EXEC_STDOUT = 1,  /* read end, non-blocking */
+    SKV_EXEC_STDERR = 2,  /* read end, non-blocking */
+    SKV_EXEC_PIDFD = 3    /* readable once the process has exited */
+} skv_exec_stream;
+
+/* Start; on failure nothing is left behind. SKV_ENOENT: unknown container
+ * or a command not found in it (the message says which). */
+SKV_EXTERN int skv_runtime_exec(skv_runtime *rt, const char *id,
+                                const skv_exec_options *opts, skv_exec **out,
+                                skv_error *err);
+/* Host pid of the command. */
+SKV_EXTERN int64_t skv_exec_pid(const skv_exec *e);
+/* Borrowed descriptor (see skv_exec_stream); -1 when there is none or it
+ * was closed. Valid until skv_exec_close_stdin() (STDIN) or skv_exec_free. */
+SKV_EXTERN int skv_exec_fd(const skv_exec *e, skv_exec_stream which);
+/* End of input: closes the stdin pipe, or with a terminal writes the
+ * terminal's end-of-file character (^D) at the start of a line. */
+SKV_EXTERN int skv_exec_close_stdin(skv_exec *e, skv_error *err);
+/* Change the terminal's window size (the command gets SIGWINCH).
+ * SKV_ESTATE without a terminal; rows and cols 1..65535. */
+SKV_EXTERN int skv_exec_resize(skv_exec *e, unsigned rows, unsigned cols,
+                               skv_error *err);
+/* Send a signal (1..64) to the command; SKV_ESTATE once it was reaped. */
+SKV_EXTERN int skv_exec_signal(skv_exec *e, int sig, skv_error *err);
+/* timeout_ms 0: poll, < 0: forever; SKV_ETIMEDOUT while it runs. Exit code
+ * or terminating signal (the other is 0); either pointer may be NULL. Once
+ * reaped the status stays available. */
+SKV_EXTERN int skv_exec_wait(skv_exec *e, int timeout_ms, int *exit_code,
+                             int *signal, skv_error *err);
+/* Kill (SIGKILL to its process group) if it still runs, reap, close every
+ * descriptor. Accepts NULL. */
+SKV_EXTERN void skv_exec_free(skv_exec *e);
+
 #ifdef __cplusplus
 }
 #endif

@@ -194,6 +194,10 @@ void skv_agent_free(skv_agent *a)
 {
     if (!a)
         return;
+    /* Execs first: their commands die with them (no process, descriptor
+     * or terminal outlives the agent object). */
+    skv__agent_execs_end(a, NULL, "the agent shut down", false, 0);
+    skv__free(a->ex);
     skv__agent_creator_close(a);
     for (size_t i = 0; i < a->nk; i++)
         skv__agent_kernel_free(a->k[i]);
@@ -224,6 +228,8 @@ int skv_agent_connected(skv_agent *a, int64_t now_ms, skv_error *err)
      * connection, are dropped), so the registration lists their kernels. */
     a->connected = false;
     skv__agent_jobs_finish(a, true, now_ms);
+    skv__agent_execs_end(a, NULL, "the connection to the manager was lost",
+                         false, now_ms);
     a->connected = true;
     a->registered = false;
     return skv__agent_send_register(a, now_ms, err);
@@ -231,11 +237,14 @@ int skv_agent_connected(skv_agent *a, int64_t now_ms, skv_error *err)
 
 void skv_agent_disconnected(skv_agent *a, int64_t now_ms)
 {
-    SKV__UNUSED(now_ms);
     if (!a)
         return;
     a->connected = false;
     a->registered = false;
+    /* An exec streams to one client through this connection: with it gone
+     * nobody reads its output or sends its input, so it ends. */
+    skv__agent_execs_end(a, NULL, "the connection to the manager was lost",
+                         false, now_ms);
 }
 
 size_t skv_agent_kernel_count(const skv_agent *a)

@@ -131,7 +131,57 @@ struct skv_agent {
     uint32_t hb_ms, stats_ms, poll_ms;
     uint64_t log_max_bytes;         /* each log of a kernel; 0 = default */
     int64_t next_hb, next_stats, next_poll, next_prune;
+    /* exec into kernels (exec.c, exec_io.c) */
+    struct skv__agent_exec **ex;
+    size_t nex, capex;
+    skv_agent_watch_fn watch;       /* the host's descriptor watcher */
+    void *watch_payload;
 };
+
+/* ---- exec.c / exec_io.c: commands run inside kernels for the manager ---- */
+#define SKV__AGENT_EXEC_MAX 256             /* execs at once */
+#define SKV__AGENT_EXEC_WINDOW (256u * 1024) /* stdin credit, output default */
+#define SKV__AGENT_EXEC_WINDOW_MAX (64u * 1024 * 1024)
+#define SKV__AGENT_EXEC_CHUNK (64u * 1024)  /* output bytes per frame */
+
+typedef struct skv__agent_exec {
+    char *id;                       /* the manager's exec_id */
+    char *kernel_id;
+    skv_exec *x;
+    int fd[4];                      /* stdin, stdout, stderr, pidfd; -1 done */
+    unsigned watched[4];            /* events asked of the host per fd */
+    bool tty;
+    uint8_t *in;                    /* stdin not yet written, [in_off, in_len) */
+    size_t in_off, in_len;
+    uint64_t in_credit;             /* stdin bytes the manager may still send */
+    uint64_t in_written;            /* written since the last stdin ack */
+    bool in_eof;                    /* close stdin once `in` is drained */
+    uint64_t out_credit;            /* output bytes we may still send */
+    bool out_eof[3];                /* [1] stdout, [2] stderr at EOF */
+    bool exited;
+    const char *end_reason;         /* why sokovan ends it, or NULL */
+} skv__agent_exec;
+
+int skv__agent_on_exec_start(skv_agent *a, const skv_proto_envelope *env,
+                             int64_t now_ms, skv_error *err);
+/* exec.stdin / .output.ack / .resize / .signal events. */
+int skv__agent_on_exec_event(skv_agent *a, const skv_proto_envelope *env,
+                             int64_t now_ms, skv_error *err);
+skv__agent_exec *skv__agent_exec_find(const skv_agent *a, const char *id);
+/* Unwatch, kill if running, free, and remove from the table; with
+ * `send`, exec.exit goes out first. */
+void skv__agent_exec_end(skv_agent *a, skv__agent_exec *e, bool send,
+                         int64_t now_ms);
+/* End every exec (of kernel_id, or all when NULL) with `reason`. */
+void skv__agent_execs_end(skv_agent *a, const char *kernel_id,
+                          const char *reason, bool send, int64_t now_ms);
+/* End the execs whose kernel ended or went away (from the tick). */
+void skv__agent_execs_check(skv_agent *a, int64_t now_ms);
+/* exec_io.c: move data as far as credit and descriptors allow, update the
+ * host's watches, and finish an exec that is done (then e is freed). */
+void skv__agent_exec_pump(skv_agent *a, skv__agent_exec *e, int64_t now_ms);
+/* Tell the host which events of e's descriptors matter now. */
+void skv__agent_exec_watch(skv_agent *a, skv__agent_exec *e);
 
 /* ---- logs_keep.c: a destroyed kernel's logs to state_dir/logs ---- */
 void skv__agent_keep_logs(skv_agent *a, const char *id);

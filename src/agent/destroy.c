@@ -98,6 +98,9 @@ int skv__agent_destroy_start(skv_agent *a, skv__agent_kernel *k,
         return rc;
     }
     k->destroy_req = req;
+    /* Its execs end now, saying why, rather than die with the container. */
+    skv__agent_execs_end(a, k->req.kernel_id, "the kernel ended", true,
+                         now_ms);
     if (stop_gently(a, k, grace, now_ms))
         return 0;
     return skv__agent_destroy_finish(a, k, now_ms, err);

@@ -18,6 +18,8 @@ static int on_request(skv_agent *a, const skv_proto_envelope *env,
         return skv__agent_on_destroy(a, env, now_ms, err);
     case SKV_PROTO_KERNEL_LOGS:
         return skv__agent_on_logs(a, env, now_ms, err);
+    case SKV_PROTO_EXEC_START:
+        return skv__agent_on_exec_start(a, env, now_ms, err);
     default: {
         char msg[160];
         snprintf(msg, sizeof(msg), "an agent does not serve '%s'",
@@ -26,6 +28,13 @@ static int on_request(skv_agent *a, const skv_proto_envelope *env,
                                       env->type_name, now_ms);
     }
     }
+}
+
+/* The events that steer a running exec (exec.c). */
+static bool is_exec_event(skv_proto_type t)
+{
+    return t == SKV_PROTO_EXEC_STDIN || t == SKV_PROTO_EXEC_OUTPUT_ACK ||
+           t == SKV_PROTO_EXEC_RESIZE || t == SKV_PROTO_EXEC_SIGNAL;
 }
 
 /* The manager refused the registration: nothing else will work. */
@@ -62,6 +71,8 @@ int skv_agent_handle_frame(skv_agent *a, const void *payload, size_t len,
         rc = skv__agent_on_register_reply(a, &env, now_ms, err);
     else if (env.kind == SKV_PROTO_EVENT && env.type == SKV_PROTO_AGENT_ROUTES)
         rc = skv__agent_on_routes(a, &env, now_ms, err);
+    else if (env.kind == SKV_PROTO_EVENT && is_exec_event(env.type))
+        rc = skv__agent_on_exec_event(a, &env, now_ms, err);
     else if (env.kind == SKV_PROTO_RESPONSE && env.type == SKV_PROTO_ERROR &&
              env.request_id == a->register_id)
         rc = refused(&env, err);

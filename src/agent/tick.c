@@ -103,6 +103,7 @@ int skv_agent_tick(skv_agent *a, int64_t now_ms, skv_error *err)
     skv__agent_jobs_finish(a, false, now_ms);
     if (now_ms >= a->next_poll) {
         skv__agent_poll_exits(a, now_ms);
+        skv__agent_execs_check(a, now_ms);
         a->next_poll = now_ms + a->poll_ms;
     }
     if (a->registered && now_ms >= a->next_hb) {
@@ -123,7 +124,7 @@ int64_t skv_agent_next_tick_ms(const skv_agent *a, int64_t now_ms)
     if (!a)
         return 1000;
     /* Exit polling matters only while a container runs. */
-    bool running = false;
+    bool running = a->nex > 0;
     for (size_t i = 0; !running && i < a->nk; i++)
         running = !a->k[i]->exited;
     int64_t next = running ? a->next_poll : a->next_prune;

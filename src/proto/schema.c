@@ -551,6 +551,68 @@ static const skv__pfield abakr_f[] = {
 };
 DESC(abakr_d, "admin.backup.reply", skv_proto_admin_backup_reply, abakr_f);
 
+/* ---- exec ------------------------------------------------------------------------------ */
+
+#define EXECDATA (1024u * 1024)
+
+#define S skv_proto_exec_start
+static const skv__pfield xstart_f[] = {
+    STRQ(S, "session_id", session_id, ID),
+    STR(S, "kernel_id", kernel_id, ID),
+    STRQ(S, "exec_id", exec_id, ID),
+    STRS(S, "argv", argv, 4096, ARG),
+    KVS(S, "env", env, 4096, ARG),
+    STR(S, "workdir", workdir, TEXT),
+    BOOL(S, "tty", tty),
+    U32(S, "rows", rows),
+    U32(S, "cols", cols),
+    U32(S, "window", window),
+};
+DESC(xstart_d, "exec.start", S, xstart_f);
+#undef S
+
+static const skv__pfield xstartr_f[] = {
+    STRQ(skv_proto_exec_start_reply, "exec_id", exec_id, ID),
+    I64(skv_proto_exec_start_reply, "pid", pid),
+    U32(skv_proto_exec_start_reply, "window", window),
+};
+DESC(xstartr_d, "exec.start.reply", skv_proto_exec_start_reply, xstartr_f);
+
+static const skv__pfield xdata_f[] = {
+    STRQ(skv_proto_exec_data, "exec_id", exec_id, ID),
+    STR(skv_proto_exec_data, "stream", stream, ID),
+    BIN(skv_proto_exec_data, "data", data, data_len, EXECDATA),
+    BOOL(skv_proto_exec_data, "eof", eof),
+};
+DESC(xdata_d, "exec data", skv_proto_exec_data, xdata_f);
+
+static const skv__pfield xack_f[] = {
+    STRQ(skv_proto_exec_ack, "exec_id", exec_id, ID),
+    U32(skv_proto_exec_ack, "bytes", bytes),
+};
+DESC(xack_d, "exec ack", skv_proto_exec_ack, xack_f);
+
+static const skv__pfield xresize_f[] = {
+    STRQ(skv_proto_exec_resize, "exec_id", exec_id, ID),
+    U32(skv_proto_exec_resize, "rows", rows),
+    U32(skv_proto_exec_resize, "cols", cols),
+};
+DESC(xresize_d, "exec.resize", skv_proto_exec_resize, xresize_f);
+
+static const skv__pfield xsignal_f[] = {
+    STRQ(skv_proto_exec_signal, "exec_id", exec_id, ID),
+    I32(skv_proto_exec_signal, "signal", signal),
+};
+DESC(xsignal_d, "exec.signal", skv_proto_exec_signal, xsignal_f);
+
+static const skv__pfield xexit_f[] = {
+    STRQ(skv_proto_exec_exit, "exec_id", exec_id, ID),
+    I32(skv_proto_exec_exit, "exit_code", exit_code),
+    I32(skv_proto_exec_exit, "signal", signal),
+    STR(skv_proto_exec_exit, "reason", reason, TEXT),
+};
+DESC(xexit_d, "exec.exit", skv_proto_exec_exit, xexit_f);
+
 /* ---- the type table ------------------------------------------------------------------ */
 
 #define REQ SKV_PROTO_REQUEST
@@ -628,4 +690,23 @@ const skv__ptype skv__proto_types[SKV_PROTO_TYPE_COUNT] = {
     T(SKV_PROTO_ADMIN_BACKUP, "admin.backup", REQ, SKV_PROTO_ADMIN_BACKUP_REPLY,
       SKV_AUTH_OP_ADMIN, abak_d),
     T(SKV_PROTO_ADMIN_BACKUP_REPLY, "admin.backup.reply", RSP, 0, 0, abakr_d),
+    /* The client's side needs control of the session; what the agent
+     * sends (output, stdin credit, exit) is an agent report. */
+    T(SKV_PROTO_EXEC_START, "exec.start", REQ, SKV_PROTO_EXEC_START_REPLY,
+      SKV_AUTH_OP_SESSION_CONTROL, xstart_d),
+    T(SKV_PROTO_EXEC_START_REPLY, "exec.start.reply", RSP, 0, 0, xstartr_d),
+    T(SKV_PROTO_EXEC_STDIN, "exec.stdin", EVT, 0, SKV_AUTH_OP_SESSION_CONTROL,
+      xdata_d),
+    T(SKV_PROTO_EXEC_OUTPUT, "exec.output", EVT, 0, SKV_AUTH_OP_AGENT_REPORT,
+      xdata_d),
+    T(SKV_PROTO_EXEC_OUTPUT_ACK, "exec.output.ack", EVT, 0,
+      SKV_AUTH_OP_SESSION_CONTROL, xack_d),
+    T(SKV_PROTO_EXEC_STDIN_ACK, "exec.stdin.ack", EVT, 0,
+      SKV_AUTH_OP_AGENT_REPORT, xack_d),
+    T(SKV_PROTO_EXEC_RESIZE, "exec.resize", EVT, 0, SKV_AUTH_OP_SESSION_CONTROL,
+      xresize_d),
+    T(SKV_PROTO_EXEC_SIGNAL, "exec.signal", EVT, 0, SKV_AUTH_OP_SESSION_CONTROL,
+      xsignal_d),
+    T(SKV_PROTO_EXEC_EXIT, "exec.exit", EVT, 0, SKV_AUTH_OP_AGENT_REPORT,
+      xexit_d),
 };

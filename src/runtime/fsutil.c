@@ -127,7 +127,8 @@ int skv__rt_write_file(const char *path, const char *data, size_t len,
     return 0;
 }
 
-int skv__rt_read_file(const char *path, char **out, skv_error *err)
+int skv__rt_read_file_len(const char *path, char **out, size_t *len,
+                          skv_error *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -162,7 +163,14 @@ int skv__rt_read_file(const char *path, char **out, skv_error *err)
         return skv__err(err, SKV_ENOMEM, "reading %s", path);
     buf[got] = '\0';
     *out = buf;
+    if (len)
+        *len = got;
     return 0;
+}
+
+int skv__rt_read_file(const char *path, char **out, skv_error *err)
+{
+    return skv__rt_read_file_len(path, out, NULL, err);
 }
 
 /* Child side of skv__rt_run: only async-signal-safe calls. */

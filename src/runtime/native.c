@@ -248,6 +248,8 @@ static int create_common(skv_runtime *rt, const skv_container_spec *spec,
     int rc = skv__rt_native_plan_build(&p, rt, spec, dir, isolate, err);
     if (rc == 0)
         rc = skv__rt_scratch_prepare(spec, dir, isolate, err);
+    if (rc == 0)
+        rc = skv__rt_exec_conf_write(&p, dir, err);
     if (rc == 0 && p.userns)
         rc = skv__rt_userns_chown_scratch(spec, dir, err);
     if (rc == 0 && p.userns)

@@ -40,6 +40,23 @@ int skv__rt_native_plan_build(native_plan *p, skv_runtime *rt,
                               bool isolate, skv_error *err);
 void skv__rt_native_plan_free(native_plan *p);
 
+/* Seccomp program of a syscall edit list (native_plan.c). */
+int skv__rt_seccomp_prog(skv_runtime *rt, const skv__rt_syscall *sc, size_t n,
+                         skv_seccomp_prog **prog, bool *owned,
+                         skv_error *err);
+
+/* What an exec needs of the container, recorded at create (exec_conf.c):
+ * <dir>/exec.conf (identity, capabilities, seccomp edits, cwd) and
+ * <dir>/exec.env (the environment, NUL-separated). */
+int skv__rt_exec_conf_write(const native_plan *p, const char *dir,
+                            skv_error *err);
+
+/* PATH search and execve of argv with envp; returns only when every
+ * candidate failed (errno of the most telling failure). Async-signal-safe
+ * (native_child.c). */
+void skv__rt_execvpe(char *const argv[], char *const envp[],
+                     const char *path_env);
+
 /* Shared with the OCI backend (native.c). */
 void skv__rt_cgroup_name(char *buf, size_t n, const skv_runtime *rt,
                          const char *id);

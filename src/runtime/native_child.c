@@ -212,26 +212,36 @@ static const char *setup_root(const skv__rt_launch *l, const native_plan *p)
     return no_idmap;
 }
 
+void skv__rt_execvpe(char *const argv[], char *const envp[],
+                     const char *path_env)
+{
+    const char *cmd = argv[0];
+    if (strchr(cmd, '/')) {
+        execve(cmd, argv, envp);
+        return;
+    }
+    char buf[PATH_MAX];
+    size_t clen = strlen(cmd);
+    int first = ENOENT; /* like execvp: EACCES beats a later ENOENT */
+    for (const char *d = path_env; d && *d;) {
+        const char *end = strchr(d, ':');
+        size_t dlen = end ? (size_t)(end - d) : strlen(d);
+        if (dlen && dlen + clen + 2 < sizeof(buf)) {
+            memcpy(buf, d, dlen);
+            buf[dlen] = '/';
+            memcpy(buf + dlen + 1, cmd, clen + 1);
+            execve(buf, argv, envp);
+            if (errno != ENOENT && errno != ENOTDIR)
+                first = errno;
+        }
+        d = end ? end + 1 : NULL;
+    }
+    errno = first;
+}
+
 static void exec_cmd(const native_plan *p)
 {
-    const char *cmd = p->spec->argv[0];
-    if (strchr(cmd, '/')) {
-        execve(cmd, p->spec->argv, p->envp);
-    } else {
-        char buf[PATH_MAX];
-        size_t clen = strlen(cmd);
-        for (const char *d = p->path_env; d && *d;) {
-            const char *end = strchr(d, ':');
-            size_t dlen = end ? (size_t)(end - d) : strlen(d);
-            if (dlen && dlen + clen + 2 < sizeof(buf)) {
-                memcpy(buf, d, dlen);
-                buf[dlen] = '/';
-                memcpy(buf + dlen + 1, cmd, clen + 1);
-                execve(buf, p->spec->argv, p->envp);
-            }
-            d = end ? end + 1 : NULL;
-        }
-    }
+    skv__rt_execvpe(p->spec->argv, p->envp, p->path_env);
     static const char msg[] = "sokovan: cannot execute the command\n";
     if (write(2, msg, sizeof(msg) - 1) < 0)
         _exit(127);

@@ -103,6 +103,34 @@ static int build_env(native_plan *p, const skv_container_spec *spec,
     return rc;
 }
 
+/* The seccomp program of a syscall edit list: the runtime's cached default
+ * without edits, else compiled here (*owned: the caller frees it). Shared
+ * with exec (exec_conf.c), which rebuilds the container's program from the
+ * edits its create recorded. */
+int skv__rt_seccomp_prog(skv_runtime *rt, const skv__rt_syscall *sc, size_t n,
+                         skv_seccomp_prog **prog, bool *owned,
+                         skv_error *err)
+{
+    *owned = false;
+    if (n == 0 && rt->default_prog) {
+        *prog = rt->default_prog;
+        return 0;
+    }
+    skv_seccomp_profile *prof = NULL;
+    int rc = skv__seccomp_profile_new(&prof, err);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = sc[i].allow ? skv__seccomp_profile_allow(prof, sc[i].name, err)
+                         : skv__seccomp_profile_deny(prof, sc[i].name, err);
+    if (rc == 0)
+        rc = skv__seccomp_compile(prog, prof, err);
+    skv__seccomp_profile_free(prof);
+    if (rc == 0 && n == 0)
+        rt->default_prog = *prog; /* cached; the runtime frees it */
+    else
+        *owned = rc == 0;
+    return rc;
+}
+
 static int build_security(native_plan *p, skv_runtime *rt,
                           const skv_container_spec *spec, skv_error *err)
 {
@@ -113,24 +141,9 @@ static int build_security(native_plan *p, skv_runtime *rt,
     p->caps.no_new_privs = true;
     int rc = skv__caps_edit(&p->caps.keep, (const char *const *)spec->caps,
                             spec->n_caps, NULL, 0, err);
-    if (rc == 0 && spec->n_syscalls == 0 && rt->default_prog) {
-        p->prog = rt->default_prog;
-        return 0;
-    }
-    skv_seccomp_profile *prof = NULL;
     if (rc == 0)
-        rc = skv__seccomp_profile_new(&prof, err);
-    for (size_t i = 0; rc == 0 && i < spec->n_syscalls; i++)
-        rc = spec->syscalls[i].allow
-                 ? skv__seccomp_profile_allow(prof, spec->syscalls[i].name, err)
-                 : skv__seccomp_profile_deny(prof, spec->syscalls[i].name, err);
-    if (rc == 0)
-        rc = skv__seccomp_compile(&p->prog, prof, err);
-    skv__seccomp_profile_free(prof);
-    if (rc == 0 && spec->n_syscalls == 0)
-        rt->default_prog = p->prog; /* cached; the runtime frees it */
-    else
-        p->prog_owned = rc == 0;
+        rc = skv__rt_seccomp_prog(rt, spec->syscalls, spec->n_syscalls,
+                                  &p->prog, &p->prog_owned, err);
     return rc;
 }
 

@@ -73,6 +73,11 @@ struct skv_runtime {
     skv_seccomp_prog *default_prog;
 };
 
+/* Directory and backend of an existing container (runtime.c), for the
+ * operations that are no backend call (exec.c). */
+int skv__rt_lookup(skv_runtime *rt, const char *id, char *dir, size_t n,
+                   const skv_runtime_backend **b, skv_error *err);
+
 /* ---- validation helpers (spec.c) ---------------------------------------- */
 int skv__rt_check_id(const char *id, skv_error *err);
 /* Absolute, no "..", no newline; what names the argument in messages. */
@@ -91,6 +96,9 @@ int skv__rt_pipe_pair(int a[2], int b[2], const char *what, skv_error *err);
 int skv__rt_write_file(const char *path, const char *data, size_t len,
                        skv_error *err);
 int skv__rt_read_file(const char *path, char **out, skv_error *err);
+/* The same, with the length (the content may hold NUL bytes). */
+int skv__rt_read_file_len(const char *path, char **out, size_t *len,
+                          skv_error *err);
 /* fork+execve argv (absolute argv[0]) with stdin /dev/null and stdout+stderr
  * to out_path (NULL: /dev/null); *status_out is the waitpid status. */
 int skv__rt_run(const char *const *argv, const char *out_path,

@@ -157,6 +157,12 @@ static int lookup(skv_runtime *rt, const char *id, char *dir, size_t n,
     return 0;
 }
 
+int skv__rt_lookup(skv_runtime *rt, const char *id, char *dir, size_t n,
+                   const skv_runtime_backend **b, skv_error *err)
+{
+    return lookup(rt, id, dir, n, b, err);
+}
+
 int skv_runtime_create(skv_runtime *rt, const skv_container_spec *spec,
                        skv_error *err)
 {
