@@ -11,6 +11,7 @@
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -67,6 +68,16 @@ int skv__st_check_rel(const char *rel, skv_error *err)
         return skv__err(err, SKV_EPERM,
                         "path '%s' is absolute (paths are relative to the "
                         "folder)", rel);
+    /* ".." is refused by name as well, so "a/../../x" fails the same way
+     * whether or not "a" exists. */
+    for (const char *c = rel; *c;) {
+        size_t len = strcspn(c, "/");
+        if (len == 2 && c[0] == '.' && c[1] == '.')
+            return skv__err(err, SKV_EPERM,
+                            "path '%s' has a '..' component (refused)", rel);
+        c += len;
+        c += *c == '/';
+    }
     return 0;
 }
 
@@ -100,6 +111,11 @@ static int walk_beneath(int dir_fd, const char *rel, int flags, mode_t mode)
                      : flags | O_NOFOLLOW | O_CLOEXEC;
         int fd = openat(cur, c, f, mode);
         int e = errno;
+        struct stat st;
+        if (fd < 0 && (e == ENOTDIR || e == ELOOP) &&
+            fstatat(cur, c, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISLNK(st.st_mode))
+            e = ELOOP; /* a link: refused, whatever O_DIRECTORY said */
         close(cur);
         errno = e;
         cur = fd;
