@@ -79,6 +79,11 @@ static inline void stfx_teardown(void)
     if (stfx_sh("mountpoint -q %s", stfx_mnt) == 0 &&
         stfx_sh("umount %s", stfx_mnt) != 0)
         stfx_sh("umount -l %s", stfx_mnt);
+    /* The kernel frees an auto-clearing loop device asynchronously after
+     * the umount: wait for it (up to 5 s). */
+    for (int i = 0; i < 50 && stfx_sh("losetup -j %s | grep -q .", stfx_img)
+                                      == 0; i++)
+        usleep(100000);
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", stfx_dir);
     if (system(cmd) != 0)
