@@ -71,8 +71,10 @@ int skv_storage_folder_info_get(skv_storage_host *h, const char *name,
     if (rc == 0)
         rc = h->be->usage(h, fd, &info->usage_bytes, &info->quota_bytes,
                           &info->quota_id, err);
-    info->uid = st.st_uid;
-    info->gid = st.st_gid;
+    if (rc == 0) {
+        info->uid = st.st_uid;
+        info->gid = st.st_gid;
+    }
     close(fd);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,7 +18,8 @@
 
 #include "storage_internal.h"
 
-static bool force_fallback;
+/* Atomic: any thread may find out that the kernel lacks openat2. */
+static _Atomic bool force_fallback;
 
 void skv__st_force_fallback(bool on)
 {
