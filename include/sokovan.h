@@ -24,5 +24,6 @@
 #include "sokovan/metrics.h"
 #include "sokovan/sshkey.h"
 #include "sokovan/net.h"
+#include "sokovan/storage.h"
 
 #endif /* SOKOVAN_H */
