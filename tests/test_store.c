@@ -125,10 +125,14 @@ static void *frame_of(size_t *len, skv_proto_type type, const void *body,
     return f;
 }
 
+/* Hand a frame to the manager, then commit the batch of submissions
+ * (their replies wait for it). */
 static int feed(skv_manager *m, const void *frame, size_t len, int64_t now)
 {
-    return skv_manager_handle_frame(m, ADMIN, (const uint8_t *)frame + 4,
-                                    len - 4, now, NULL);
+    int rc = skv_manager_handle_frame(m, ADMIN, (const uint8_t *)frame + 4,
+                                      len - 4, now, NULL);
+    skv_manager_flush(m, now, NULL);
+    return rc;
 }
 
 static void *submit_frame(size_t *len, const cred *c, int64_t now)

@@ -137,6 +137,8 @@ SKV_EXTERN void skv_manager_free(skv_manager *m)
     skv__free(m->agents);
     skv__free(m->conns);
     skv__free(m->reqs);
+    skv__mgr_batch_close(m);    /* commits what was accepted */
+    skv__mgr_outbox_free(m);    /* sends nothing */
     skv__mgr_db_close(m);
     skv__mgr_net_close(m);
     skv__mgr_metrics_free(m->metrics);

@@ -1,7 +1,9 @@
-/* kernel.create: built from the database (session, kernel, its per-device
- * allocation and the cluster's hosts) and sent to the kernel's agent when it
- * is connected; the kernel (and session) become PREPARING in one
- * transaction. Agents answer a create for a kernel they already have with
+/* kernel.create, the outbox's send step: built from the recorded rows
+ * (session, kernel, its per-device allocation and the cluster's hosts)
+ * for the kernels placed and not yet started, whether just placed by a
+ * pass or found when their agent reconnects; the kernels (and sessions)
+ * become PREPARING in one transaction and the frames leave once it
+ * committed. Agents answer a create for a kernel they already have with
  * its existing container, so re-sending after a restart is safe.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
@@ -241,8 +243,11 @@ static int send_all(skv_manager *m, create_ctx *c, const char *sid,
     return !rc && sent ? mark_preparing(m, sid, now, err) : rc;
 }
 
-void skv__mgr_send_creates_session(skv_manager *m, const char *sid,
-                                   const char *agent_id, int64_t now_ms)
+/* One session's creates as a unit of the outbox's transaction: its
+ * frames wait in the outbox and leave after the commit that marks them
+ * PREPARING; a failure undoes the unit and drops its frames alone. */
+static void creates_unit(skv_manager *m, const char *sid,
+                         const char *agent_id, int64_t now)
 {
     create_ctx c;
     skv_error e = SKV_ERROR_INIT;
@@ -252,17 +257,45 @@ void skv__mgr_send_creates_session(skv_manager *m, const char *sid,
                  e.message);
         return;
     }
-    rc = skv__mgr_begin(m, &e);
-    if (!rc)
-        rc = send_all(m, &c, sid, agent_id, now_ms, &e);
-    if (!rc)
-        rc = skv__mgr_commit(m, &e);
+    size_t mark = skv__mgr_outbox_mark(m);
+    rc = skv__mgr_store_savepoint(m->store, &e);
+    if (!rc && !(rc = send_all(m, &c, sid, agent_id, now, &e)))
+        rc = skv__mgr_store_release(m->store, &e);
     if (rc) {
-        skv__mgr_rollback(m);
+        skv__mgr_store_rollback_to(m->store);
+        skv__mgr_outbox_drop(m, mark, e.message);
         skv__log(SKV_LOG_ERROR, "manager", "kernel.create for %s: %s", sid,
                  e.message);
     }
     ctx_free(&c);
+}
+
+/* The outbox's send step for recorded sessions: kernel.create for their
+ * placed, unstarted kernels (on agent_id only when given), all marked
+ * PREPARING in one transaction, sent once it committed. */
+void skv__mgr_send_creates_sessions(skv_manager *m, const char *const *sids,
+                                    size_t n, const char *agent_id,
+                                    int64_t now_ms)
+{
+    if (!n)
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv__mgr_begin(m, &e);
+    for (size_t i = 0; !rc && i < n; i++)
+        creates_unit(m, sids[i], agent_id, now_ms);
+    if (!rc)
+        rc = skv__mgr_commit(m, &e);
+    if (rc) {
+        skv__mgr_rollback(m);
+        skv__log(SKV_LOG_ERROR, "manager", "kernel.create for %zu sessions: "
+                 "%s", n, e.message);
+    }
+}
+
+void skv__mgr_send_creates_session(skv_manager *m, const char *sid,
+                                   const char *agent_id, int64_t now_ms)
+{
+    skv__mgr_send_creates_sessions(m, &sid, 1, agent_id, now_ms);
 }
 
 void skv__mgr_send_creates(skv_manager *m, const char *agent_id,
@@ -276,7 +309,7 @@ void skv__mgr_send_creates(skv_manager *m, const char *agent_id,
                  agent_id, e.message);
         return;
     }
-    for (size_t i = 0; i < n; i++)
-        skv__mgr_send_creates_session(m, ids[i], agent_id, now_ms);
+    skv__mgr_send_creates_sessions(m, (const char *const *)ids, n, agent_id,
+                                   now_ms);
     skv__mgr_ids_free(ids, n);
 }

@@ -75,6 +75,20 @@ typedef struct skv__mgr_req {           /* a request sent to an agent */
 
 struct skv__mgr_metrics;
 
+typedef enum skv__mgr_out_kind {
+    SKV__OUT_OTHER = 0,     /* errors, events */
+    SKV__OUT_REPLY = 1,     /* req: the request it answers */
+    SKV__OUT_REQUEST = 2    /* req: our request's id (in the table) */
+} skv__mgr_out_kind;
+
+typedef struct skv__mgr_out {   /* a frame waiting for a commit */
+    uint64_t conn;
+    void *frame;
+    size_t len;
+    skv__mgr_out_kind kind;
+    uint64_t req;
+} skv__mgr_out;
+
 typedef struct skv__mgr_nonce {    /* an accepted request's nonce */
     char access_key[SKV_AUTH_ACCESS_KEY_MAX];
     uint8_t nonce[SKV_AUTH_NONCE_BYTES];
@@ -114,6 +128,15 @@ struct skv_manager {
     int64_t skew_ms;                  /* the verifier's window */
     int64_t nonce_prune_ms;
     char *backup_dir;                 /* mgr_backup.c */
+    skv__mgr_out *out;                /* mgr_outbox.c */
+    size_t n_out, cap_out;
+    struct {                          /* mgr_batch.c: submissions */
+        bool open;                    /* a batch transaction is open */
+        size_t mark;                  /* the outbox before this unit */
+        char (*sids)[32];             /* sessions recorded in it */
+        size_t n, cap;
+        int64_t now_ms;               /* of its latest unit */
+    } batch;
 };
 
 /* ---- database (mgr_open.c, mgr_tx.c) ------------------------------------ */
@@ -161,6 +184,20 @@ int skv__mgr_agent_spec(skv_manager *m, skv__mgr_agent *a, const char *group,
                         size_t n_labels, bool schedulable, skv_error *err);
 int skv__mgr_agents_restore(skv_manager *m, int64_t now_ms, skv_error *err);
 void skv__mgr_agent_lost(skv_manager *m, skv__mgr_agent *a, int64_t now_ms);
+
+/* ---- batched submissions (mgr_batch.c) ----------------------------------- */
+int skv__mgr_batch_unit(skv_manager *m, int64_t now_ms, skv_error *err);
+int skv__mgr_batch_unit_end(skv_manager *m, const char *sid, int rc,
+                            skv_error *err);
+int skv__mgr_batch_commit(skv_manager *m, int64_t now_ms, skv_error *err);
+void skv__mgr_batch_close(skv_manager *m);
+
+/* ---- the outbox (mgr_outbox.c): frames wait for their commit ------------ */
+void skv__mgr_outbox_put(skv_manager *m, const skv__mgr_out *o);
+void skv__mgr_outbox_release(skv_manager *m);
+void skv__mgr_outbox_drop(skv_manager *m, size_t mark, const char *why);
+size_t skv__mgr_outbox_mark(const skv_manager *m);
+void skv__mgr_outbox_free(skv_manager *m);
 
 /* ---- connections and sending --------------------------------------------- */
 skv__mgr_conn *skv__mgr_conn_find(skv_manager *m, uint64_t id);
@@ -298,6 +335,9 @@ int skv__mgr_session_finish(skv_manager *m, const char *sid, int64_t now_ms,
  * on agent_id when not NULL). */
 void skv__mgr_send_creates_session(skv_manager *m, const char *sid,
                                    const char *agent_id, int64_t now_ms);
+void skv__mgr_send_creates_sessions(skv_manager *m, const char *const *sids,
+                                    size_t n, const char *agent_id,
+                                    int64_t now_ms);
 /* Put a placed session back to PENDING (preemption, lost agent). */
 int skv__mgr_session_requeue(skv_manager *m, const char *sid,
                              const char *reason, int64_t now_ms,

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "mgr_int.h"
-#include "sokovan/net.h"
+#include "sokovan/subnet.h"
 #include "sokovan/sshkey.h"
 
 #define AGENT_PREFIX 20

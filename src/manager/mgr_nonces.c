@@ -75,6 +75,11 @@ static int admin_tx_begin(void *arg, skv_error *err)
 static void admin_tx_end(void *arg, bool committed)
 {
     skv__mgr_nonce_settle(arg, committed);
+    if (committed)
+        skv__mgr_outbox_release(arg);
+    else
+        skv__mgr_outbox_drop(arg, 0, "not recorded: the admin change was "
+                             "rolled back");
 }
 
 void skv__mgr_nonce_hook_admin(skv_manager *m)

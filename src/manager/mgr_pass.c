@@ -1,7 +1,9 @@
-/* A scheduling pass: run skv_sched_pass, commit each placement in one
- * transaction (session SCHEDULED, kernels with their agent and per-device
- * allocation), handle preemptions (victims are destroyed and requeued), then
- * send kernel.create to the agents.
+/* A scheduling pass: run skv_sched_pass (decide), record every placement
+ * in one transaction (session SCHEDULED, kernels with their agent and
+ * per-device allocation, a cluster session's subnets and key seed), then
+ * hand the recorded sessions to the outbox, which sends kernel.create
+ * (the same path an agent's reconnect takes), then handle preemptions
+ * (victims are destroyed and requeued).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 #include <time.h>
@@ -59,13 +61,33 @@ static int kernel_rows(skv_manager *m, const skv_sched_result *res,
     return rc ? rc : pooled_rows(m, kid, a, err);
 }
 
-static int placement_tx(skv_manager *m, const skv_sched_result *res,
-                        const skv_sched_placement *p, int64_t now,
-                        skv_error *err)
+/* A cluster session's network is decided with its placement: its subnet
+ * on every agent it landed on (hence each kernel's address) and its SSH
+ * key seed, so sending kernel.create later only reads. */
+static int network(skv_manager *m, const skv_sched_placement *p,
+                   skv_error *err)
+{
+    if (p->n_kernels < 2)
+        return 0;
+    uint8_t seed[32];
+    int rc = skv__mgr_net_seed(m, p->session_id, seed, err);
+    for (size_t k = 0; !rc && k < p->n_kernels; k++) {
+        char subnet[32], addr[32];
+        rc = skv__mgr_net_kernel(m, p->session_id, p->kernels[k].agent_id,
+                                 p->kernels[k].kernel, subnet, addr, err);
+    }
+    return rc;
+}
+
+static int placement_rows(skv_manager *m, const skv_sched_result *res,
+                          const skv_sched_placement *p, int64_t now,
+                          skv_error *err)
 {
     int rc = 0;
     for (size_t k = 0; !rc && k < p->n_kernels; k++)
         rc = kernel_rows(m, res, p->session_id, &p->kernels[k], err);
+    if (!rc)
+        rc = network(m, p, err);
     if (!rc) {
         char why[SKV__MGR_ID_MAX + 32];
         snprintf(why, sizeof why, "placed (main kernel on %s)",
@@ -76,24 +98,48 @@ static int placement_tx(skv_manager *m, const skv_sched_result *res,
     return rc;
 }
 
-static void commit_placement(skv_manager *m, const skv_sched_result *res,
-                             const skv_sched_placement *p, int64_t now)
+/* One placement as a unit of the pass's transaction: a failure undoes it
+ * alone and puts its session back to pending. */
+static bool record_one(skv_manager *m, const skv_sched_result *res,
+                       const skv_sched_placement *p, int64_t now)
 {
     skv_error e = SKV_ERROR_INIT;
-    int rc = skv__mgr_begin(m, &e);
+    int rc = skv__mgr_store_savepoint(m->store, &e);
+    if (!rc && !(rc = placement_rows(m, res, p, now, &e)))
+        rc = skv__mgr_store_release(m->store, &e);
     if (!rc)
-        rc = placement_tx(m, res, p, now, &e);
+        return true;
+    skv__mgr_store_rollback_to(m->store);
+    skv__log(SKV_LOG_ERROR, "manager", "placement of %s not recorded (%s); "
+             "back to pending", p->session_id, e.message);
+    skv_sched_requeue(m->sched, p->session_id, now, NULL);
+    return false;
+}
+
+/* Decide, persist: every placement of the pass in one transaction. The
+ * sessions recorded are returned in *placed (borrowed from res) for the
+ * outbox to send their kernel.create once it committed. */
+static size_t record(skv_manager *m, const skv_sched_result *res,
+                     int64_t now, const char **placed)
+{
+    skv_error e = SKV_ERROR_INIT;
+    size_t n = 0;
+    int rc = skv__mgr_begin(m, &e);
+    for (size_t i = 0; !rc && i < res->n_placements; i++)
+        if (record_one(m, res, &res->placements[i], now))
+            placed[n++] = res->placements[i].session_id;
     if (!rc)
         rc = skv__mgr_commit(m, &e);
-    if (rc) {
-        skv__mgr_rollback(m);
-        skv__log(SKV_LOG_ERROR, "manager", "placement of %s not recorded "
-                 "(%s); back to pending", p->session_id, e.message);
-        skv_sched_requeue(m->sched, p->session_id, now, NULL);
-        return;
+    if (!rc) {
+        m->st.placements += n;
+        return n;
     }
-    m->st.placements++;
-    skv__mgr_send_creates_session(m, p->session_id, NULL, now);
+    skv__mgr_rollback(m);
+    skv__log(SKV_LOG_ERROR, "manager", "the pass's %zu placements were not "
+             "recorded (%s); back to pending", res->n_placements, e.message);
+    for (size_t i = 0; i < res->n_placements; i++)
+        skv_sched_requeue(m->sched, res->placements[i].session_id, now, NULL);
+    return 0;
 }
 
 static void preempt(skv_manager *m, const skv_sched_preemption *v, int64_t now)
@@ -129,9 +175,20 @@ int skv__mgr_pass(skv_manager *m, int64_t now_ms, skv_error *err)
     m->st.pass_ns_total += ns;
     skv__mgr_metrics_pass(m, ns);
     /* Strings in res stay valid: the result is independent of the
-     * scheduler. Commit every placement before acting on preemptions. */
-    for (size_t i = 0; i < res->n_placements; i++)
-        commit_placement(m, res, &res->placements[i], now_ms);
+     * scheduler. Record every placement, then send (the outbox), before
+     * acting on preemptions. */
+    const char **placed = skv__calloc(res->n_placements + 1, sizeof *placed);
+    if (!placed) {
+        for (size_t i = 0; i < res->n_placements; i++)
+            skv_sched_requeue(m->sched, res->placements[i].session_id,
+                              now_ms, NULL);
+        skv_sched_result_free(res);
+        m->dirty = true;
+        return skv__err(err, SKV_ENOMEM, "manager pass: out of memory");
+    }
+    size_t n = record(m, res, now_ms, placed);
+    skv__mgr_send_creates_sessions(m, placed, n, NULL, now_ms);
+    skv__free(placed);
     for (size_t i = 0; i < res->n_preemptions; i++)
         preempt(m, &res->preemptions[i], now_ms);
     if (res->n_placements || res->n_preemptions)

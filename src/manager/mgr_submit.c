@@ -138,22 +138,25 @@ static int admit(skv_manager *m, const skv__mgr_call *c,
         skv__mgr_spec_free(&x);
         return rc;
     }
-    rc = skv__mgr_begin(m, err);
-    if (!rc)
-        rc = insert(m, s, sid, domain, &x, c->now_ms, err);
-    if (!rc)
-        rc = skv_sched_submit(m->sched, &x.spec, c->now_ms, err);
-    skv__mgr_spec_free(&x);
+    /* One unit of the tick's batch (mgr_batch.c): the reply waits for
+     * the batch's commit in the outbox. */
+    rc = skv__mgr_batch_unit(m, c->now_ms, err);
     if (rc) {
-        skv__mgr_rollback(m);
+        skv__mgr_spec_free(&x);
         return rc;
     }
-    rc = skv__mgr_commit(m, err);
-    if (rc) {
+    bool queued = false;
+    rc = insert(m, s, sid, domain, &x, c->now_ms, err);
+    if (!rc)
+        queued = !(rc = skv_sched_submit(m->sched, &x.spec, c->now_ms, err));
+    skv__mgr_spec_free(&x);
+    rc = skv__mgr_batch_unit_end(m, sid, rc, err);
+    if (rc && queued) {
         skv_sched_cancel(m->sched, sid, c->now_ms, NULL);
         skv_sched_session_remove(m->sched, sid, NULL);
-        return rc;
     }
+    if (rc)
+        return rc;
     m->dirty = true;
     skv__log(SKV_LOG_INFO, "manager", "session %s submitted by %s for %s",
              sid, c->who->user, s->owner);

@@ -87,6 +87,10 @@ SKV_EXTERN int skv_manager_tick(skv_manager *m, int64_t now_ms,
 {
     if (!m)
         return skv__err(err, SKV_EINVAL, "manager_tick: NULL manager");
+    skv_error be = SKV_ERROR_INIT;
+    if (skv__mgr_batch_commit(m, now_ms, &be))
+        skv__log(SKV_LOG_ERROR, "manager", "batch of submissions: %s",
+                 be.message);
     close_dead(m, now_ms);
     skv__mgr_nonce_tick(m, now_ms);
     for (size_t i = 0; i < m->n_agents; i++) {
@@ -107,7 +111,7 @@ SKV_EXTERN int skv_manager_tick(skv_manager *m, int64_t now_ms,
 SKV_EXTERN int64_t skv_manager_next_tick_ms(const skv_manager *m,
                                             int64_t now_ms)
 {
-    if (!m || m->dirty || m->n_nonces)
+    if (!m || m->dirty || m->n_nonces || m->batch.open)
         return 0;
     int64_t t = m->last_sweep_ms + SWEEP_MS - now_ms;
     for (size_t i = 0; i < m->n_agents; i++) {

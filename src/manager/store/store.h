@@ -18,6 +18,11 @@
 
 void skv__mgr_store_ids_free(char **v, size_t n);
 
+/* ---- units of a batched transaction (tx.c) ------------------------------ */
+int skv__mgr_store_savepoint(skv__db *db, skv_error *err);
+int skv__mgr_store_release(skv__db *db, skv_error *err);
+void skv__mgr_store_rollback_to(skv__db *db);
+
 /* ---- sessions (sessions.c, insert.c) ---------------------------------- */
 int skv__mgr_store_history_add(skv__db *db, const char *sid,
                                const char *status, const char *reason,
