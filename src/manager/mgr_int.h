@@ -293,12 +293,6 @@ int skv__mgr_spec_deps(skv_manager *m, skv__mgr_spec *x, bool strict,
 /* Remove an ended session from the scheduler when nothing pending may
  * depend on it. */
 void skv__mgr_sched_forget(skv_manager *m, const char *sid);
-/* Insert a new PENDING session, its kernels and first history entry
- * (inside the caller's transaction). */
-int skv__mgr_session_insert(skv_manager *m, const skv_proto_session_submit *s,
-                            const char *sid, const char *domain,
-                            const skv__mgr_spec *x, int64_t now,
-                            skv_error *err);
 int skv__mgr_load_submit(skv_manager *m, const char *sid,
                          skv_proto_session_submit *out, char *domain,
                          char *project, char *owner, skv_error *err);
