@@ -23,6 +23,7 @@
 #include "sokovan/agent.h"
 #include "sokovan/metrics.h"
 #include "sokovan/sshkey.h"
+#include "sokovan/subnet.h"
 #include "sokovan/net.h"
 #include "sokovan/storage.h"
 

@@ -5,8 +5,10 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "../src/manager/mgr_int.h"
 #include "skv_test.h"
 #include "sokovan/manager.h"
 #include "sokovan/proto.h"
@@ -45,10 +47,14 @@ static void log_cb(skv_log_level level, const char *module, const char *msg,
 }
 
 static uint64_t fail_conn;   /* the send callback fails for this one */
+static skv_manager *g_watch; /* counts frames sent inside a transaction */
+static int sent_in_tx;
 
 static int send_cb(uint64_t conn, const void *frame, size_t len, void *p)
 {
     (void)p;
+    if (g_watch && skv__db_in_transaction(g_watch->store))
+        sent_in_tx++;
     if (conn == fail_conn)
         return -1;
     ck_assert_uint_lt(n_out, OUT_MAX);
@@ -113,7 +119,10 @@ static void read_key(cred *c, const char *rel)
     ck_assert(c->ak[0] && c->sk[0]);
 }
 
-/* Encode (signed when c) and hand to the manager; returns its rc. */
+static bool no_flush;    /* leave submissions in the open batch */
+
+/* Encode (signed when c) and hand to the manager; returns its rc. The
+ * batch of submissions is committed (replies sent) unless no_flush. */
 static int feed(skv_manager *m, uint64_t conn, skv_proto_type type,
                 const void *body, const cred *c, int64_t now, uint64_t *id)
 {
@@ -130,6 +139,8 @@ static int feed(skv_manager *m, uint64_t conn, skv_proto_type type,
     int rc = skv_manager_handle_frame(m, conn, (uint8_t *)frame + 4, len - 4,
                                       now, &e);
     skv_free(frame);
+    if (!no_flush)
+        SKV_CK_OK(skv_manager_flush(m, now, &e), &e);
     return rc;
 }
 
@@ -1696,6 +1707,145 @@ START_TEST(test_cluster_network)
 }
 END_TEST
 
+/* decide -> persist -> send: no frame leaves while a transaction is open
+ * (a pass's kernel.create waits for the commit that recorded it PREPARING,
+ * a cluster session's subnets are recorded with its placement), and what
+ * a rolled-back transaction would have announced never leaves. */
+START_TEST(test_outbox_after_commit)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 0);
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    g_watch = m;
+    sent_in_tx = 0;
+    register_agent(m, &ag, "cpu=4", "mem=8g", NULL, 0, T0);
+    char sid[64];
+    snprintf(sid, sizeof sid, "%s", submit_n(m, ADMIN, &ad, "cpu=1", "batch",
+                                             NULL, 2, T0 + 1));
+    tick(m, T0 + 2);
+    ck_assert_int_eq(count_type(AGENT, SKV_PROTO_KERNEL_CREATE), 2);
+    ck_assert_int_eq(sent_in_tx, 0);
+    char subnet[32];
+    ck_assert_int_eq(skv__mgr_store_session_subnet(m->store, sid, "a1",
+                                                   subnet, sizeof subnet,
+                                                   NULL), 1);
+    ck_assert_str_eq(subnet, "10.128.0.0/27");
+    /* A reply made inside a transaction waits for its commit... */
+    out_clear();
+    skv_error e = SKV_ERROR_INIT;
+    skv_proto_session_ref ref = {sid, "RUNNING"};
+    SKV_CK_OK(skv__mgr_begin(m, &e), &e);
+    ck_assert_int_eq(skv__mgr_reply(m, ADMIN, 77,
+                                    SKV_PROTO_SESSION_TERMINATE_REPLY, &ref),
+                     0);
+    ck_assert_uint_eq(n_out, 0);
+    SKV_CK_OK(skv__mgr_commit(m, &e), &e);
+    ck_assert(take(ADMIN, SKV_PROTO_SESSION_TERMINATE_REPLY, &ref, NULL));
+    skv_proto_body_free(SKV_PROTO_SESSION_TERMINATE_REPLY, &ref);
+    /* ...and after a rollback becomes an error; our requests are not
+     * sent and leave the request table. */
+    skv_proto_session_ref ref2 = {sid, "RUNNING"};
+    size_t reqs = m->n_reqs;
+    SKV_CK_OK(skv__mgr_begin(m, &e), &e);
+    ck_assert_int_eq(skv__mgr_reply(m, ADMIN, 78,
+                                    SKV_PROTO_SESSION_TERMINATE_REPLY, &ref2),
+                     0);
+    skv_proto_kernel_destroy d = {sid, "nope", "test", 0};
+    ck_assert_int_eq(skv__mgr_request(m, AGENT, SKV__REQ_DESTROY,
+                                      SKV_PROTO_KERNEL_DESTROY, &d, "nope", 0,
+                                      0), 0);
+    ck_assert_uint_eq(m->n_reqs, reqs + 1);
+    ck_assert_uint_eq(n_out, 0);
+    skv__mgr_rollback(m);
+    ck_assert_uint_eq(m->n_reqs, reqs);
+    ck_assert_int_eq(count_type(AGENT, SKV_PROTO_KERNEL_DESTROY), 0);
+    ck_assert_int_eq(count_type(ADMIN, SKV_PROTO_SESSION_TERMINATE_REPLY), 0);
+    ck_assert_int_eq(count_type(ADMIN, SKV_PROTO_ERROR), 1);
+    ck_assert_int_eq(sent_in_tx, 0);
+    g_watch = NULL;
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
+/* A submission fed without committing the batch (no reply yet). */
+static void submit_pending_ack(skv_manager *m, const cred *c, int64_t now)
+{
+    skv_proto_kernel_spec k;
+    skv_proto_session_submit s;
+    basic_submit(&s, &k, "cpu=1");
+    no_flush = true;
+    ck_assert_int_eq(feed(m, ADMIN, SKV_PROTO_SESSION_SUBMIT, &s, c, now,
+                          NULL), 0);
+    no_flush = false;
+    skv_slots_free(k.slots);
+}
+
+static uint64_t pending_sessions(skv_manager *m)
+{
+    skv_manager_stats st = {SKV_MANAGER_STATS_VERSION};
+    SKV_CK_OK(skv_manager_get_stats(m, &st, NULL), NULL);
+    return st.sessions_by_state[SKV_SESSION_PENDING];
+}
+
+/* Submissions share one transaction until the batch commits (tick, flush
+ * or another request); none is acknowledged before that commit, so a
+ * manager killed in between loses only unacknowledged ones. */
+START_TEST(test_submit_batch)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 0);
+    cred ad;
+    read_key(&ad, "admin.key");
+    for (int i = 0; i < 3; i++)
+        submit_pending_ack(m, &ad, T0 + 1);
+    ck_assert_int_eq(count_type(ADMIN, SKV_PROTO_SESSION_SUBMIT_REPLY), 0);
+    ck_assert(skv__db_in_transaction(m->store));
+    ck_assert_int_eq(skv_manager_next_tick_ms(m, T0 + 1), 0);
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_manager_flush(m, T0 + 2, &e), &e);
+    ck_assert(!skv__db_in_transaction(m->store));
+    ck_assert_int_eq(count_type(ADMIN, SKV_PROTO_SESSION_SUBMIT_REPLY), 3);
+    /* Another request commits the batch first and sees it. */
+    out_clear();
+    submit_pending_ack(m, &ad, T0 + 3);
+    submit_pending_ack(m, &ad, T0 + 3);
+    skv_proto_session_list l = {0};
+    ck_assert_int_eq(feed(m, ADMIN, SKV_PROTO_SESSION_LIST, &l, &ad, T0 + 4,
+                          NULL), 0);
+    ck_assert_int_eq(count_type(ADMIN, SKV_PROTO_SESSION_SUBMIT_REPLY), 2);
+    skv_proto_session_list_reply lr;
+    ck_assert(take(ADMIN, SKV_PROTO_SESSION_LIST_REPLY, &lr, NULL));
+    ck_assert_uint_eq(lr.total, 5);
+    skv_proto_body_free(SKV_PROTO_SESSION_LIST_REPLY, &lr);
+    skv_manager_free(m);
+    out_clear();
+    /* kill -9 with a batch open: 2 acknowledged, 2 not. */
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        skv_manager *k = open_mgr(T0 + 10, 0);
+        submit_pending_ack(k, &ad, T0 + 11);
+        submit_pending_ack(k, &ad, T0 + 11);
+        skv_manager_flush(k, T0 + 12, NULL);
+        int acked = count_type(ADMIN, SKV_PROTO_SESSION_SUBMIT_REPLY);
+        submit_pending_ack(k, &ad, T0 + 13);
+        submit_pending_ack(k, &ad, T0 + 13);
+        int later = count_type(ADMIN, SKV_PROTO_SESSION_SUBMIT_REPLY);
+        _exit(acked == 2 && later == 2 ? 0 : 1);  /* like kill -9 */
+    }
+    int st = 0;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    m = open_mgr(T0 + 20, 0);
+    ck_assert_uint_eq(pending_sessions(m), 5 + 2);
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
 Suite *skv_test_suite_manager(void);
 Suite *skv_test_suite_manager(void)
 {
@@ -1725,6 +1875,8 @@ Suite *skv_test_suite_manager(void)
     tcase_add_test(tc, test_label_constraint);
     tcase_add_test(tc, test_dependencies);
     tcase_add_test(tc, test_cluster_network);
+    tcase_add_test(tc, test_outbox_after_commit);
+    tcase_add_test(tc, test_submit_batch);
     suite_add_tcase(s, tc);
     return s;
 }

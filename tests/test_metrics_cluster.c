@@ -289,6 +289,7 @@ static void feed(skv_manager *m, uint64_t conn, skv_proto_type type,
     SKV_CK_OK(skv_manager_handle_frame(m, conn, (uint8_t *)frame + 4, len - 4,
                                        now, &e), &e);
     skv_free(frame);
+    SKV_CK_OK(skv_manager_flush(m, now, &e), &e);   /* submissions' replies */
 }
 
 /* Take the first frame of type sent to conn; decode it into body. */

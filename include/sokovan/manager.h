@@ -149,6 +149,14 @@ SKV_EXTERN int skv_manager_tick(skv_manager *m, int64_t now_ms,
 /* How soon the manager wants the next tick, in ms from now (0: at once). */
 SKV_EXTERN int64_t skv_manager_next_tick_ms(const skv_manager *m,
                                             int64_t now_ms);
+/* session.submit requests are recorded in one transaction per batch and
+ * acknowledged when it commits: at the next tick, before any other
+ * request, or now. Hosts that want each reply at once (tests) call this
+ * after handle_frame; skv_manager_tick does it first. Writes nothing when
+ * no submission waits. A failed commit sends each waiting submission an
+ * error reply and returns the error. */
+SKV_EXTERN int skv_manager_flush(skv_manager *m, int64_t now_ms,
+                                 skv_error *err);
 
 /* Counters for logs and metrics (a snapshot). */
 #define SKV_MANAGER_STATS_VERSION 1

@@ -1,9 +1,9 @@
 /*
  * sokovan/net.h - session networks: a private IPv4 network per session
  * (a Linux bridge with the session's subnet, one veth pair per container),
- * routes to other agents' subnets (host-gateway style), an allocator of
- * per-agent or per-session subnets from a cluster CIDR, and clean-up of
- * pieces left behind by a crashed agent.
+ * routes to other agents' subnets (host-gateway style), and clean-up of
+ * pieces left behind by a crashed agent. The allocator of per-agent or
+ * per-session subnets from a cluster CIDR is sokovan/subnet.h (included).
  *
  * Everything is configured through rtnetlink (libmnl); no `ip` command is
  * run. Link names are "<prefix><8 hex digits>" for a session's bridge
@@ -33,7 +33,7 @@
  * namespace never changes. Needs CAP_NET_ADMIN (and CAP_SYS_ADMIN to enter
  * a container's namespace).
  *
- * Thread-safety: a skv_net_session or skv_net_pool needs exclusive access
+ * Thread-safety: a skv_net_session needs exclusive access
  * while modified; distinct objects are independent. The functions without an
  * object are safe to call from any thread. nftables changes (publishing,
  * outbound NAT, their removal) are serialised by a process-wide lock, so
@@ -50,6 +50,7 @@
 #include <stdint.h>
 
 #include "sokovan/common.h"
+#include "sokovan/subnet.h"   /* the subnet pool, SKV_NET_ADDR_MAX */
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,34 +58,8 @@ extern "C" {
 
 /* Longest link name the kernel accepts, plus the NUL (IFNAMSIZ). */
 #define SKV_NET_IFNAME_MAX 16
-/* Room for "255.255.255.255/32" plus the NUL. */
-#define SKV_NET_ADDR_MAX 19
 /* Default link name prefix. */
 #define SKV_NET_DEFAULT_PREFIX "skv"
-
-/* ---- subnet pool --------------------------------------------------------- */
-
-typedef struct skv_net_pool skv_net_pool;
-
-/* A pool of subnets of length subnet_prefix carved from cidr (e.g.
- * "10.128.0.0/9" and 24: 32768 subnets). At most 2^20 subnets. The manager
- * hands one to each agent (or each session on an agent). */
-SKV_EXTERN int skv_net_pool_new(skv_net_pool **out, const char *cidr,
-                                unsigned subnet_prefix, skv_error *err);
-SKV_EXTERN void skv_net_pool_free(skv_net_pool *pool);
-/* The lowest free subnet, marked used, as text ("10.128.3.0/24") into buf
- * (SKV_NET_ADDR_MAX bytes suffice). SKV_ENOSPC when the pool is exhausted. */
-SKV_EXTERN int skv_net_pool_alloc(skv_net_pool *pool, char *buf, size_t n,
-                                  skv_error *err);
-/* Mark a given subnet used (rebuilding the pool from persisted state).
- * SKV_EEXIST when already used, SKV_EINVAL when not a subnet of the pool. */
-SKV_EXTERN int skv_net_pool_reserve(skv_net_pool *pool, const char *subnet,
-                                    skv_error *err);
-/* Return a subnet. SKV_ENOENT when it was not in use. */
-SKV_EXTERN int skv_net_pool_release(skv_net_pool *pool, const char *subnet,
-                                    skv_error *err);
-/* How many subnets are free. */
-SKV_EXTERN size_t skv_net_pool_available(const skv_net_pool *pool);
 
 /* ---- session network ----------------------------------------------------- */
 

@@ -76,6 +76,10 @@ static int route(skv_manager *m, const skv__mgr_call *c,
     skv_error e = SKV_ERROR_INIT;
     handler_fn h = handler_of(c->type);
     int rc;
+    /* Only submissions join the open batch; anything else sees (and
+     * follows) what was acknowledged. */
+    if (c->type != SKV_PROTO_SESSION_SUBMIT)
+        skv__mgr_batch_commit(m, c->now_ms, NULL);
     if (h)
         rc = h(m, c, &e);
     else if (is_admin_type(c->type))

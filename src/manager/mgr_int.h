@@ -5,7 +5,6 @@
 #ifndef SKV_MGR_INT_H
 #define SKV_MGR_INT_H
 
-#include <sqlite3.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +14,8 @@
 #include "sokovan/manager.h"
 #include "sokovan/proto.h"
 #include "sokovan/sched.h"
+#include "store/db.h"
+#include "store/store.h"
 
 #define SKV__MGR_ID_MAX 256
 
@@ -72,9 +73,21 @@ typedef struct skv__mgr_req {           /* a request sent to an agent */
     int64_t seen_ms;                    /* first sweep that saw it; 0: none */
 } skv__mgr_req;
 
-#define SKV__MGR_STMT_CACHE 96
-
 struct skv__mgr_metrics;
+
+typedef enum skv__mgr_out_kind {
+    SKV__OUT_OTHER = 0,     /* errors, events */
+    SKV__OUT_REPLY = 1,     /* req: the request it answers */
+    SKV__OUT_REQUEST = 2    /* req: our request's id (in the table) */
+} skv__mgr_out_kind;
+
+typedef struct skv__mgr_out {   /* a frame waiting for a commit */
+    uint64_t conn;
+    void *frame;
+    size_t len;
+    skv__mgr_out_kind kind;
+    uint64_t req;
+} skv__mgr_out;
 
 typedef struct skv__mgr_nonce {    /* an accepted request's nonce */
     char access_key[SKV_AUTH_ACCESS_KEY_MAX];
@@ -82,18 +95,8 @@ typedef struct skv__mgr_nonce {    /* an accepted request's nonce */
     int64_t ts_ms;
 } skv__mgr_nonce;
 
-/* manager.db's PRAGMA application_id: "SKOV". */
-#define SKV__MGR_APP_ID 0x534B4F56u
-
-typedef struct skv__mgr_stmt {      /* a cached prepared statement */
-    char *sql;
-    uint64_t hash;
-    sqlite3_stmt *st;
-    bool busy;
-} skv__mgr_stmt;
-
 struct skv_manager {
-    sqlite3 *db;
+    skv__db *store;          /* store/: the only SQL speaker */
     skv_sched *sched;
     skv_auth_verifier *verifier;
     skv__mgr_admin_ctx admin;
@@ -116,8 +119,6 @@ struct skv_manager {
     int64_t last_pass_ms;
     int64_t last_sweep_ms;
     skv_manager_stats st;
-    skv__mgr_stmt stmts[SKV__MGR_STMT_CACHE];
-    size_t n_stmts;
     struct skv__mgr_metrics *metrics; /* mgr_metrics.h; NULL until bound */
     char *cluster_cidr;               /* mgr_net.c */
     struct skv_net_pool *agent_pool;  /* agents' subnets of cluster_cidr */
@@ -127,24 +128,25 @@ struct skv_manager {
     int64_t skew_ms;                  /* the verifier's window */
     int64_t nonce_prune_ms;
     char *backup_dir;                 /* mgr_backup.c */
+    skv__mgr_out *out;                /* mgr_outbox.c */
+    size_t n_out, cap_out;
+    struct {                          /* mgr_batch.c: submissions */
+        bool open;                    /* a batch transaction is open */
+        size_t mark;                  /* the outbox before this unit */
+        char (*sids)[32];             /* sessions recorded in it */
+        size_t n, cap;
+        int64_t now_ms;               /* of its latest unit */
+    } batch;
 };
 
-/* ---- store (SQLite) ------------------------------------------------------ */
+/* ---- database (mgr_open.c, mgr_tx.c) ------------------------------------ */
 /* init: create a new cluster; refused where a database exists. */
 int skv__mgr_db_open(skv_manager *m, bool init, skv_error *err);
-/* store_open.c: SKV_ESTATE for an empty, foreign or damaged database, or
- * a missing one where a cluster lived (admin.key or a WAL left). */
-int skv__mgr_db_precheck(const char *dir, bool init, bool *fresh,
-                         skv_error *err);
-int skv__mgr_db_identify(sqlite3 *db, const char *path, skv_error *err);
-/* quick_check (full: integrity_check); problems appended to *report. */
-int skv__mgr_db_verify(sqlite3 *db, const char *path, bool full,
-                       char **report, skv_error *err);
-void skv__mgr_report_add(char **report, const char *line);
-bool skv__mgr_db_has_wal(const char *dir);
-void skv__mgr_db_keep_wal(sqlite3 *db, bool had_wal);
-/* store_nonces.c: the replay window persisted (see there). */
-int skv__mgr_nonce_schema(skv_manager *m, skv_error *err);
+void skv__mgr_db_close(skv_manager *m);
+int skv__mgr_begin(skv_manager *m, skv_error *err);
+int skv__mgr_commit(skv_manager *m, skv_error *err);
+void skv__mgr_rollback(skv_manager *m);
+/* mgr_nonces.c: the replay window persisted (see there). */
 int skv__mgr_nonce_note(skv_manager *m, const skv_auth_block *b,
                         skv_error *err);
 int skv__mgr_nonce_flush(skv_manager *m, skv_error *err);
@@ -153,25 +155,6 @@ void skv__mgr_nonce_tick(skv_manager *m, int64_t now_ms);
 int skv__mgr_nonce_restore(skv_manager *m, int64_t now_ms, skv_error *err);
 /* The admin plane's own transactions write and settle them too. */
 void skv__mgr_nonce_hook_admin(skv_manager *m);
-int skv__mgr_db_exec(skv_manager *m, const char *sql, skv_error *err);
-/* Prepare (or reuse) a statement; give it back with skv__mgr_db_done. */
-int skv__mgr_db_prepare(skv_manager *m, sqlite3_stmt **st, const char *sql,
-                        skv_error *err);
-void skv__mgr_db_done(skv_manager *m, sqlite3_stmt *st);
-/* Finalize every statement and close the database. */
-void skv__mgr_db_close(skv_manager *m);
-int skv__mgr_db_err(skv_manager *m, skv_error *err, const char *what);
-int skv__mgr_begin(skv_manager *m, skv_error *err);
-int skv__mgr_commit(skv_manager *m, skv_error *err);
-void skv__mgr_rollback(skv_manager *m);
-/* Bind helpers: NULL text binds NULL. */
-void skv__mgr_bind_text(sqlite3_stmt *st, int i, const char *s);
-int skv__mgr_bind_slots(sqlite3_stmt *st, int i, const skv_slots *s,
-                        skv_error *err);
-int skv__mgr_col_slots(skv_slots **out, sqlite3_stmt *st, int i,
-                       skv_error *err);
-char *skv__mgr_col_dup(sqlite3_stmt *st, int i);
-
 /* Sessions and kernels. */
 int skv__mgr_session_set(skv_manager *m, const char *sid,
                          skv_manager_session_state s, const char *reason,
@@ -184,18 +167,12 @@ int skv__mgr_kernel_set(skv_manager *m, const char *kid, const char *status,
 int skv__mgr_history_add(skv_manager *m, const char *sid, const char *status,
                          const char *reason, int64_t now_ms, skv_error *err);
 
-/* Kernel ids of sid whose status is in the SQL list `in` (idx order). */
+/* Kernel ids of sid whose status is in `in` ("A,B"; idx order). */
 int skv__mgr_kernel_ids(skv_manager *m, const char *sid, const char *in,
                         char ***out, size_t *n, skv_error *err);
 void skv__mgr_ids_free(char **v, size_t n);
 
 /* Agents. */
-int skv__mgr_store_agent(skv_manager *m,
-                         const skv_proto_agent_register *r, int64_t now_ms,
-                         skv_error *err);
-int skv__mgr_store_agent_status(skv_manager *m, const char *id,
-                                const char *status, int64_t now_ms,
-                                skv_error *err);
 skv__mgr_agent *skv__mgr_agent_find(skv_manager *m, const char *id);
 skv__mgr_agent *skv__mgr_agent_slot(skv_manager *m, const char *id);
 void skv__mgr_agent_clear(skv__mgr_agent *a);
@@ -205,13 +182,22 @@ int skv__mgr_agent_spec(skv_manager *m, skv__mgr_agent *a, const char *group,
                         const char *arch, const skv_proto_device *devs,
                         size_t n_dev, const skv_proto_kv *labels,
                         size_t n_labels, bool schedulable, skv_error *err);
-/* An agent's registered devices (free with skv__mgr_devices_free). */
-int skv__mgr_devices_load(skv_manager *m, const char *id,
-                          skv_proto_device **out, size_t *n_out,
-                          skv_error *err);
-void skv__mgr_devices_free(skv_proto_device *d, size_t n);
 int skv__mgr_agents_restore(skv_manager *m, int64_t now_ms, skv_error *err);
 void skv__mgr_agent_lost(skv_manager *m, skv__mgr_agent *a, int64_t now_ms);
+
+/* ---- batched submissions (mgr_batch.c) ----------------------------------- */
+int skv__mgr_batch_unit(skv_manager *m, int64_t now_ms, skv_error *err);
+int skv__mgr_batch_unit_end(skv_manager *m, const char *sid, int rc,
+                            skv_error *err);
+int skv__mgr_batch_commit(skv_manager *m, int64_t now_ms, skv_error *err);
+void skv__mgr_batch_close(skv_manager *m);
+
+/* ---- the outbox (mgr_outbox.c): frames wait for their commit ------------ */
+void skv__mgr_outbox_put(skv_manager *m, const skv__mgr_out *o);
+void skv__mgr_outbox_release(skv_manager *m);
+void skv__mgr_outbox_drop(skv_manager *m, size_t mark, const char *why);
+size_t skv__mgr_outbox_mark(const skv_manager *m);
+void skv__mgr_outbox_free(skv_manager *m);
 
 /* ---- connections and sending --------------------------------------------- */
 skv__mgr_conn *skv__mgr_conn_find(skv_manager *m, uint64_t id);
@@ -307,12 +293,6 @@ int skv__mgr_spec_deps(skv_manager *m, skv__mgr_spec *x, bool strict,
 /* Remove an ended session from the scheduler when nothing pending may
  * depend on it. */
 void skv__mgr_sched_forget(skv_manager *m, const char *sid);
-/* Insert a new PENDING session, its kernels and first history entry
- * (inside the caller's transaction). */
-int skv__mgr_session_insert(skv_manager *m, const skv_proto_session_submit *s,
-                            const char *sid, const char *domain,
-                            const skv__mgr_spec *x, int64_t now,
-                            skv_error *err);
 int skv__mgr_load_submit(skv_manager *m, const char *sid,
                          skv_proto_session_submit *out, char *domain,
                          char *project, char *owner, skv_error *err);
@@ -349,6 +329,9 @@ int skv__mgr_session_finish(skv_manager *m, const char *sid, int64_t now_ms,
  * on agent_id when not NULL). */
 void skv__mgr_send_creates_session(skv_manager *m, const char *sid,
                                    const char *agent_id, int64_t now_ms);
+void skv__mgr_send_creates_sessions(skv_manager *m, const char *const *sids,
+                                    size_t n, const char *agent_id,
+                                    int64_t now_ms);
 /* Put a placed session back to PENDING (preemption, lost agent). */
 int skv__mgr_session_requeue(skv_manager *m, const char *sid,
                              const char *reason, int64_t now_ms,
@@ -365,13 +348,9 @@ int skv__mgr_readmit(skv_manager *m, const char *sid, const char *status,
                      int64_t created, int64_t started, skv_error *err);
 
 /* ---- lost agents: suspects and adoption (mgr_suspect.c, mgr_adopt.c) -- */
-int skv__mgr_suspect_schema(skv_manager *m, skv_error *err);
 /* In the requeue transaction: sid's kernels sent to agent become suspects. */
 int skv__mgr_suspect_keep(skv_manager *m, const char *sid, const char *agent,
                           int64_t now_ms, skv_error *err);
-/* In the requeue transaction: every kernel of sid gets a new id. */
-int skv__mgr_kernel_ids_renew(skv_manager *m, const char *sid,
-                              skv_error *err);
 /* The current id of sid's kernel idx. */
 int skv__mgr_kernel_id_at(skv_manager *m, const char *sid, uint32_t idx,
                           char *kid, size_t cap, skv_error *err);

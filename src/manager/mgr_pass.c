@@ -1,7 +1,9 @@
-/* A scheduling pass: run skv_sched_pass, commit each placement in one
- * transaction (session SCHEDULED, kernels with their agent and per-device
- * allocation), handle preemptions (victims are destroyed and requeued), then
- * send kernel.create to the agents.
+/* A scheduling pass: run skv_sched_pass (decide), record every placement
+ * in one transaction (session SCHEDULED, kernels with their agent and
+ * per-device allocation, a cluster session's subnets and key seed), then
+ * hand the recorded sessions to the outbox, which sends kernel.create
+ * (the same path an agent's reconnect takes), then handle preemptions
+ * (victims are destroyed and requeued).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 #include <time.h>
@@ -9,36 +11,26 @@
 #include "mgr_int.h"
 #include "mgr_metrics.h"
 
-static int alloc_row(sqlite3_stmt *st, const char *kid, const char *dev,
-                     const char *slot, skv_qty amount, bool whole)
+static int alloc_row(skv_manager *m, const char *kid, const char *dev,
+                     const char *slot, skv_qty amount, bool whole,
+                     skv_error *err)
 {
-    sqlite3_reset(st);
-    skv__mgr_bind_text(st, 1, kid);
-    skv__mgr_bind_text(st, 2, dev);
-    skv__mgr_bind_text(st, 3, slot);
-    sqlite3_bind_int64(st, 4, amount);
-    sqlite3_bind_int(st, 5, whole);
-    return sqlite3_step(st) == SQLITE_DONE ? 0 : SKV_EIO;
+    skv__mgr_store_alloc a = {kid, dev, slot, amount, whole, "", ""};
+    return skv__mgr_store_alloc_add(m->store, &a, 1, err);
 }
 
-static int pooled_rows(skv_manager *m, sqlite3_stmt *ins, const char *kid,
+/* Pooled slots (e.g. memory) belong to a device of the agent, not to the
+ * scheduler's devices: one row per pooled slot the kernel asked for. */
+static int pooled_rows(skv_manager *m, const char *kid,
                        const skv__mgr_agent *a, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT slots FROM kernels WHERE "
-                                 "id=?", err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, kid);
     skv_slots *req = NULL;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        rc = skv__mgr_col_slots(&req, st, 0, err);
-    skv__mgr_db_done(m, st);
+    int rc = skv__mgr_store_kernel_slots(m->store, kid, &req, err);
     for (size_t j = 0; !rc && req && j < a->n_pool; j++) {
         skv_qty q = skv_slots_get(req, a->pool_slot[j]);
-        if (q > 0 && alloc_row(ins, kid, a->pool_dev[j], a->pool_slot[j], q,
-                               false))
-            rc = skv__mgr_db_err(m, err, "allocation");
+        if (q > 0)
+            rc = alloc_row(m, kid, a->pool_dev[j], a->pool_slot[j], q, false,
+                           err);
     }
     skv_slots_free(req);
     return rc;
@@ -46,7 +38,7 @@ static int pooled_rows(skv_manager *m, sqlite3_stmt *ins, const char *kid,
 
 static int kernel_rows(skv_manager *m, const skv_sched_result *res,
                        const char *sid, const skv_sched_kernel_placement *kp,
-                       sqlite3_stmt *upd, sqlite3_stmt *ins, skv_error *err)
+                       skv_error *err)
 {
     char kid[SKV__MGR_ID_MAX];
     const skv__mgr_agent *a = skv__mgr_agent_find(m, kp->agent_id);
@@ -55,41 +47,47 @@ static int kernel_rows(skv_manager *m, const skv_sched_result *res,
                         kp->agent_id);
     /* ids change at every requeue (mgr_suspect.c) */
     int rc = skv__mgr_kernel_id_at(m, sid, kp->kernel, kid, sizeof kid, err);
-    if (rc)
-        return rc;
-    sqlite3_reset(upd);
-    skv__mgr_bind_text(upd, 1, kp->agent_id);
-    skv__mgr_bind_text(upd, 2, kid);
-    if (sqlite3_step(upd) != SQLITE_DONE)
-        return skv__mgr_db_err(m, err, "kernel placement");
-    for (size_t d = 0; d < kp->n_devices; d++) {
+    if (!rc)
+        rc = skv__mgr_store_kernel_place(m->store, kid, kp->agent_id, err);
+    for (size_t d = 0; !rc && d < kp->n_devices; d++) {
         const skv_sched_device_share *sh = &kp->devices[d];
         if (sh->device >= a->n_dev || sh->slot >= res->n_slots)
             return skv__err(err, SKV_ESTATE, "placement of %s names device "
                             "%u of agent '%s' that it does not have", kid,
                             sh->device, a->id);
-        if (alloc_row(ins, kid, a->dev_ids[sh->device],
-                      res->slot_names[sh->slot], sh->amount, sh->whole))
-            return skv__mgr_db_err(m, err, "allocation");
+        rc = alloc_row(m, kid, a->dev_ids[sh->device],
+                       res->slot_names[sh->slot], sh->amount, sh->whole, err);
     }
-    return pooled_rows(m, ins, kid, a, err);
+    return rc ? rc : pooled_rows(m, kid, a, err);
 }
 
-static int placement_tx(skv_manager *m, const skv_sched_result *res,
-                        const skv_sched_placement *p, int64_t now,
-                        skv_error *err)
+/* A cluster session's network is decided with its placement: its subnet
+ * on every agent it landed on (hence each kernel's address) and its SSH
+ * key seed, so sending kernel.create later only reads. */
+static int network(skv_manager *m, const skv_sched_placement *p,
+                   skv_error *err)
 {
-    sqlite3_stmt *upd = NULL, *ins = NULL;
-    int rc = skv__mgr_db_prepare(m, &upd, "UPDATE kernels SET agent_id=?, "
-                                 "status='SCHEDULED' WHERE id=?", err);
-    if (!rc)
-        rc = skv__mgr_db_prepare(m, &ins, "INSERT INTO kernel_alloc(kernel_id,"
-                                 "device_id,slot,amount,whole) VALUES(?,?,?,"
-                                 "?,?)", err);
+    if (p->n_kernels < 2)
+        return 0;
+    uint8_t seed[32];
+    int rc = skv__mgr_net_seed(m, p->session_id, seed, err);
+    for (size_t k = 0; !rc && k < p->n_kernels; k++) {
+        char subnet[32], addr[32];
+        rc = skv__mgr_net_kernel(m, p->session_id, p->kernels[k].agent_id,
+                                 p->kernels[k].kernel, subnet, addr, err);
+    }
+    return rc;
+}
+
+static int placement_rows(skv_manager *m, const skv_sched_result *res,
+                          const skv_sched_placement *p, int64_t now,
+                          skv_error *err)
+{
+    int rc = 0;
     for (size_t k = 0; !rc && k < p->n_kernels; k++)
-        rc = kernel_rows(m, res, p->session_id, &p->kernels[k], upd, ins, err);
-    skv__mgr_db_done(m, upd);
-    skv__mgr_db_done(m, ins);
+        rc = kernel_rows(m, res, p->session_id, &p->kernels[k], err);
+    if (!rc)
+        rc = network(m, p, err);
     if (!rc) {
         char why[SKV__MGR_ID_MAX + 32];
         snprintf(why, sizeof why, "placed (main kernel on %s)",
@@ -100,24 +98,48 @@ static int placement_tx(skv_manager *m, const skv_sched_result *res,
     return rc;
 }
 
-static void commit_placement(skv_manager *m, const skv_sched_result *res,
-                             const skv_sched_placement *p, int64_t now)
+/* One placement as a unit of the pass's transaction: a failure undoes it
+ * alone and puts its session back to pending. */
+static bool record_one(skv_manager *m, const skv_sched_result *res,
+                       const skv_sched_placement *p, int64_t now)
 {
     skv_error e = SKV_ERROR_INIT;
-    int rc = skv__mgr_begin(m, &e);
+    int rc = skv__mgr_store_savepoint(m->store, &e);
+    if (!rc && !(rc = placement_rows(m, res, p, now, &e)))
+        rc = skv__mgr_store_release(m->store, &e);
     if (!rc)
-        rc = placement_tx(m, res, p, now, &e);
+        return true;
+    skv__mgr_store_rollback_to(m->store);
+    skv__log(SKV_LOG_ERROR, "manager", "placement of %s not recorded (%s); "
+             "back to pending", p->session_id, e.message);
+    skv_sched_requeue(m->sched, p->session_id, now, NULL);
+    return false;
+}
+
+/* Decide, persist: every placement of the pass in one transaction. The
+ * sessions recorded are returned in *placed (borrowed from res) for the
+ * outbox to send their kernel.create once it committed. */
+static size_t record(skv_manager *m, const skv_sched_result *res,
+                     int64_t now, const char **placed)
+{
+    skv_error e = SKV_ERROR_INIT;
+    size_t n = 0;
+    int rc = skv__mgr_begin(m, &e);
+    for (size_t i = 0; !rc && i < res->n_placements; i++)
+        if (record_one(m, res, &res->placements[i], now))
+            placed[n++] = res->placements[i].session_id;
     if (!rc)
         rc = skv__mgr_commit(m, &e);
-    if (rc) {
-        skv__mgr_rollback(m);
-        skv__log(SKV_LOG_ERROR, "manager", "placement of %s not recorded "
-                 "(%s); back to pending", p->session_id, e.message);
-        skv_sched_requeue(m->sched, p->session_id, now, NULL);
-        return;
+    if (!rc) {
+        m->st.placements += n;
+        return n;
     }
-    m->st.placements++;
-    skv__mgr_send_creates_session(m, p->session_id, NULL, now);
+    skv__mgr_rollback(m);
+    skv__log(SKV_LOG_ERROR, "manager", "the pass's %zu placements were not "
+             "recorded (%s); back to pending", res->n_placements, e.message);
+    for (size_t i = 0; i < res->n_placements; i++)
+        skv_sched_requeue(m->sched, res->placements[i].session_id, now, NULL);
+    return 0;
 }
 
 static void preempt(skv_manager *m, const skv_sched_preemption *v, int64_t now)
@@ -153,9 +175,20 @@ int skv__mgr_pass(skv_manager *m, int64_t now_ms, skv_error *err)
     m->st.pass_ns_total += ns;
     skv__mgr_metrics_pass(m, ns);
     /* Strings in res stay valid: the result is independent of the
-     * scheduler. Commit every placement before acting on preemptions. */
-    for (size_t i = 0; i < res->n_placements; i++)
-        commit_placement(m, res, &res->placements[i], now_ms);
+     * scheduler. Record every placement, then send (the outbox), before
+     * acting on preemptions. */
+    const char **placed = skv__calloc(res->n_placements + 1, sizeof *placed);
+    if (!placed) {
+        for (size_t i = 0; i < res->n_placements; i++)
+            skv_sched_requeue(m->sched, res->placements[i].session_id,
+                              now_ms, NULL);
+        skv_sched_result_free(res);
+        m->dirty = true;
+        return skv__err(err, SKV_ENOMEM, "manager pass: out of memory");
+    }
+    size_t n = record(m, res, now_ms, placed);
+    skv__mgr_send_creates_sessions(m, placed, n, NULL, now_ms);
+    skv__free(placed);
     for (size_t i = 0; i < res->n_preemptions; i++)
         preempt(m, &res->preemptions[i], now_ms);
     if (res->n_placements || res->n_preemptions)

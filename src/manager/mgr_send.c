@@ -14,18 +14,22 @@ skv__mgr_conn *skv__mgr_conn_find(skv_manager *m, uint64_t id)
     return NULL;
 }
 
-/* Takes ownership of frame. A failing send marks the connection dead; the
+/* Takes ownership of frame. Inside a transaction the frame waits for the
+ * commit (mgr_outbox.c). A failing send marks the connection dead; the
  * next tick forgets it (never re-entering the host from here). */
+static void send_kind(skv_manager *m, uint64_t conn, void *frame, size_t len,
+                      skv__mgr_out_kind kind, uint64_t req)
+{
+    skv__mgr_out o = {conn, frame, len, kind, req};
+    skv__mgr_outbox_put(m, &o);
+    if (!skv__db_in_transaction(m->store))
+        skv__mgr_outbox_release(m);
+}
+
 void skv__mgr_send_frame(skv_manager *m, uint64_t conn, void *frame,
                          size_t len)
 {
-    skv__mgr_conn *c = skv__mgr_conn_find(m, conn);
-    if (c && !c->dead && m->send(conn, frame, len, m->payload) < 0) {
-        c->dead = true;
-        skv__log(SKV_LOG_WARN, "manager", "connection %llu: send failed",
-                 (unsigned long long)conn);
-    }
-    skv_free(frame);
+    send_kind(m, conn, frame, len, SKV__OUT_OTHER, 0);
 }
 
 int skv__mgr_reply(skv_manager *m, uint64_t conn, uint64_t req,
@@ -42,7 +46,7 @@ int skv__mgr_reply(skv_manager *m, uint64_t conn, uint64_t req,
         skv__mgr_error(m, conn, req, rc, e.message, NULL);
         return rc;
     }
-    skv__mgr_send_frame(m, conn, frame, len);
+    send_kind(m, conn, frame, len, SKV__OUT_REPLY, req);
     return 0;
 }
 
@@ -90,7 +94,7 @@ int skv__mgr_request(skv_manager *m, uint64_t conn, skv__mgr_req_kind kind,
         skv_free(frame);
         return rc;
     }
-    skv__mgr_send_frame(m, conn, frame, len);
+    send_kind(m, conn, frame, len, SKV__OUT_REQUEST, r.id);
     return 0;
 }
 

@@ -10,10 +10,10 @@ static int route(bool add, const char *subnet, const char *via,
 {
     skv__cidr dst;
     uint32_t gw;
-    int rc = skv__net_cidr_parse(subnet, 8, 32, &dst, "route subnet", err);
+    int rc = skv__subnet_cidr_parse(subnet, 8, 32, &dst, "route subnet", err);
     if (rc == 0)
-        rc = skv__net_ip_parse(via, &gw, "route gateway", err);
-    if (rc == 0 && (gw == 0 || (gw & skv__net_mask(dst.plen)) == dst.addr))
+        rc = skv__subnet_ip_parse(via, &gw, "route gateway", err);
+    if (rc == 0 && (gw == 0 || (gw & skv__subnet_mask(dst.plen)) == dst.addr))
         rc = skv__err(err, SKV_EINVAL, "route gateway %s cannot be 0.0.0.0 or "
                       "lie inside %s", via, subnet);
     skv__nl nl;

@@ -29,7 +29,7 @@ int skv__net_masq_add(skv_net_session *s, skv_error *err)
     skv__nft n;
     char comment[SKV__NFT_COMMENT_MAX], net[SKV_NET_ADDR_MAX];
     const skv__cidr *keep = s->isolate ? &s->isolate_cidr : &s->subnet;
-    skv__net_ip_format(keep->addr, net, sizeof(net));
+    skv__subnet_ip_format(keep->addr, net, sizeof(net));
     snprintf(comment, sizeof(comment), "%s nat", s->bridge);
     int rc = skv__nft_open(&n, s->prefix, err);
     if (rc < 0)

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "skv_cidr.h"
 #include "skv_internal.h"
 #include "sokovan/net.h"
 
@@ -25,20 +26,7 @@ struct nlmsghdr;
  * rt_protos). */
 #define SKV__NET_RTPROT 173u
 
-/* ---- IPv4 addresses (addr.c) ---------------------------------------- */
-typedef struct skv__cidr {
-    uint32_t addr;      /* host byte order */
-    unsigned plen;      /* 0..32 */
-} skv__cidr;
-
-/* "a.b.c.d" strictly (no leading zeros, no shorthand). */
-int skv__net_ip_parse(const char *s, uint32_t *out, const char *what,
-                      skv_error *err);
-/* "a.b.c.d/n" with n in min..max and no host bits set. */
-int skv__net_cidr_parse(const char *s, unsigned min, unsigned max,
-                        skv__cidr *out, const char *what, skv_error *err);
-void skv__net_ip_format(uint32_t addr, char *buf, size_t n);
-uint32_t skv__net_mask(unsigned plen);
+/* ---- names (addr.c); IPv4 addresses are skv_cidr.h's --------------- */
 /* Link name prefix: NULL gives the default; else 1..4 of [a-z]. */
 int skv__net_prefix_check(const char *prefix, const char **out,
                           skv_error *err);

@@ -22,7 +22,7 @@ int skv__nl_addr_add(skv__nl *nl, int idx, uint32_t addr, unsigned plen)
     mnl_attr_put_u32(nlh, IFA_ADDRESS, htonl(addr));
     if (plen < 31)
         mnl_attr_put_u32(nlh, IFA_BROADCAST,
-                         htonl(addr | ~skv__net_mask(plen)));
+                         htonl(addr | ~skv__subnet_mask(plen)));
     return skv__nl_talk(nl, nlh);
 }
 

@@ -53,17 +53,17 @@ static int check_opts(const skv_net_session_options *o, skv_net_session *s,
         snprintf(s->prefix, sizeof(s->prefix), "%s",
                  o->prefix ? o->prefix : SKV_NET_DEFAULT_PREFIX);
     if (rc == 0)
-        rc = skv__net_cidr_parse(o->subnet, 16, 29, &s->subnet,
+        rc = skv__subnet_cidr_parse(o->subnet, 16, 29, &s->subnet,
                                  "session subnet", err);
     if (rc == 0 && o->isolate_cidr) {
-        rc = skv__net_cidr_parse(o->isolate_cidr, 8, 30, &s->isolate_cidr,
+        rc = skv__subnet_cidr_parse(o->isolate_cidr, 8, 30, &s->isolate_cidr,
                                  "isolation CIDR", err);
         s->isolate = rc == 0;
     }
     if (rc < 0)
         return rc;
     snprintf(s->subnet_text, sizeof(s->subnet_text), "%s", o->subnet);
-    skv__net_ip_format(s->subnet.addr + 1, s->gateway_text,
+    skv__subnet_ip_format(s->subnet.addr + 1, s->gateway_text,
                        sizeof(s->gateway_text));
     return (s->session_id = skv__strdup(o->session_id)) ? 0
                : skv__err(err, SKV_ENOMEM, "session id");
@@ -205,11 +205,11 @@ int skv_net_session_address(const skv_net_session *s, unsigned idx,
     if (!s || !buf || n < 16)
         return skv__err(err, SKV_EINVAL, "session address: NULL argument or "
                         "buffer below 16 bytes");
-    uint32_t last = ~skv__net_mask(s->subnet.plen) - 1;
+    uint32_t last = ~skv__subnet_mask(s->subnet.plen) - 1;
     if (idx < 2 || idx > last)
         return skv__err(err, SKV_ERANGE, "host index %u is outside 2..%u of "
                         "subnet %s", idx, last, s->subnet_text);
-    skv__net_ip_format(s->subnet.addr + idx, buf, n);
+    skv__subnet_ip_format(s->subnet.addr + idx, buf, n);
     return 0;
 }
 
@@ -219,7 +219,7 @@ int skv_net_session_allow(skv_net_session *s, const char *peer_subnet,
     if (!s)
         return skv__err(err, SKV_EINVAL, "session is NULL");
     skv__cidr peer;
-    int rc = skv__net_cidr_parse(peer_subnet, 8, 32, &peer, "peer subnet",
+    int rc = skv__subnet_cidr_parse(peer_subnet, 8, 32, &peer, "peer subnet",
                                  err);
     if (rc < 0 || !s->isolate)
         return rc;

@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "net_internal.h"
+#include "skv_cidr.h"
+#include "sokovan/subnet.h"
 
 #define POOL_MAX_BITS 20u
 
@@ -23,7 +24,7 @@ int skv_net_pool_new(skv_net_pool **out, const char *cidr,
     if (!out)
         return skv__err(err, SKV_EINVAL, "pool: out is NULL");
     skv__cidr c;
-    int rc = skv__net_cidr_parse(cidr, 1, 30, &c, "pool CIDR", err);
+    int rc = skv__subnet_cidr_parse(cidr, 1, 30, &c, "pool CIDR", err);
     if (rc < 0)
         return rc;
     if (subnet_prefix < c.plen || subnet_prefix > 30 ||
@@ -81,7 +82,7 @@ static int format(const skv_net_pool *p, size_t i, char *buf, size_t n,
 {
     char ip[16];
     uint32_t a = p->cidr.addr + (uint32_t)(i << (32 - p->sub_plen));
-    skv__net_ip_format(a, ip, sizeof(ip));
+    skv__subnet_ip_format(a, ip, sizeof(ip));
     int w = snprintf(buf, n, "%s/%u", ip, p->sub_plen);
     return w < 0 || (size_t)w >= n
                ? skv__err(err, SKV_ERANGE, "pool: buffer of %zu bytes is too "
@@ -113,11 +114,11 @@ static int locate(const skv_net_pool *p, const char *subnet, size_t *i,
                   skv_error *err)
 {
     skv__cidr c;
-    int rc = skv__net_cidr_parse(subnet, p->sub_plen, p->sub_plen, &c,
+    int rc = skv__subnet_cidr_parse(subnet, p->sub_plen, p->sub_plen, &c,
                                  "pool subnet", err);
     if (rc < 0)
         return rc;
-    if ((c.addr & skv__net_mask(p->cidr.plen)) != p->cidr.addr)
+    if ((c.addr & skv__subnet_mask(p->cidr.plen)) != p->cidr.addr)
         return skv__err(err, SKV_EINVAL, "subnet %s is not inside the pool",
                         subnet);
     *i = (c.addr - p->cidr.addr) >> (32 - p->sub_plen);
