@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "mgr_admin.h"
+#include "admin/admin.h"
 #include "skv_internal.h"
 #include "sokovan/manager.h"
 #include "sokovan/proto.h"
