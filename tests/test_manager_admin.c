@@ -1,4 +1,4 @@
-/* The manager's admin plane (src/manager/mgr_admin*.c) against a real
+/* The manager's admin plane (src/manager/admin/) against a real
  * SQLite database, scheduler and verifier: bootstrap, load, every admin.*
  * object, validation, authorization and rollback.
  * SPDX-License-Identifier: Apache-2.0 */
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../src/manager/mgr_admin.h"
+#include "../src/manager/admin/admin.h"
 #include "skv_test.h"
 
 #define NOW 1700000000000LL

@@ -93,8 +93,11 @@ void skv__mgr_db_close(skv_manager *m)
         skv__free(m->stmts[i].sql);
     }
     m->n_stmts = 0;
-    if (m->db)
+    if (m->store)
+        skv__db_close(m->store);
+    else if (m->db)
         sqlite3_close_v2(m->db);
+    m->store = NULL;
     m->db = NULL;
 }
 

@@ -1,7 +1,7 @@
 /* Reading key pairs back into replies: never the secret (only the reply to
  * CREATE carries it, filled by the handler).
  * SPDX-License-Identifier: Apache-2.0 */
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 static int key_row(skv_proto_admin_keypair_reply *rp, sqlite3_stmt *st,
                    skv_error *err)

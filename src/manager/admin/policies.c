@@ -5,7 +5,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 typedef struct rchange {
     const skv_proto_resource_policy *p;

@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 static int user_projects(skv__mgr_admin_ctx *ctx, skv_proto_user *u,
                          skv_error *err)

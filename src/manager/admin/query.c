@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 static int check_args(skv__mgr_admin_ctx *ctx, const void *out,
                       const char *name, const char *what, skv_error *err)

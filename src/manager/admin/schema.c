@@ -3,7 +3,7 @@
  * hold when the core enables foreign keys. Secret keys are stored as given
  * because verification needs them: the database file must be 0600.
  * SPDX-License-Identifier: Apache-2.0 */
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS domains ("

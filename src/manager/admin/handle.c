@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 int skv__mgr_admin_op_check(uint32_t op, const char *what, skv_error *err)
 {

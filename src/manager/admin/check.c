@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 int skv__mgr_admin_name_check(const char *what, const char *name,
                               skv_error *err)

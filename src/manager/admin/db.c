@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 int skv__mgr_admin_dberr(skv__mgr_admin_ctx *ctx, skv_error *err,
                          const char *what)

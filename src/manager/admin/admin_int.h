@@ -1,4 +1,4 @@
-/* Helpers shared by the admin plane's files (mgr_admin_*.c): transactions,
+/* Helpers shared by the admin plane (src/manager/admin/): transactions,
  * statement helpers, name checks, policy/key mirroring.
  * SPDX-License-Identifier: Apache-2.0 */
 #ifndef SKV_MGR_ADMIN_INT_H
@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "mgr_admin.h"
+#include "admin.h"
 #include "skv_internal.h"
 
 #define SKV__ADM_NAME_MAX 128   /* names: 1..127 bytes */
@@ -116,7 +116,7 @@ int skv__mgr_admin_sched_group_add(skv__mgr_admin_ctx *ctx, const char *name,
                                    const char *scheduler, const char *selector,
                                    skv_error *err);
 
-/* Per-object request handlers (mgr_admin_<object>.c). */
+/* Per-object request handlers (admin/<object>.c). */
 int skv__mgr_admin_on_user(skv__mgr_admin_ctx *ctx,
                            const skv_auth_principal *p,
                            const skv_proto_admin_user *rq,

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 int skv__mgr_admin_key_insert(skv__mgr_admin_ctx *ctx, const char *access_key,
                               const char *secret_key, const char *user,

@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 /* Whether the comma list csv ("" = everything) contains item. */
 static bool csv_has(const char *csv, const char *item)

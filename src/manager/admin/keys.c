@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 typedef struct kchange {
     const skv_proto_keypair *k;

@@ -1,6 +1,6 @@
 /* Reading resource groups back into replies.
  * SPDX-License-Identifier: Apache-2.0 */
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 static int group_row(skv_proto_admin_resource_group_reply *rp,
                      sqlite3_stmt *st, skv_error *err)

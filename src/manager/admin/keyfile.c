@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 static int write_all(int fd, const char *buf, size_t len)
 {

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 #define MAX_FILES 64
 

@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 int skv__mgr_admin_policy_get(skv__mgr_admin_ctx *ctx, skv_sched_policy *out,
                               skv_slots **limit, uint32_t *max_cluster,

@@ -5,7 +5,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 static int load_keys(skv__mgr_admin_ctx *ctx, skv_error *err)
 {

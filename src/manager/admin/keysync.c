@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
-#include "mgr_admin_int.h"
+#include "admin_int.h"
 
 int skv__mgr_admin_user_keys(skv__mgr_admin_ctx *ctx, char ***keys,
                              size_t *n, const char *user, skv_error *err)
