@@ -3,8 +3,10 @@
  * the client on (options v3 failover_ms), and a request is sent again only
  * when that is safe (reads, a submission with a client token).
  * SPDX-License-Identifier: Apache-2.0 */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fake_mgr.h"
 #include "skv_test.h"
@@ -153,6 +155,31 @@ START_TEST(test_lost_submit_resent_only_with_token)
 }
 END_TEST
 
+/* The CLI with a list: `sokovan run` meets a standby first and lands on
+ * the leader (its submission carries a client token). */
+START_TEST(test_cli_list_reaches_leader)
+{
+    char bin[PATH_MAX], cmd[PATH_MAX + 1024], out[512];
+    snprintf(bin, sizeof bin, "%s/bin/sokovan", skv_test_build_dir());
+    if (access(bin, X_OK) != 0) {
+        fprintf(stderr, "test_cli_list_reaches_leader: SKIP: no %s\n", bin);
+        return;
+    }
+    fake_mgr sb, lead;
+    fake_mgr_start(&sb, standby_handler, NULL);
+    fake_mgr_start(&lead, leader_handler, NULL);
+    snprintf(cmd, sizeof cmd, "SOKOVAN_ACCESS_KEY=%s SOKOVAN_SECRET_KEY=%s "
+             "%s --endpoint '%s,%s' run busybox true 2>&1; echo rc=$?",
+             FAKE_AK, FAKE_SK, bin, sb.endpoint, lead.endpoint);
+    skv_test_sh_output(cmd, out, sizeof out);
+    fake_mgr_stop(&sb);
+    fake_mgr_stop(&lead);
+    ck_assert_msg(!strcmp(out, "s-1\nrc=0\n"), "%s", out);
+    ck_assert_int_eq(sb.n_requests, 1);
+    ck_assert_int_eq(lead.n_requests, 1);
+}
+END_TEST
+
 /* Typos in the list and a negative failover time are refused. */
 START_TEST(test_bad_lists_refused)
 {
@@ -183,6 +210,7 @@ Suite *skv_test_suite_client_failover(void)
     tcase_add_test(tc, test_standby_answer_fails_over);
     tcase_add_test(tc, test_lost_submit_resent_only_with_token);
     tcase_add_test(tc, test_bad_lists_refused);
+    tcase_add_test(tc, test_cli_list_reaches_leader);
     suite_add_tcase(s, tc);
     return s;
 }

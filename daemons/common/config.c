@@ -122,6 +122,10 @@ static const skvd_key g_keys[] = {
      MO(allow_plaintext_secrets), M, "off", 0, 0, "on|off",
      "answer admin.keypair create (which returns a secret key) on plaintext "
      "TCP; off: only over the Unix socket or TLS"},
+    {"manager", "store", K_STR, MO(store), M, "sqlite", 0, 0, "URI",
+     "where the state lives: sqlite (manager.db in data_dir) or "
+     "postgresql://USER@HOST/DB (several managers on one server: one "
+     "leads, the others stand by)"},
     {"manager", "backup_dir", K_OPTPATH, MO(backup_dir), M, NULL, 0, 0,
      "DIR", "where 'sokovan admin backup NAME' writes; default "
      "<data_dir>/backups"},

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "mgr_int.h"
+#include "store/store_uri.h"
 #include "mgr_metrics.h"
 
 static int make_dir(const char *dir, skv_error *err)
@@ -20,7 +21,8 @@ static int check_opts(const skv_manager_options *o, skv_manager_send_fn send,
 {
     if (!o || !send)
         return skv__err(err, SKV_EINVAL, "manager_open: NULL options or send");
-    if (o->version != 1 && o->version != SKV_MANAGER_OPTIONS_VERSION)
+    if (o->version != 1 && o->version != 3 &&
+        o->version != SKV_MANAGER_OPTIONS_VERSION)
         return skv__err(err, SKV_EVERSION, "manager options version %u, "
                         "expected 1..%u", o->version,
                         SKV_MANAGER_OPTIONS_VERSION);
@@ -35,7 +37,7 @@ static int check_opts(const skv_manager_options *o, skv_manager_send_fn send,
     if (o->max_frame > SKV_PROTO_MAX_FRAME_LIMIT)
         return skv__err(err, SKV_ERANGE, "manager: max_frame %u above %u",
                         o->max_frame, SKV_PROTO_MAX_FRAME_LIMIT);
-    return 0;
+    return skv__mgr_store_uri_check(o->version >= 4 ? o->store : NULL, err);
 }
 
 static int make_parts(skv_manager *m, const skv_manager_options *o,
