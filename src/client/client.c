@@ -77,6 +77,9 @@ int skv_client_connect(skv_client **out, const skv_client_options *opts,
 {
     if (!out)
         return skv__err(err, SKV_EINVAL, "client_connect: NULL out-pointer");
+    skv_error local = SKV_ERROR_INIT;  /* failover reads the last reason */
+    if (!err)
+        err = &local;
     int rc = check_options(opts, err);
     if (rc)
         return rc;

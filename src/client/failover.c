@@ -74,6 +74,7 @@ static int drop_connection(skv_client *c, skv_error *err)
 int skv__client_dial_any(skv_client *c, size_t from, skv_error *err)
 {
     char all[SKV_ERROR_MESSAGE_MAX] = "";
+    skv_error last = SKV_ERROR_INIT;
     int rc = SKV_EIO;
     for (size_t k = 0; k < c->n_endpoints; k++) {
         size_t i = (from + k) % c->n_endpoints;
@@ -94,10 +95,16 @@ int skv__client_dial_any(skv_client *c, size_t from, skv_error *err)
         size_t n = strlen(all);
         snprintf(all + n, sizeof all - n, "%s%s", n ? "; " : "",
                  one.message);
+        last = one;
     }
-    if (c->n_endpoints == 1)
-        return skv__err(err, rc, "%s", all);
-    return skv__err(err, rc, "no manager reachable: %s", all);
+    /* The last entry's error as it came (its errno tells callers such as
+     * the CLI "no socket there" from "refused"); a list names them all. */
+    if (err)
+        *err = last;
+    if (err && c->n_endpoints > 1)
+        snprintf(err->message, sizeof err->message,
+                 "no manager reachable: %s", all);
+    return rc;
 }
 
 bool skv__client_failover_due(const skv_client *c, int rc,
@@ -146,9 +153,12 @@ int skv__client_failover(skv_client *c, skv_error *err)
             return rc;
         if (!(rc = skv__client_dial_any(c, from, err)))
             return 0;
-        if (skv__client_deadline_left(c->failover_end) == 0)
-            return skv__err(err, rc, "%s (failing over for %d ms)",
-                            err->message, c->failover_ms);
+        if (skv__client_deadline_left(c->failover_end) == 0) {
+            char why[SKV_ERROR_MESSAGE_MAX];
+            snprintf(why, sizeof why, "%s", err->message);
+            return skv__err(err, rc, "%s (failing over for %d ms)", why,
+                            c->failover_ms);
+        }
         nap(100);
         from = 0;
     }
