@@ -2,7 +2,8 @@
 #
 #   make                     library (shared + static), programs, benchmarks
 #   make check               build and run every Check suite, the header test,
-#                            the ABI check and the installed-example test
+#                            the ABI check, the installed-example test and
+#                            check-sql (no SQL outside src/manager/store/)
 #   make check T="slots"     only the named suites (tests/test_<name>.c)
 #   make SANITIZE=address,undefined check   the same under ASan/UBSan
 #   make install PREFIX=/usr/local   /  make uninstall PREFIX=...
@@ -90,7 +91,7 @@ TEST_SOS := $(patsubst tests/so/%.c,$(BUILD)/tests/so/%.so,$(wildcard tests/so/*
 
 PUBLIC_HEADERS := $(wildcard include/sokovan/*.h)
 
-.PHONY: all lib progs benches check check-unit check-bindings headertest tests/headertest \
+.PHONY: all lib progs benches check check-sql check-unit check-bindings headertest tests/headertest \
 	abicheck check-example install uninstall deps demo demo-stop demo-library clean bench-run fuzz
 .DELETE_ON_ERROR:
 
@@ -152,7 +153,11 @@ $(BUILD)/tests/so/%.so: tests/so/%.c $(PUBLIC_HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -shared $(LDFLAGS) -o $@ $<
 
-check: check-unit headertest abicheck check-example check-bindings
+check: check-sql check-unit headertest abicheck check-example check-bindings
+
+# The manager's store is the only code that speaks SQL (tests/check-sql.sh).
+check-sql:
+	@sh tests/check-sql.sh
 
 # The Python bindings against the freshly built shared object. Under the
 # sanitizers the ASan runtime must be loaded first, and Python's own

@@ -514,8 +514,8 @@ START_TEST(test_migrate_unversioned_db)
     ck_assert_int_eq(query_int("SELECT count(*) FROM auth_nonces"), nonces);
     ck_assert_int_eq(query_int("SELECT count(*) FROM users"), 1);
     ck_assert_int_eq(query_int("SELECT count(*) FROM schema_version WHERE "
-                               "component IN ('core','nonces','suspects') "
-                               "AND version = 1"), 3);
+                               "component IN ('core','nonces','suspects','net') "
+                               "AND version = 1"), 4);
     ck_assert_int_eq(skv_manager_check(dir, NULL, NULL), 0);
 }
 END_TEST

@@ -224,19 +224,17 @@ SKV_EXTERN int skv_manager_conn_authenticated(const skv_manager *m,
     return SKV_ENOENT;
 }
 
+static void count_one(void *arg, const char *name, uint64_t n)
+{
+    skv_manager_stats *out = arg;
+    skv_manager_session_state s;
+    if (skv_manager_session_state_parse(&s, name, NULL) == 0)
+        out->sessions_by_state[s] = n;
+}
+
 static void count_states(const skv_manager *m, skv_manager_stats *out)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(m->db, "SELECT status, count(*) FROM sessions"
-                           " GROUP BY status", -1, &st, NULL) != SQLITE_OK)
-        return;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        skv_manager_session_state s;
-        const char *name = (const char *)sqlite3_column_text(st, 0);
-        if (name && skv_manager_session_state_parse(&s, name, NULL) == 0)
-            out->sessions_by_state[s] = (uint64_t)sqlite3_column_int64(st, 1);
-    }
-    sqlite3_finalize(st);
+    skv__mgr_store_count_states(m->store, count_one, out, NULL);
 }
 
 SKV_EXTERN int skv_manager_get_stats(const skv_manager *m,

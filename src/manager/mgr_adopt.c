@@ -23,13 +23,7 @@
 #include "mgr_int.h"
 #include "mgr_metrics.h"
 
-typedef struct suspect {
-    char kid[SKV__MGR_ID_MAX];
-    char agent[SKV__MGR_ID_MAX];
-    char container[SKV__MGR_ID_MAX];
-    int idx;
-    int64_t started_ms;      /* the session's first start; 0 none */
-} suspect;
+typedef skv__mgr_store_suspect suspect;
 
 static bool reported(const skv_proto_agent_register *r, const char *kid)
 {
@@ -37,53 +31,6 @@ static bool reported(const skv_proto_agent_register *r, const char *kid)
         if (r->kernels[i].kernel_id && !strcmp(r->kernels[i].kernel_id, kid))
             return true;
     return false;
-}
-
-/* sid's suspects (all agents). */
-static int suspects_of(skv_manager *m, const char *sid, suspect **out,
-                       size_t *n)
-{
-    sqlite3_stmt *st;
-    *out = NULL;
-    *n = 0;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT kernel_id, agent_id, "
-                                 "container_id, idx, started_ms FROM "
-                                 "kernel_suspects WHERE session_id=? ORDER "
-                                 "BY idx", NULL);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, sid);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        suspect *v = skv__reallocarray(*out, *n + 1, sizeof *v);
-        if (!v) {
-            rc = SKV_ENOMEM;
-            break;
-        }
-        *out = v;
-        suspect *x = &v[(*n)++];
-        const unsigned char *c = sqlite3_column_text(st, 2);
-        snprintf(x->kid, sizeof x->kid, "%s", sqlite3_column_text(st, 0));
-        snprintf(x->agent, sizeof x->agent, "%s", sqlite3_column_text(st, 1));
-        snprintf(x->container, sizeof x->container, "%s",
-                 c ? (const char *)c : x->kid);
-        x->idx = sqlite3_column_int(st, 3);
-        x->started_ms = sqlite3_column_int64(st, 4);
-    }
-    skv__mgr_db_done(m, st);
-    return rc;
-}
-
-static int count_kernels(skv_manager *m, const char *sid, int *n)
-{
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT count(*) FROM kernels "
-                                 "WHERE session_id=?", NULL);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, sid);
-    *n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-    skv__mgr_db_done(m, st);
-    return 0;
 }
 
 /* Why sid cannot be adopted back from agent a, or NULL when it can. */
@@ -94,7 +41,7 @@ static const char *refusal(skv_manager *m, const skv__mgr_agent *a,
     skv_manager_session_state st;
     int nk = 0;
     if (skv__mgr_session_get_state(m, sid, &st, NULL) ||
-        count_kernels(m, sid, &nk))
+        skv__mgr_store_kernel_total(m->store, sid, &nk, NULL))
         return "its session is unknown";
     if (st >= SKV_SESSION_TERMINATED)
         return "its session has ended";
@@ -110,76 +57,10 @@ static const char *refusal(skv_manager *m, const skv__mgr_agent *a,
     return NULL;
 }
 
-static int exec_kid(skv_manager *m, const char *sql, const char *kid,
-                    skv_error *err)
-{
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, sql, err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, kid);
-    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : skv__mgr_db_err(m, err, sql);
-    skv__mgr_db_done(m, st);
-    return rc;
-}
-
-/* The kernel row of s->idx becomes the suspect again: its old id (the
- * row's newer id was never sent: the session was pending), agent,
- * container and allocation. */
-static int restore_kernel(skv_manager *m, const char *sid, const suspect *s,
-                          skv_error *err)
-{
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "UPDATE kernels SET id=?1, "
-                                 "agent_id=?2, container_id=?3, status="
-                                 "'RUNNING', exit_code=NULL, reason=NULL "
-                                 "WHERE session_id=?4 AND idx=?5", err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, s->kid);
-    skv__mgr_bind_text(st, 2, s->agent);
-    skv__mgr_bind_text(st, 3, s->container);
-    skv__mgr_bind_text(st, 4, sid);
-    sqlite3_bind_int(st, 5, s->idx);
-    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : skv__mgr_db_err(m, err, "kernel");
-    skv__mgr_db_done(m, st);
-    if (!rc)
-        rc = exec_kid(m, "INSERT INTO kernel_alloc(kernel_id,device_id,slot,"
-                      "amount,whole) SELECT kernel_id, device_id, slot, "
-                      "amount, whole FROM kernel_suspect_alloc WHERE "
-                      "kernel_id=?", s->kid, err);
-    return rc;
-}
-
-static int started_back(skv_manager *m, const char *sid, int64_t started,
-                        skv_error *err)
-{
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "UPDATE sessions SET started_ms=? "
-                                 "WHERE id=?", err);
-    if (rc)
-        return rc;
-    if (started)
-        sqlite3_bind_int64(st, 1, started);
-    else
-        sqlite3_bind_null(st, 1);
-    skv__mgr_bind_text(st, 2, sid);
-    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : skv__mgr_db_err(m, err, "session");
-    skv__mgr_db_done(m, st);
-    return rc;
-}
-
 static int adopt_tx(skv_manager *m, const skv__mgr_agent *a, const char *sid,
                     const suspect *s, size_t n, int64_t now, skv_error *err)
 {
-    int rc = 0;
-    for (size_t i = 0; !rc && i < n; i++)
-        rc = restore_kernel(m, sid, &s[i], err);
-    if (!rc)
-        rc = started_back(m, sid, n ? s[0].started_ms : 0, err);
-    if (!rc)
-        rc = exec_kid(m, "DELETE FROM kernel_suspects WHERE session_id=?",
-                      sid, err);
+    int rc = skv__mgr_store_suspects_adopt(m->store, sid, s, n, err);
     char why[SKV__MGR_ID_MAX + 64];
     snprintf(why, sizeof why, "agent %s came back: its kernels adopted",
              a->id);
@@ -194,16 +75,10 @@ static int adopt_tx(skv_manager *m, const skv__mgr_agent *a, const char *sid,
 static void sched_adopt(skv_manager *m, const char *sid, int64_t now)
 {
     skv_error e = SKV_ERROR_INIT;
-    sqlite3_stmt *st;
     int64_t created = now, started = now;
-    if (skv__mgr_db_prepare(m, &st, "SELECT created_ms, started_ms FROM "
-                            "sessions WHERE id=?", NULL) == 0) {
-        skv__mgr_bind_text(st, 1, sid);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            created = sqlite3_column_int64(st, 0);
-            started = sqlite3_column_int64(st, 1);
-        }
-        skv__mgr_db_done(m, st);
+    if (skv__mgr_store_session_times(m->store, sid, &created, &started,
+                                     NULL)) {
+        created = started = now;
     }
     skv_sched_cancel(m->sched, sid, now, NULL);
     skv_sched_session_remove(m->sched, sid, NULL);
@@ -256,8 +131,7 @@ static void reject(skv_manager *m, skv__mgr_agent *a,
     skv__mgr_session_get_state(m, sid, &st, NULL);
     int rc = skv__mgr_begin(m, &e);
     if (!rc)
-        rc = exec_kid(m, "DELETE FROM kernel_suspects WHERE kernel_id=?",
-                      k->kernel_id, &e);
+        rc = skv__mgr_store_suspect_drop(m->store, k->kernel_id, &e);
     if (!rc)
         rc = skv__mgr_history_add(m, sid, skv_manager_session_state_name(st),
                                   msg, now, &e);
@@ -279,18 +153,8 @@ static void reject(skv_manager *m, skv__mgr_agent *a,
 static bool suspect_session(skv_manager *m, const skv__mgr_agent *a,
                             const char *kid, char *sid)
 {
-    sqlite3_stmt *st;
-    bool found = false;
-    if (!kid || skv__mgr_db_prepare(m, &st, "SELECT session_id FROM "
-                                    "kernel_suspects WHERE kernel_id=? AND "
-                                    "agent_id=?", NULL))
-        return false;
-    skv__mgr_bind_text(st, 1, kid);
-    skv__mgr_bind_text(st, 2, a->id);
-    if ((found = sqlite3_step(st) == SQLITE_ROW))
-        snprintf(sid, SKV__MGR_ID_MAX, "%s", sqlite3_column_text(st, 0));
-    skv__mgr_db_done(m, st);
-    return found;
+    return kid && skv__mgr_store_suspect_session(m->store, kid, a->id, sid,
+                                                 SKV__MGR_ID_MAX, NULL) == 1;
 }
 
 bool skv__mgr_adopt_suspect(skv_manager *m, skv__mgr_agent *a,
@@ -302,7 +166,7 @@ bool skv__mgr_adopt_suspect(skv_manager *m, skv__mgr_agent *a,
         return false;
     suspect *s = NULL;
     size_t n = 0;
-    if (suspects_of(m, sid, &s, &n)) {
+    if (skv__mgr_store_suspects_of(m->store, sid, &s, &n, NULL)) {
         /* Undecided: the container stays, the next registration retries. */
         skv__log(SKV_LOG_ERROR, "manager", "suspect kernel %s on %s: cannot "
                  "read its session's suspects", k->kernel_id, a->id);
@@ -323,28 +187,16 @@ bool skv__mgr_adopt_suspect(skv_manager *m, skv__mgr_agent *a,
 void skv__mgr_suspects_forget(skv_manager *m, const skv__mgr_agent *a,
                               const skv_proto_agent_register *r)
 {
-    sqlite3_stmt *st;
-    char **ids = NULL;
-    size_t n = 0;
-    if (skv__mgr_db_prepare(m, &st, "SELECT kernel_id FROM kernel_suspects "
-                            "WHERE agent_id=?", NULL))
+    char **all = NULL;
+    size_t n_all = 0;
+    if (skv__mgr_store_suspects_on(m->store, a->id, &all, &n_all, NULL))
         return;
-    skv__mgr_bind_text(st, 1, a->id);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *kid = (const char *)sqlite3_column_text(st, 0);
-        char **v = reported(r, kid) ? NULL
-                                    : skv__reallocarray(ids, n + 1, sizeof *v);
-        if (v && (v[n] = skv__strdup(kid)))
-            n++;
-        if (v)
-            ids = v;
-    }
-    skv__mgr_db_done(m, st);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n_all; i++) {
+        if (reported(r, all[i]))
+            continue;
         skv__log(SKV_LOG_WARN, "manager", "suspect kernel %s is not on agent "
-                 "%s any more; forgotten", ids[i], a->id);
-        exec_kid(m, "DELETE FROM kernel_suspects WHERE kernel_id=?", ids[i],
-                 NULL);
+                 "%s any more; forgotten", all[i], a->id);
+        skv__mgr_store_suspect_drop(m->store, all[i], NULL);
     }
-    skv__mgr_ids_free(ids, n);
+    skv__mgr_ids_free(all, n_all);
 }

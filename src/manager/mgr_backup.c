@@ -1,7 +1,5 @@
-/* admin.backup: an online backup of manager.db with SQLite's backup API.
- * One backup_step over the whole database copies one consistent snapshot
- * while the manager keeps its exclusive lock (the copy reads through the
- * manager's own connection). The file is written under a temporary name,
+/* admin.backup: an online backup of manager.db (the copy itself is the
+ * store's, store/backup.c). The file is written under a temporary name,
  * synced, and linked to its final name only when complete, so a failed
  * backup leaves nothing and an existing file is never replaced. Backups
  * go to the manager's backup_dir only: an admin request must not pick
@@ -65,7 +63,7 @@ static int sync_path(const char *path, int flags, skv_error *err)
 }
 
 /* The snapshot into tmp, a file this call created (O_EXCL). */
-static int copy_into(sqlite3 *src, const char *tmp, skv_error *err)
+static int copy_into(skv__db *db, const char *tmp, skv_error *err)
 {
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
                   0600);
@@ -73,27 +71,7 @@ static int copy_into(sqlite3 *src, const char *tmp, skv_error *err)
         return skv__err_sys(err, errno, "cannot create '%s'",
                             tmp);
     close(fd);
-    sqlite3 *dst = NULL;
-    int rc = 0;
-    if (sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
-        rc = skv__err(err, SKV_EIO, "open '%s': %s", tmp,
-                      dst ? sqlite3_errmsg(dst) : "out of memory");
-    sqlite3_backup *b = rc ? NULL : sqlite3_backup_init(dst, "main", src,
-                                                        "main");
-    if (!rc && !b)
-        rc = skv__err(err, SKV_EIO, "%s", sqlite3_errmsg(dst));
-    if (b) {
-        int s = sqlite3_backup_step(b, -1);
-        if (s != SQLITE_DONE)
-            rc = skv__err(err, s == SQLITE_BUSY || s == SQLITE_LOCKED
-                          ? SKV_EBUSY : SKV_EIO, "copy: %s",
-                          sqlite3_errstr(s));
-        if (sqlite3_backup_finish(b) != SQLITE_OK && !rc)
-            rc = skv__err(err, SKV_EIO, "%s",
-                          sqlite3_errmsg(dst));
-    }
-    if (sqlite3_close(dst) != SQLITE_OK && !rc)
-        rc = skv__err(err, SKV_EIO, "close '%s'", tmp);
+    int rc = skv__mgr_store_backup(db, tmp, err);
     if (!rc)
         rc = sync_path(tmp, O_RDONLY, err);
     return rc;
@@ -132,7 +110,7 @@ static int backup(skv_manager *m, const char *name, char **path_out,
         rc = skv__err(err, SKV_EEXIST, "'%s' exists (never "
                       "overwritten)", path);
     if (!rc) {
-        rc = copy_into(m->db, tmp, err);
+        rc = copy_into(m->store, tmp, err);
         if (!rc)
             rc = publish(tmp, path, m->backup_dir, bytes, err);
         unlink(tmp);

@@ -13,16 +13,9 @@ static const char *agent_status(const skv__mgr_agent *a)
 
 static uint32_t running_on(skv_manager *m, const char *id)
 {
-    sqlite3_stmt *st;
     uint32_t n = 0;
-    if (skv__mgr_db_prepare(m, &st, "SELECT count(*) FROM kernels WHERE "
-                            "agent_id=? AND status IN ('PREPARING','RUNNING',"
-                            "'TERMINATING')", NULL))
+    if (skv__mgr_store_agent_load(m->store, id, &n, NULL))
         return 0;
-    skv__mgr_bind_text(st, 1, id);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        n = (uint32_t)sqlite3_column_int(st, 0);
-    skv__mgr_db_done(m, st);
     return n;
 }
 
@@ -49,7 +42,7 @@ static int agent_info(skv_manager *m, const skv__mgr_agent *a,
             !(i->labels[k].value = skv__strdup(a->label_values[k])))
             return skv__err(err, SKV_ENOMEM, "out of memory");
     }
-    int rc = skv__mgr_devices_load(m, a->id, &i->devices, &i->n_devices, err);
+    int rc = skv__mgr_store_devices(m->store, a->id, &i->devices, &i->n_devices, err);
     if (rc)
         return rc;
     if (a->in_sched)

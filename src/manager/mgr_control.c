@@ -10,18 +10,8 @@ static int owner_of(skv_manager *m, const char *sid, char *owner,
 {
     if (!sid)
         return skv__err(err, SKV_EINVAL, "session_id is required");
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT owner FROM sessions WHERE "
-                                 "id=?", err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, sid);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        snprintf(owner, SKV__MGR_ID_MAX, "%s", sqlite3_column_text(st, 0));
-    else
-        rc = skv__err(err, SKV_ENOENT, "no session '%s'", sid);
-    skv__mgr_db_done(m, st);
-    return rc;
+    return skv__mgr_store_session_owner(m->store, sid, owner, SKV__MGR_ID_MAX,
+                                        err);
 }
 
 static int may(skv_manager *m, const skv__mgr_call *c, const char *sid,
@@ -58,7 +48,7 @@ static void force_end(skv_manager *m, const char *sid, int64_t now)
 {
     char **ids = NULL;
     size_t n = 0;
-    if (skv__mgr_kernel_ids(m, sid, "'TERMINATING'", &ids, &n, NULL))
+    if (skv__mgr_kernel_ids(m, sid, "TERMINATING", &ids, &n, NULL))
         return;
     for (size_t i = 0; i < n; i++) {
         skv__mgr_send_destroy_grace(m, ids[i], "forced", 0);
@@ -98,17 +88,11 @@ static skv__mgr_agent *logs_agent(skv_manager *m, const char *sid,
                                   const char *kid, int64_t now_ms,
                                   skv_error *err)
 {
-    sqlite3_stmt *st;
     char agent[SKV__MGR_ID_MAX] = "";
-    if (skv__mgr_db_prepare(m, &st, "SELECT agent_id FROM kernels WHERE id=? "
-                            "AND session_id=?", err))
+    int found = skv__mgr_store_kernel_agent(m->store, sid, kid, agent,
+                                            sizeof agent, err);
+    if (found < 0)
         return NULL;
-    skv__mgr_bind_text(st, 1, kid);
-    skv__mgr_bind_text(st, 2, sid);
-    bool found = sqlite3_step(st) == SQLITE_ROW;
-    if (found && sqlite3_column_text(st, 0))
-        snprintf(agent, sizeof agent, "%s", sqlite3_column_text(st, 0));
-    skv__mgr_db_done(m, st);
     if (!found)
         return skv__err(err, SKV_ENOENT, "session '%s' has no kernel '%s'",
                         sid, kid), NULL;

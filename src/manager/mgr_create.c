@@ -32,17 +32,17 @@ static void hosts_free(skv_proto_kernel_create *kc)
 
 /* Cluster network: the kernel's address on its session subnet (an agent
  * without a placement yet: none); else the agent's address. */
-static int host_address(skv_manager *m, const char *sid, sqlite3_stmt *st,
-                        uint32_t idx, bool cluster, char **out,
-                        skv_error *err)
+static int host_address(skv_manager *m, const char *sid,
+                        const skv__mgr_store_host *h, bool cluster,
+                        char **out, skv_error *err)
 {
-    const char *agent = (const char *)sqlite3_column_text(st, 2);
-    if (!cluster || !agent) {
-        *out = skv__mgr_col_dup(st, 1);
-        return 0;
+    if (!cluster || !h->placed) {
+        *out = h->has_address ? skv__strdup(h->address) : NULL;
+        return h->has_address && !*out
+                   ? skv__err(err, SKV_ENOMEM, "out of memory") : 0;
     }
     char subnet[32], addr[32];
-    int rc = skv__mgr_net_kernel(m, sid, agent, idx, subnet, addr, err);
+    int rc = skv__mgr_net_kernel(m, sid, h->agent, h->idx, subnet, addr, err);
     if (!rc && !(*out = skv__strdup(addr)))
         rc = skv__err(err, SKV_ENOMEM, "out of memory");
     return rc;
@@ -51,32 +51,23 @@ static int host_address(skv_manager *m, const char *sid, sqlite3_stmt *st,
 static int hosts_load(skv_manager *m, const char *sid,
                       skv_proto_kernel_create *kc, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT k.idx, a.address, "
-                                 "k.agent_id FROM kernels k LEFT JOIN agents "
-                                 "a ON a.id=k.agent_id WHERE k.session_id=? "
-                                 "ORDER BY k.idx", err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, sid);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        skv_proto_cluster_host *h = skv__reallocarray(
-            kc->cluster_hosts, kc->n_cluster_hosts + 1, sizeof *h);
-        if (!h) {
-            rc = skv__err(err, SKV_ENOMEM, "out of memory");
-            break;
-        }
-        kc->cluster_hosts = h;
-        h = &h[kc->n_cluster_hosts++];
-        uint32_t idx = (uint32_t)sqlite3_column_int(st, 0);
+    skv__mgr_store_host *rows = NULL;
+    size_t n = 0;
+    int rc = skv__mgr_store_session_hosts(m->store, sid, &rows, &n, err);
+    if (!rc && n && !(kc->cluster_hosts = skv__calloc(n, sizeof
+                                                      *kc->cluster_hosts)))
+        rc = skv__err(err, SKV_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++) {
+        skv_proto_cluster_host *h = &kc->cluster_hosts[kc->n_cluster_hosts++];
+        uint32_t idx = rows[i].idx;
         h->role = idx ? "sub" : "main";
         h->idx = idx ? idx : 1;
         h->hostname = skv__asprintf("%s%u", h->role, h->idx);
         h->address = NULL;
-        rc = host_address(m, sid, st, idx, kc->cluster_size > 1, &h->address,
+        rc = host_address(m, sid, &rows[i], kc->cluster_size > 1, &h->address,
                           err);
     }
-    skv__mgr_db_done(m, st);
+    skv__free(rows);
     return rc;
 }
 
@@ -151,39 +142,34 @@ static skv_proto_device_alloc *alloc_for(skv_proto_kernel_create *kc,
 static int allocs_load(skv_manager *m, const char *kid,
                        skv_proto_kernel_create *kc, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT device_id, slot, amount "
-                                 "FROM kernel_alloc WHERE kernel_id=? ORDER BY "
-                                 "rowid", err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, kid);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        const char *slot = (const char *)sqlite3_column_text(st, 1);
+    skv__mgr_store_alloc *rows = NULL;
+    size_t n = 0;
+    int rc = skv__mgr_store_alloc_of(m->store, kid, &rows, &n, err);
+    for (size_t i = 0; !rc && i < n; i++) {
         skv_slot_kind kind = SKV_SLOT_COUNT;
-        skv_slots_lookup(kc->slots, slot, &kind, NULL);
-        skv_proto_device_alloc *a = alloc_for(
-            kc, (const char *)sqlite3_column_text(st, 0), err);
-        rc = a ? skv_slots_set(a->slots, slot, kind,
-                               sqlite3_column_int64(st, 2), err)
+        skv_slots_lookup(kc->slots, rows[i].slot, &kind, NULL);
+        skv_proto_device_alloc *a = alloc_for(kc, rows[i].device_id, err);
+        rc = a ? skv_slots_set(a->slots, rows[i].slot, kind, rows[i].amount,
+                               err)
                : SKV_ENOMEM;
     }
-    skv__mgr_db_done(m, st);
+    skv__free(rows);
     return rc;
 }
 
 /* Send one kernel's create; 1 when sent. */
-static int send_one(skv_manager *m, create_ctx *c, sqlite3_stmt *row,
-                    const skv__mgr_agent *a, skv_error *err)
+static int send_one(skv_manager *m, create_ctx *c, const char *kid,
+                    skv__mgr_store_kernel_row *row, const skv__mgr_agent *a,
+                    skv_error *err)
 {
     skv_proto_kernel_create *kc = &c->kc;
-    const char *kid = (const char *)sqlite3_column_text(row, 0);
-    uint32_t idx = (uint32_t)sqlite3_column_int(row, 1);
+    uint32_t idx = row->idx;
     kc->kernel_id = (char *)kid;
-    kc->image = (char *)sqlite3_column_text(row, 2);
+    kc->image = row->image;
     kc->cluster_role = idx ? "sub" : "main";
     kc->cluster_idx = idx ? idx : 1;
-    int rc = skv__mgr_col_slots(&kc->slots, row, 3, err);
+    kc->slots = row->slots;    /* the row keeps ownership */
+    int rc = 0;
     char addr[32];
     kc->subnet = NULL;
     kc->ssh_seed = c->cluster ? c->seed : NULL;
@@ -198,8 +184,8 @@ static int send_one(skv_manager *m, create_ctx *c, sqlite3_stmt *row,
         rc = skv__mgr_request(m, a->conn, SKV__REQ_CREATE,
                               SKV_PROTO_KERNEL_CREATE, kc, kid, 0, 0);
     allocs_free(kc);
-    skv_slots_free(kc->slots);
     kc->slots = NULL;
+    kc->image = NULL;
     return rc ? rc : 1;
 }
 
@@ -219,20 +205,16 @@ static int mark_preparing(skv_manager *m, const char *sid, int64_t now,
 static int send_kernel(skv_manager *m, create_ctx *c, const char *kid,
                        const char *agent_id, int64_t now, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT id, idx, image, slots, "
-                                 "agent_id FROM kernels WHERE id=?", err);
-    if (rc)
+    skv__mgr_store_kernel_row row;
+    int rc = skv__mgr_store_kernel_get(m->store, kid, &row, err);
+    if (rc < 0)
         return rc;
-    skv__mgr_bind_text(st, 1, kid);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        const char *aid = (const char *)sqlite3_column_text(st, 4);
-        skv__mgr_agent *a = skv__mgr_agent_find(m, aid);
-        if (a && a->conn && a->state == SKV__AGENT_ALIVE &&
-            (!agent_id || !strcmp(agent_id, aid)))
-            rc = send_one(m, c, st, a, err);
-    }
-    skv__mgr_db_done(m, st);
+    rc = 0;
+    skv__mgr_agent *a = skv__mgr_agent_find(m, row.agent);
+    if (a && a->conn && a->state == SKV__AGENT_ALIVE &&
+        (!agent_id || !strcmp(agent_id, row.agent)))
+        rc = send_one(m, c, kid, &row, a, err);
+    skv__mgr_store_kernel_row_free(&row);
     if (rc == 1 && skv__mgr_kernel_set(m, kid, "PREPARING", err))
         rc = SKV_EIO;
     if (rc == 1)
@@ -245,7 +227,7 @@ static int send_all(skv_manager *m, create_ctx *c, const char *sid,
 {
     char **ids = NULL;
     size_t n = 0;
-    int rc = skv__mgr_kernel_ids(m, sid, "'SCHEDULED','PREPARING'", &ids, &n,
+    int rc = skv__mgr_kernel_ids(m, sid, "SCHEDULED,PREPARING", &ids, &n,
                                  err);
     int sent = 0;
     for (size_t i = 0; !rc && i < n; i++) {
@@ -286,28 +268,15 @@ void skv__mgr_send_creates_session(skv_manager *m, const char *sid,
 void skv__mgr_send_creates(skv_manager *m, const char *agent_id,
                            int64_t now_ms)
 {
-    sqlite3_stmt *st;
-    if (skv__mgr_db_prepare(m, &st, "SELECT DISTINCT k.session_id FROM "
-                            "kernels k JOIN sessions s ON s.id=k.session_id "
-                            "WHERE k.agent_id=? AND k.status IN ('SCHEDULED',"
-                            "'PREPARING') AND s.status IN ('SCHEDULED',"
-                            "'PREPARING','RUNNING')", NULL))
-        return;
-    skv__mgr_bind_text(st, 1, agent_id);
     char **ids = NULL;
     size_t n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        char **v = skv__reallocarray(ids, n + 1, sizeof *v);
-        if (!v)
-            break;
-        ids = v;
-        if ((ids[n] = skv__mgr_col_dup(st, 0)))
-            n++;
+    skv_error e = SKV_ERROR_INIT;
+    if (skv__mgr_store_sessions_to_create(m->store, agent_id, &ids, &n, &e)) {
+        skv__log(SKV_LOG_ERROR, "manager", "kernel.create for agent %s: %s",
+                 agent_id, e.message);
+        return;
     }
-    skv__mgr_db_done(m, st);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         skv__mgr_send_creates_session(m, ids[i], agent_id, now_ms);
-        skv__free(ids[i]);
-    }
-    skv__free(ids);
+    skv__mgr_ids_free(ids, n);
 }

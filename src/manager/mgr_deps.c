@@ -12,25 +12,21 @@
 /* 1: ended well, 0: live, negative: error (ended badly or unknown). */
 static int dep_state(skv_manager *m, const char *id, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT status, exit_code FROM "
-                                 "sessions WHERE id=?", err);
+    char s[32];
+    int code = 0;
+    int rc = skv__mgr_store_session_result(m->store, id, s, sizeof s, &code,
+                                           err);
+    if (rc == SKV_ENOENT)
+        return skv__err(err, SKV_ENOENT, "dependency '%s': no such session",
+                        id);
     if (rc)
         return rc;
-    skv__mgr_bind_text(st, 1, id);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        rc = skv__err(err, SKV_ENOENT, "dependency '%s': no such session", id);
-    } else {
-        const char *s = (const char *)sqlite3_column_text(st, 0);
-        int code = sqlite3_column_int(st, 1);
-        if (!strcmp(s, "TERMINATED") && code == 0)
-            rc = 1;
-        else if (!strcmp(s, "TERMINATED") || !strcmp(s, "CANCELLED") ||
-                 !strcmp(s, "ERROR"))
-            rc = skv__err(err, SKV_EINVAL, "dependency '%s' ended %s (exit "
-                          "code %d)", id, s, code);
-    }
-    skv__mgr_db_done(m, st);
+    if (!strcmp(s, "TERMINATED") && code == 0)
+        rc = 1;
+    else if (!strcmp(s, "TERMINATED") || !strcmp(s, "CANCELLED") ||
+             !strcmp(s, "ERROR"))
+        rc = skv__err(err, SKV_EINVAL, "dependency '%s' ended %s (exit "
+                      "code %d)", id, s, code);
     return rc;
 }
 
@@ -57,14 +53,6 @@ int skv__mgr_spec_deps(skv_manager *m, skv__mgr_spec *x, bool strict,
  * still name it as a dependency (its id appears in a pending spec). */
 void skv__mgr_sched_forget(skv_manager *m, const char *sid)
 {
-    sqlite3_stmt *st;
-    if (skv__mgr_db_prepare(m, &st, "SELECT 1 FROM sessions WHERE status="
-                            "'PENDING' AND instr(spec, CAST(? AS BLOB)) > 0 "
-                            "LIMIT 1", NULL))
-        return;
-    skv__mgr_bind_text(st, 1, sid);
-    bool needed = sqlite3_step(st) == SQLITE_ROW;
-    skv__mgr_db_done(m, st);
-    if (!needed)
+    if (!skv__mgr_store_pending_mentions(m->store, sid))
         skv_sched_session_remove(m->sched, sid, NULL);
 }

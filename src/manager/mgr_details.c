@@ -8,71 +8,12 @@
 
 static int history(skv_manager *m, skv_proto_session_info *i, skv_error *err)
 {
-    sqlite3_stmt *st;
-    /* the wire allows 4096 entries: the latest ones */
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT status, ts_ms, reason FROM "
-                                 "(SELECT id, status, ts_ms, reason FROM "
-                                 "session_history WHERE session_id=? ORDER "
-                                 "BY id DESC LIMIT 4096) ORDER BY id", err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, i->session_id);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        skv_proto_status_change *v = skv__reallocarray(
-            i->history, i->n_history + 1, sizeof *v);
-        if (!v) {
-            rc = skv__err(err, SKV_ENOMEM, "out of memory");
-            break;
-        }
-        i->history = v;
-        v = &v[i->n_history++];
-        v->status = skv__mgr_col_dup(st, 0);
-        v->timestamp_ms = sqlite3_column_int64(st, 1);
-        v->reason = skv__mgr_col_dup(st, 2);
-    }
-    skv__mgr_db_done(m, st);
-    return rc;
-}
-
-static int kernel_row(skv_proto_kernel_info *k, sqlite3_stmt *st,
-                      skv_error *err)
-{
-    memset(k, 0, sizeof *k);
-    k->kernel_id = skv__mgr_col_dup(st, 0);
-    k->role = skv__mgr_col_dup(st, 1);
-    /* The role index, as in the hostname (main1, sub1, sub2...): kernel 0
-     * is main1, kernel i > 0 is sub<i>. */
-    uint32_t pos = (uint32_t)sqlite3_column_int(st, 2);
-    k->idx = pos ? pos : 1;
-    k->agent_id = skv__mgr_col_dup(st, 3);
-    k->container_id = skv__mgr_col_dup(st, 4);
-    k->status = skv__mgr_col_dup(st, 5);
-    k->exit_code = sqlite3_column_type(st, 6) == SQLITE_NULL
-                       ? -1 : sqlite3_column_int(st, 6);
-    return skv__mgr_col_slots(&k->slots, st, 7, err);
+    return skv__mgr_store_session_history(m->store, i, err);
 }
 
 static int kernels(skv_manager *m, skv_proto_session_info *i, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT id, role, idx, agent_id, "
-                                 "container_id, status, exit_code, slots FROM "
-                                 "kernels WHERE session_id=? ORDER BY idx",
-                                 err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, i->session_id);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        skv_proto_kernel_info *v = skv__reallocarray(
-            i->kernels, i->n_kernels + 1, sizeof *v);
-        if (!v) {
-            rc = skv__err(err, SKV_ENOMEM, "out of memory");
-            break;
-        }
-        i->kernels = v;
-        rc = kernel_row(&v[i->n_kernels++], st, err);
-    }
-    skv__mgr_db_done(m, st);
+    int rc = skv__mgr_store_session_kernels(m->store, i, err);
     for (size_t k = 0; !rc && k < i->n_kernels; k++)
         rc = skv__mgr_net_kernel_info(m, &i->kernels[k], err);
     return rc;

@@ -50,17 +50,7 @@ int skv__mgr_on_kernel_status(skv_manager *m, const skv__mgr_call *c,
 /* The agent's container of kernel kid: ours to record, or stale. */
 static bool kernel_here(skv_manager *m, const char *kid, const char *agent)
 {
-    sqlite3_stmt *st;
-    bool here = false;
-    if (skv__mgr_db_prepare(m, &st, "SELECT 1 FROM kernels WHERE id=? AND "
-                            "agent_id=? AND status IN ('PREPARING','RUNNING',"
-                            "'TERMINATING','TERMINATED','ERROR')", NULL))
-        return false;
-    skv__mgr_bind_text(st, 1, kid);
-    skv__mgr_bind_text(st, 2, agent);
-    here = sqlite3_step(st) == SQLITE_ROW;
-    skv__mgr_db_done(m, st);
-    return here;
+    return skv__mgr_store_kernel_sent_to(m->store, kid, agent);
 }
 
 static void destroy_stale(skv_manager *m, skv__mgr_agent *a,
@@ -101,29 +91,6 @@ int skv__mgr_on_kernel_exit(skv_manager *m, const skv__mgr_call *c,
     return 0;
 }
 
-static int stats_rows(skv_manager *m, const skv_proto_agent_stats *s,
-                      int64_t now, skv_error *err)
-{
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "UPDATE kernels SET cpu_usec=?, "
-                                 "mem_bytes=?, mem_peak_bytes=?, stats_ms=? "
-                                 "WHERE id=? AND agent_id=?", err);
-    for (size_t i = 0; !rc && i < s->n_kernels; i++) {
-        const skv_proto_kernel_stats *k = &s->kernels[i];
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, (int64_t)k->cpu_usec);
-        sqlite3_bind_int64(st, 2, (int64_t)k->mem_bytes);
-        sqlite3_bind_int64(st, 3, (int64_t)k->mem_peak_bytes);
-        sqlite3_bind_int64(st, 4, now);
-        skv__mgr_bind_text(st, 5, k->kernel_id);
-        skv__mgr_bind_text(st, 6, s->agent_id);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = skv__mgr_db_err(m, err, "stats");
-    }
-    skv__mgr_db_done(m, st);
-    return rc;
-}
-
 /* The latest figures per kernel are kept on its row (one transaction). */
 int skv__mgr_on_agent_stats(skv_manager *m, const skv__mgr_call *c,
                             skv_error *err)
@@ -133,7 +100,8 @@ int skv__mgr_on_agent_stats(skv_manager *m, const skv__mgr_call *c,
         return SKV_ESTATE;
     int rc = skv__mgr_begin(m, err);
     if (!rc)
-        rc = stats_rows(m, s, c->now_ms, err);
+        rc = skv__mgr_store_kernel_stats(m->store, s->agent_id, s->kernels,
+                                         s->n_kernels, c->now_ms, err);
     if (rc) {
         skv__mgr_rollback(m);
         return rc;

@@ -5,7 +5,6 @@
 #ifndef SKV_MGR_INT_H
 #define SKV_MGR_INT_H
 
-#include <sqlite3.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include "sokovan/proto.h"
 #include "sokovan/sched.h"
 #include "store/db.h"
+#include "store/store.h"
 
 #define SKV__MGR_ID_MAX 256
 
@@ -73,8 +73,6 @@ typedef struct skv__mgr_req {           /* a request sent to an agent */
     int64_t seen_ms;                    /* first sweep that saw it; 0: none */
 } skv__mgr_req;
 
-#define SKV__MGR_STMT_CACHE 96
-
 struct skv__mgr_metrics;
 
 typedef struct skv__mgr_nonce {    /* an accepted request's nonce */
@@ -83,19 +81,8 @@ typedef struct skv__mgr_nonce {    /* an accepted request's nonce */
     int64_t ts_ms;
 } skv__mgr_nonce;
 
-/* manager.db's PRAGMA application_id: "SKOV". */
-#define SKV__MGR_APP_ID 0x534B4F56u
-
-typedef struct skv__mgr_stmt {      /* a cached prepared statement */
-    char *sql;
-    uint64_t hash;
-    sqlite3_stmt *st;
-    bool busy;
-} skv__mgr_stmt;
-
 struct skv_manager {
-    sqlite3 *db;             /* borrowed from store */
-    skv__db *store;          /* store/db.h: owns the connection */
+    skv__db *store;          /* store/: the only SQL speaker */
     skv_sched *sched;
     skv_auth_verifier *verifier;
     skv__mgr_admin_ctx admin;
@@ -118,8 +105,6 @@ struct skv_manager {
     int64_t last_pass_ms;
     int64_t last_sweep_ms;
     skv_manager_stats st;
-    skv__mgr_stmt stmts[SKV__MGR_STMT_CACHE];
-    size_t n_stmts;
     struct skv__mgr_metrics *metrics; /* mgr_metrics.h; NULL until bound */
     char *cluster_cidr;               /* mgr_net.c */
     struct skv_net_pool *agent_pool;  /* agents' subnets of cluster_cidr */
@@ -131,21 +116,14 @@ struct skv_manager {
     char *backup_dir;                 /* mgr_backup.c */
 };
 
-/* ---- store (SQLite) ------------------------------------------------------ */
+/* ---- database (mgr_open.c, mgr_tx.c) ------------------------------------ */
 /* init: create a new cluster; refused where a database exists. */
 int skv__mgr_db_open(skv_manager *m, bool init, skv_error *err);
-/* store_open.c: SKV_ESTATE for an empty, foreign or damaged database, or
- * a missing one where a cluster lived (admin.key or a WAL left). */
-int skv__mgr_db_precheck(const char *dir, bool init, bool *fresh,
-                         skv_error *err);
-int skv__mgr_db_identify(sqlite3 *db, const char *path, skv_error *err);
-/* quick_check (full: integrity_check); problems appended to *report. */
-int skv__mgr_db_verify(sqlite3 *db, const char *path, bool full,
-                       char **report, skv_error *err);
-void skv__mgr_report_add(char **report, const char *line);
-bool skv__mgr_db_has_wal(const char *dir);
-void skv__mgr_db_keep_wal(sqlite3 *db, bool had_wal);
-/* store_nonces.c: the replay window persisted (see there). */
+void skv__mgr_db_close(skv_manager *m);
+int skv__mgr_begin(skv_manager *m, skv_error *err);
+int skv__mgr_commit(skv_manager *m, skv_error *err);
+void skv__mgr_rollback(skv_manager *m);
+/* mgr_nonces.c: the replay window persisted (see there). */
 int skv__mgr_nonce_note(skv_manager *m, const skv_auth_block *b,
                         skv_error *err);
 int skv__mgr_nonce_flush(skv_manager *m, skv_error *err);
@@ -154,25 +132,6 @@ void skv__mgr_nonce_tick(skv_manager *m, int64_t now_ms);
 int skv__mgr_nonce_restore(skv_manager *m, int64_t now_ms, skv_error *err);
 /* The admin plane's own transactions write and settle them too. */
 void skv__mgr_nonce_hook_admin(skv_manager *m);
-int skv__mgr_db_exec(skv_manager *m, const char *sql, skv_error *err);
-/* Prepare (or reuse) a statement; give it back with skv__mgr_db_done. */
-int skv__mgr_db_prepare(skv_manager *m, sqlite3_stmt **st, const char *sql,
-                        skv_error *err);
-void skv__mgr_db_done(skv_manager *m, sqlite3_stmt *st);
-/* Finalize every statement and close the database. */
-void skv__mgr_db_close(skv_manager *m);
-int skv__mgr_db_err(skv_manager *m, skv_error *err, const char *what);
-int skv__mgr_begin(skv_manager *m, skv_error *err);
-int skv__mgr_commit(skv_manager *m, skv_error *err);
-void skv__mgr_rollback(skv_manager *m);
-/* Bind helpers: NULL text binds NULL. */
-void skv__mgr_bind_text(sqlite3_stmt *st, int i, const char *s);
-int skv__mgr_bind_slots(sqlite3_stmt *st, int i, const skv_slots *s,
-                        skv_error *err);
-int skv__mgr_col_slots(skv_slots **out, sqlite3_stmt *st, int i,
-                       skv_error *err);
-char *skv__mgr_col_dup(sqlite3_stmt *st, int i);
-
 /* Sessions and kernels. */
 int skv__mgr_session_set(skv_manager *m, const char *sid,
                          skv_manager_session_state s, const char *reason,
@@ -185,18 +144,12 @@ int skv__mgr_kernel_set(skv_manager *m, const char *kid, const char *status,
 int skv__mgr_history_add(skv_manager *m, const char *sid, const char *status,
                          const char *reason, int64_t now_ms, skv_error *err);
 
-/* Kernel ids of sid whose status is in the SQL list `in` (idx order). */
+/* Kernel ids of sid whose status is in `in` ("A,B"; idx order). */
 int skv__mgr_kernel_ids(skv_manager *m, const char *sid, const char *in,
                         char ***out, size_t *n, skv_error *err);
 void skv__mgr_ids_free(char **v, size_t n);
 
 /* Agents. */
-int skv__mgr_store_agent(skv_manager *m,
-                         const skv_proto_agent_register *r, int64_t now_ms,
-                         skv_error *err);
-int skv__mgr_store_agent_status(skv_manager *m, const char *id,
-                                const char *status, int64_t now_ms,
-                                skv_error *err);
 skv__mgr_agent *skv__mgr_agent_find(skv_manager *m, const char *id);
 skv__mgr_agent *skv__mgr_agent_slot(skv_manager *m, const char *id);
 void skv__mgr_agent_clear(skv__mgr_agent *a);
@@ -206,11 +159,6 @@ int skv__mgr_agent_spec(skv_manager *m, skv__mgr_agent *a, const char *group,
                         const char *arch, const skv_proto_device *devs,
                         size_t n_dev, const skv_proto_kv *labels,
                         size_t n_labels, bool schedulable, skv_error *err);
-/* An agent's registered devices (free with skv__mgr_devices_free). */
-int skv__mgr_devices_load(skv_manager *m, const char *id,
-                          skv_proto_device **out, size_t *n_out,
-                          skv_error *err);
-void skv__mgr_devices_free(skv_proto_device *d, size_t n);
 int skv__mgr_agents_restore(skv_manager *m, int64_t now_ms, skv_error *err);
 void skv__mgr_agent_lost(skv_manager *m, skv__mgr_agent *a, int64_t now_ms);
 
@@ -369,9 +317,6 @@ int skv__mgr_readmit(skv_manager *m, const char *sid, const char *status,
 /* In the requeue transaction: sid's kernels sent to agent become suspects. */
 int skv__mgr_suspect_keep(skv_manager *m, const char *sid, const char *agent,
                           int64_t now_ms, skv_error *err);
-/* In the requeue transaction: every kernel of sid gets a new id. */
-int skv__mgr_kernel_ids_renew(skv_manager *m, const char *sid,
-                              skv_error *err);
 /* The current id of sid's kernel idx. */
 int skv__mgr_kernel_id_at(skv_manager *m, const char *sid, uint32_t idx,
                           char *kid, size_t cap, skv_error *err);

@@ -8,6 +8,8 @@
 #include "mgr_int.h"
 #include "mgr_metrics.h"
 
+#define FINAL "TERMINATED,CANCELLED,ERROR"
+
 static bool kernel_final(const char *s)
 {
     return s && (!strcmp(s, "TERMINATED") || !strcmp(s, "CANCELLED") ||
@@ -18,37 +20,13 @@ static bool kernel_final(const char *s)
 static int kernel_info(skv_manager *m, const char *kid, char *sid, int *idx,
                        char *status, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT session_id, idx, status "
-                                 "FROM kernels WHERE id=?", err);
+    skv__mgr_store_kernel k;
+    int rc = skv__mgr_store_kernel_info(m->store, kid, &k, err);
     if (rc)
         return rc;
-    skv__mgr_bind_text(st, 1, kid);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        snprintf(sid, SKV__MGR_ID_MAX, "%s", sqlite3_column_text(st, 0));
-        *idx = sqlite3_column_int(st, 1);
-        snprintf(status, 32, "%s", sqlite3_column_text(st, 2));
-    } else {
-        rc = skv__err(err, SKV_ENOENT, "no kernel '%s'", kid);
-    }
-    skv__mgr_db_done(m, st);
-    return rc;
-}
-
-static int count_kernels(skv_manager *m, const char *sid, const char *where,
-                         int *out, skv_error *err)
-{
-    char *sql = skv__asprintf("SELECT count(*) FROM kernels WHERE "
-                              "session_id=? AND %s", where);
-    sqlite3_stmt *st;
-    int rc = sql ? skv__mgr_db_prepare(m, &st, sql, err)
-                 : skv__err(err, SKV_ENOMEM, "out of memory");
-    skv__free(sql);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, sid);
-    *out = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-    skv__mgr_db_done(m, st);
+    snprintf(sid, SKV__MGR_ID_MAX, "%s", k.sid);
+    *idx = k.idx;
+    snprintf(status, 32, "%s", k.status);
     return 0;
 }
 
@@ -56,18 +34,12 @@ static int set_running(skv_manager *m, const char *kid, const char *sid,
                        const char *container, int64_t now, bool *all,
                        skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "UPDATE kernels SET status='RUNNING',"
-                                 " container_id=? WHERE id=?", err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, container ? container : kid);
-    skv__mgr_bind_text(st, 2, kid);
-    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : skv__mgr_db_err(m, err, "kernel");
-    skv__mgr_db_done(m, st);
+    int rc = skv__mgr_store_kernel_running(m->store, kid,
+                                           container ? container : kid, err);
     int left = 0;
     if (!rc)
-        rc = count_kernels(m, sid, "status<>'RUNNING'", &left, err);
+        rc = skv__mgr_store_kernel_count(m->store, sid, "RUNNING", false,
+                                         false, &left, err);
     skv_manager_session_state ss;
     if (!rc)
         rc = skv__mgr_session_get_state(m, sid, &ss, err);
@@ -113,17 +85,8 @@ int skv__mgr_kernel_running(skv_manager *m, const char *kid,
 static int set_ended(skv_manager *m, const char *kid, const char *status,
                      int exit_code, const char *reason, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "UPDATE kernels SET status=?,"
-                                 " exit_code=?, reason=? WHERE id=?", err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, status);
-    sqlite3_bind_int(st, 2, exit_code);
-    skv__mgr_bind_text(st, 3, reason);
-    skv__mgr_bind_text(st, 4, kid);
-    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : skv__mgr_db_err(m, err, "kernel");
-    skv__mgr_db_done(m, st);
+    int rc = skv__mgr_store_kernel_ended(m->store, kid, status, exit_code,
+                                         reason, err);
     if (!rc)
         skv__log(SKV_LOG_INFO, "manager", "kernel %s -> %s (exit %d)%s%s",
                  kid, status, exit_code, reason ? ": " : "",
@@ -142,11 +105,11 @@ int skv__mgr_session_settle(skv_manager *m, const char *sid, int64_t now_ms,
     int rc = skv__mgr_session_get_state(m, sid, &s, err);
     if (rc || s == SKV_SESSION_PENDING || s >= SKV_SESSION_TERMINATED)
         return rc;
-    rc = count_kernels(m, sid, "status NOT IN ('TERMINATED','CANCELLED',"
-                       "'ERROR')", &live, err);
+    rc = skv__mgr_store_kernel_count(m->store, sid, FINAL, false, false,
+                                     &live, err);
     if (!rc)
-        rc = count_kernels(m, sid, "idx=0 AND status IN ('TERMINATED',"
-                           "'CANCELLED','ERROR')", &main_done, err);
+        rc = skv__mgr_store_kernel_count(m->store, sid, FINAL, true, true,
+                                         &main_done, err);
     if (rc)
         return rc;
     if (live == 0)
@@ -188,22 +151,16 @@ void skv__mgr_send_destroy(skv_manager *m, const char *kid, const char *reason)
 void skv__mgr_send_destroy_grace(skv_manager *m, const char *kid,
                                  const char *reason, uint32_t grace_ms)
 {
-    sqlite3_stmt *st;
-    if (skv__mgr_db_prepare(m, &st, "SELECT session_id, agent_id FROM kernels"
-                            " WHERE id=?", NULL))
+    skv__mgr_store_kernel k;
+    if (skv__mgr_store_kernel_info(m->store, kid, &k, NULL))
         return;
-    skv__mgr_bind_text(st, 1, kid);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        skv__mgr_agent *a = skv__mgr_agent_find(
-            m, (const char *)sqlite3_column_text(st, 1));
-        skv_proto_kernel_destroy d = {0};
-        d.session_id = (char *)sqlite3_column_text(st, 0);
-        d.kernel_id = (char *)kid;
-        d.reason = (char *)reason;
-        d.grace_ms = grace_ms;
-        if (a && a->conn && a->state == SKV__AGENT_ALIVE)
-            skv__mgr_request(m, a->conn, SKV__REQ_DESTROY,
-                             SKV_PROTO_KERNEL_DESTROY, &d, kid, 0, 0);
-    }
-    skv__mgr_db_done(m, st);
+    skv__mgr_agent *a = skv__mgr_agent_find(m, k.agent);
+    skv_proto_kernel_destroy d = {0};
+    d.session_id = k.sid;
+    d.kernel_id = (char *)kid;
+    d.reason = (char *)reason;
+    d.grace_ms = grace_ms;
+    if (a && a->conn && a->state == SKV__AGENT_ALIVE)
+        skv__mgr_request(m, a->conn, SKV__REQ_DESTROY,
+                         SKV_PROTO_KERNEL_DESTROY, &d, kid, 0, 0);
 }

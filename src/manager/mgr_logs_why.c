@@ -34,22 +34,9 @@ static void agent_away(const skv__mgr_agent *a, const char *agent,
 static void unplaced(skv_manager *m, const char *sid, const char *kid,
                      skv_error *err)
 {
-    sqlite3_stmt *st;
     char why[256] = "";
     bool before = false;
-    if (skv__mgr_db_prepare(m, &st, "SELECT s.status_reason, EXISTS(SELECT 1 "
-                            "FROM session_history h WHERE h.session_id=s.id "
-                            "AND h.status IN ('SCHEDULED','PREPARING',"
-                            "'RUNNING')) FROM sessions s WHERE s.id=?",
-                            NULL) == 0) {
-        skv__mgr_bind_text(st, 1, sid);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            const unsigned char *r = sqlite3_column_text(st, 0);
-            snprintf(why, sizeof why, "%s", r ? (const char *)r : "");
-            before = sqlite3_column_int(st, 1) != 0;
-        }
-        skv__mgr_db_done(m, st);
-    }
+    skv__mgr_store_unplaced(m->store, sid, why, sizeof why, &before, NULL);
     if (!before)
         skv__err(err, SKV_ESTATE, "kernel '%s' has not been placed yet", kid);
     else

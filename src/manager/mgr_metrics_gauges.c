@@ -96,23 +96,22 @@ static int pending_one(skv_manager *m, const skv__mgr_families *f,
     return skv_metrics_add(f->pending, lv, 2, 1, err);
 }
 
+typedef struct pending_arg {
+    skv_manager *m;
+    const skv__mgr_families *f;
+    skv_error *err;
+} pending_arg;
+
+static int pending_cb(void *arg, const char *sid, const char *group)
+{
+    pending_arg *a = arg;
+    return pending_one(a->m, a->f, sid, group, a->err);
+}
+
 int skv__mgr_metrics_pending(skv_manager *m, const skv__mgr_families *f,
                              skv_error *err)
 {
-    sqlite3_stmt *st;
     skv_metrics_reset(f->pending);
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT id, resource_group FROM "
-                                 "sessions WHERE status='PENDING'", err);
-    if (rc)
-        return rc;
-    int step = SQLITE_DONE;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *sid = (const char *)sqlite3_column_text(st, 0);
-        const char *grp = (const char *)sqlite3_column_text(st, 1);
-        rc = pending_one(m, f, sid ? sid : "", grp ? grp : "", err);
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = skv__mgr_db_err(m, err, "pending sessions");
-    skv__mgr_db_done(m, st);
-    return rc;
+    pending_arg a = {m, f, err};
+    return skv__mgr_store_pending_each(m->store, pending_cb, &a, err);
 }

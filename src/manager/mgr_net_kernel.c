@@ -11,33 +11,14 @@
 int skv__mgr_net_seed(skv_manager *m, const char *sid,
                       uint8_t seed[SKV_SSHKEY_SEED_BYTES], skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT seed FROM session_ssh WHERE "
-                                 "session_id=?", err);
+    int rc = skv__mgr_store_session_seed(m->store, sid, seed,
+                                         SKV_SSHKEY_SEED_BYTES, err);
     if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, sid);
-    bool found = false;
-    if (sqlite3_step(st) == SQLITE_ROW &&
-        sqlite3_column_bytes(st, 0) == SKV_SSHKEY_SEED_BYTES) {
-        memcpy(seed, sqlite3_column_blob(st, 0), SKV_SSHKEY_SEED_BYTES);
-        found = true;
-    }
-    skv__mgr_db_done(m, st);
-    if (found)
-        return 0;
+        return rc < 0 ? rc : 0;
     rc = skv_sshkey_seed_generate(seed, err);
     if (!rc)
-        rc = skv__mgr_db_prepare(m, &st, "INSERT OR REPLACE INTO "
-                                 "session_ssh(session_id, seed) VALUES(?,?)",
-                                 err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, sid);
-    sqlite3_bind_blob(st, 2, seed, SKV_SSHKEY_SEED_BYTES, SQLITE_TRANSIENT);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        rc = skv__mgr_db_err(m, err, "session_ssh");
-    skv__mgr_db_done(m, st);
+        rc = skv__mgr_store_session_seed_put(m->store, sid, seed,
+                                             SKV_SSHKEY_SEED_BYTES, err);
     return rc;
 }
 
@@ -55,18 +36,9 @@ void skv__mgr_net_kernel_reply(skv_manager *m, const char *kid,
             strcat(pub, ",");
         strcat(pub, cr->published[i] ? cr->published[i] : "");
     }
-    sqlite3_stmt *st;
     skv_error e = SKV_ERROR_INIT;
-    if (pub && skv__mgr_db_prepare(m, &st, "INSERT OR REPLACE INTO "
-                                   "kernel_net(kernel_id, address, "
-                                   "published) VALUES(?,?,?)", &e) == 0) {
-        skv__mgr_bind_text(st, 1, kid);
-        skv__mgr_bind_text(st, 2, cr->address);
-        skv__mgr_bind_text(st, 3, pub);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            skv__mgr_db_err(m, &e, "kernel_net");
-        skv__mgr_db_done(m, st);
-    }
+    if (pub)
+        skv__mgr_store_kernel_net_put(m->store, kid, cr->address, pub, &e);
     if (e.code)
         skv__log(SKV_LOG_WARN, "manager", "kernel %s address: %s", kid,
                  e.message);
@@ -101,18 +73,11 @@ static int split(const char *s, char ***out, size_t *n)
 int skv__mgr_net_kernel_info(skv_manager *m, skv_proto_kernel_info *k,
                              skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT address, published FROM "
-                                 "kernel_net WHERE kernel_id=?", err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, k->kernel_id);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        k->address = skv__mgr_col_dup(st, 0);
-        if (split((const char *)sqlite3_column_text(st, 1), &k->published,
-                  &k->n_published))
-            rc = skv__err(err, SKV_ENOMEM, "out of memory");
-    }
-    skv__mgr_db_done(m, st);
-    return rc;
+    char *pub = NULL;
+    int rc = skv__mgr_store_kernel_net(m->store, k->kernel_id, &k->address,
+                                       &pub, err);
+    if (rc == 1 && split(pub, &k->published, &k->n_published))
+        rc = skv__err(err, SKV_ENOMEM, "out of memory");
+    skv__free(pub);
+    return rc < 0 ? rc : 0;
 }

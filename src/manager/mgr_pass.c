@@ -9,36 +9,26 @@
 #include "mgr_int.h"
 #include "mgr_metrics.h"
 
-static int alloc_row(sqlite3_stmt *st, const char *kid, const char *dev,
-                     const char *slot, skv_qty amount, bool whole)
+static int alloc_row(skv_manager *m, const char *kid, const char *dev,
+                     const char *slot, skv_qty amount, bool whole,
+                     skv_error *err)
 {
-    sqlite3_reset(st);
-    skv__mgr_bind_text(st, 1, kid);
-    skv__mgr_bind_text(st, 2, dev);
-    skv__mgr_bind_text(st, 3, slot);
-    sqlite3_bind_int64(st, 4, amount);
-    sqlite3_bind_int(st, 5, whole);
-    return sqlite3_step(st) == SQLITE_DONE ? 0 : SKV_EIO;
+    skv__mgr_store_alloc a = {kid, dev, slot, amount, whole, "", ""};
+    return skv__mgr_store_alloc_add(m->store, &a, 1, err);
 }
 
-static int pooled_rows(skv_manager *m, sqlite3_stmt *ins, const char *kid,
+/* Pooled slots (e.g. memory) belong to a device of the agent, not to the
+ * scheduler's devices: one row per pooled slot the kernel asked for. */
+static int pooled_rows(skv_manager *m, const char *kid,
                        const skv__mgr_agent *a, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT slots FROM kernels WHERE "
-                                 "id=?", err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, kid);
     skv_slots *req = NULL;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        rc = skv__mgr_col_slots(&req, st, 0, err);
-    skv__mgr_db_done(m, st);
+    int rc = skv__mgr_store_kernel_slots(m->store, kid, &req, err);
     for (size_t j = 0; !rc && req && j < a->n_pool; j++) {
         skv_qty q = skv_slots_get(req, a->pool_slot[j]);
-        if (q > 0 && alloc_row(ins, kid, a->pool_dev[j], a->pool_slot[j], q,
-                               false))
-            rc = skv__mgr_db_err(m, err, "allocation");
+        if (q > 0)
+            rc = alloc_row(m, kid, a->pool_dev[j], a->pool_slot[j], q, false,
+                           err);
     }
     skv_slots_free(req);
     return rc;
@@ -46,7 +36,7 @@ static int pooled_rows(skv_manager *m, sqlite3_stmt *ins, const char *kid,
 
 static int kernel_rows(skv_manager *m, const skv_sched_result *res,
                        const char *sid, const skv_sched_kernel_placement *kp,
-                       sqlite3_stmt *upd, sqlite3_stmt *ins, skv_error *err)
+                       skv_error *err)
 {
     char kid[SKV__MGR_ID_MAX];
     const skv__mgr_agent *a = skv__mgr_agent_find(m, kp->agent_id);
@@ -55,41 +45,27 @@ static int kernel_rows(skv_manager *m, const skv_sched_result *res,
                         kp->agent_id);
     /* ids change at every requeue (mgr_suspect.c) */
     int rc = skv__mgr_kernel_id_at(m, sid, kp->kernel, kid, sizeof kid, err);
-    if (rc)
-        return rc;
-    sqlite3_reset(upd);
-    skv__mgr_bind_text(upd, 1, kp->agent_id);
-    skv__mgr_bind_text(upd, 2, kid);
-    if (sqlite3_step(upd) != SQLITE_DONE)
-        return skv__mgr_db_err(m, err, "kernel placement");
-    for (size_t d = 0; d < kp->n_devices; d++) {
+    if (!rc)
+        rc = skv__mgr_store_kernel_place(m->store, kid, kp->agent_id, err);
+    for (size_t d = 0; !rc && d < kp->n_devices; d++) {
         const skv_sched_device_share *sh = &kp->devices[d];
         if (sh->device >= a->n_dev || sh->slot >= res->n_slots)
             return skv__err(err, SKV_ESTATE, "placement of %s names device "
                             "%u of agent '%s' that it does not have", kid,
                             sh->device, a->id);
-        if (alloc_row(ins, kid, a->dev_ids[sh->device],
-                      res->slot_names[sh->slot], sh->amount, sh->whole))
-            return skv__mgr_db_err(m, err, "allocation");
+        rc = alloc_row(m, kid, a->dev_ids[sh->device],
+                       res->slot_names[sh->slot], sh->amount, sh->whole, err);
     }
-    return pooled_rows(m, ins, kid, a, err);
+    return rc ? rc : pooled_rows(m, kid, a, err);
 }
 
 static int placement_tx(skv_manager *m, const skv_sched_result *res,
                         const skv_sched_placement *p, int64_t now,
                         skv_error *err)
 {
-    sqlite3_stmt *upd = NULL, *ins = NULL;
-    int rc = skv__mgr_db_prepare(m, &upd, "UPDATE kernels SET agent_id=?, "
-                                 "status='SCHEDULED' WHERE id=?", err);
-    if (!rc)
-        rc = skv__mgr_db_prepare(m, &ins, "INSERT INTO kernel_alloc(kernel_id,"
-                                 "device_id,slot,amount,whole) VALUES(?,?,?,"
-                                 "?,?)", err);
+    int rc = 0;
     for (size_t k = 0; !rc && k < p->n_kernels; k++)
-        rc = kernel_rows(m, res, p->session_id, &p->kernels[k], upd, ins, err);
-    skv__mgr_db_done(m, upd);
-    skv__mgr_db_done(m, ins);
+        rc = kernel_rows(m, res, p->session_id, &p->kernels[k], err);
     if (!rc) {
         char why[SKV__MGR_ID_MAX + 32];
         snprintf(why, sizeof why, "placed (main kernel on %s)",

@@ -29,47 +29,38 @@ static void destroy_unknown(skv_manager *m, skv__mgr_agent *a,
  * compared when the agent sent one. */
 static bool alloc_matches(skv_manager *m, const skv_proto_kernel_report *k)
 {
-    sqlite3_stmt *st;
-    size_t rows = 0, reported = 0;
+    skv__mgr_store_alloc *rows = NULL;
+    size_t n = 0, reported = 0;
     bool same = true;
-    if (k->n_alloc == 0 || skv__mgr_db_prepare(m, &st, "SELECT device_id, "
-                                               "slot, amount FROM kernel_alloc"
-                                               " WHERE kernel_id=?", NULL))
+    if (k->n_alloc == 0 ||
+        skv__mgr_store_alloc_of(m->store, k->kernel_id, &rows, &n, NULL))
         return true;
-    skv__mgr_bind_text(st, 1, k->kernel_id);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *dev = (const char *)sqlite3_column_text(st, 0);
-        const char *slot = (const char *)sqlite3_column_text(st, 1);
-        skv_qty want = sqlite3_column_int64(st, 2), got = -1;
+    for (size_t r = 0; r < n; r++) {
+        skv_qty got = -1;
         for (size_t i = 0; i < k->n_alloc; i++)
-            if (k->alloc[i].device_id && !strcmp(k->alloc[i].device_id, dev))
-                got = skv_slots_get(k->alloc[i].slots, slot);
-        same = same && got == want;
-        rows++;
+            if (k->alloc[i].device_id &&
+                !strcmp(k->alloc[i].device_id, rows[r].device_id))
+                got = skv_slots_get(k->alloc[i].slots, rows[r].slot);
+        same = same && got == rows[r].amount;
     }
-    skv__mgr_db_done(m, st);
+    skv__free(rows);
     for (size_t i = 0; i < k->n_alloc; i++)
         reported += k->alloc[i].slots ? skv_slots_count(k->alloc[i].slots) : 0;
-    return same && rows == reported;
+    return same && n == reported;
 }
 
 static void adopt_reported(skv_manager *m, skv__mgr_agent *a,
                            const skv_proto_agent_register *r,
                            const skv_proto_kernel_report *k, int64_t now)
 {
-    sqlite3_stmt *st;
     char status[32] = "", agent[SKV__MGR_ID_MAX] = "";
-    if (!k->kernel_id || skv__mgr_db_prepare(m, &st, "SELECT status, "
-                                             "agent_id FROM kernels WHERE "
-                                             "id=?", NULL))
+    skv__mgr_store_kernel row;
+    if (!k->kernel_id)
         return;
-    skv__mgr_bind_text(st, 1, k->kernel_id);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        snprintf(status, sizeof status, "%s", sqlite3_column_text(st, 0));
-        const unsigned char *ag = sqlite3_column_text(st, 1);
-        snprintf(agent, sizeof agent, "%s", ag ? (const char *)ag : "");
+    if (skv__mgr_store_kernel_info(m->store, k->kernel_id, &row, NULL) == 0) {
+        snprintf(status, sizeof status, "%s", row.status);
+        snprintf(agent, sizeof agent, "%s", row.agent);
     }
-    skv__mgr_db_done(m, st);
     if ((!status[0] || strcmp(agent, a->id)) &&
         skv__mgr_adopt_suspect(m, a, r, k, now))
         return;
@@ -103,30 +94,23 @@ static bool reported(const skv_proto_agent_register *r, const char *kid)
 static void end_missing(skv_manager *m, skv__mgr_agent *a,
                         const skv_proto_agent_register *r, int64_t now)
 {
-    sqlite3_stmt *st;
-    if (skv__mgr_db_prepare(m, &st, "SELECT id FROM kernels WHERE agent_id=? "
-                            "AND status IN ('RUNNING','TERMINATING')", NULL))
+    char **all = NULL, **ids = NULL;
+    size_t n_all = 0, n = 0;
+    if (skv__mgr_store_agent_kernels(m->store, a->id, "RUNNING,TERMINATING",
+                                     &all, &n_all, NULL))
         return;
-    skv__mgr_bind_text(st, 1, a->id);
-    char **ids = NULL;
-    size_t n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *kid = (const char *)sqlite3_column_text(st, 0);
-        char **v = reported(r, kid) ? NULL
-                                    : skv__reallocarray(ids, n + 1, sizeof *v);
-        if (v && (v[n] = skv__strdup(kid)))
-            n++;
-        if (v)
-            ids = v;
-    }
-    skv__mgr_db_done(m, st);
+    ids = skv__calloc(n_all ? n_all : 1, sizeof *ids);
+    for (size_t i = 0; ids && i < n_all; i++)
+        if (!reported(r, all[i]))
+            ids[n++] = all[i];
     for (size_t i = 0; i < n; i++) {
         skv__log(SKV_LOG_WARN, "manager", "drift: kernel %s is not on agent "
                  "%s any more; treated as exited", ids[i], a->id);
         skv__mgr_kernel_ended(m, ids[i], "TERMINATED", -1, "lost on agent",
                               now, NULL);
     }
-    skv__mgr_ids_free(ids, n);
+    skv__free(ids);
+    skv__mgr_ids_free(all, n_all);
 }
 
 void skv__mgr_reconcile(skv_manager *m, skv__mgr_agent *a,

@@ -92,7 +92,7 @@ static int store(skv_manager *m, skv_proto_agent_register *r, int64_t now,
 {
     int rc = skv__mgr_begin(m, err);
     if (!rc)
-        rc = skv__mgr_store_agent(m, r, now, err);
+        rc = skv__mgr_store_agent_put(m->store, r, now, err);
     if (rc) {
         skv__mgr_rollback(m);
         return rc;

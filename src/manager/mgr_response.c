@@ -11,14 +11,7 @@
  * a request sent before it (e.g. to an agent then lost) may outlive its id. */
 static bool kernel_known(skv_manager *m, const char *kid)
 {
-    sqlite3_stmt *st;
-    bool known = false;
-    if (skv__mgr_db_prepare(m, &st, "SELECT 1 FROM kernels WHERE id=?", NULL))
-        return false;
-    skv__mgr_bind_text(st, 1, kid);
-    known = sqlite3_step(st) == SQLITE_ROW;
-    skv__mgr_db_done(m, st);
-    return known;
+    return skv__mgr_store_kernel_exists(m->store, kid);
 }
 
 void skv__mgr_create_failed(skv_manager *m, const skv__mgr_req *r,
@@ -83,16 +76,10 @@ static void on_destroyed(skv_manager *m, uint64_t conn, const skv__mgr_req *r,
                          int64_t now)
 {
     const skv__mgr_conn *c = skv__mgr_conn_find(m, conn);
-    sqlite3_stmt *st;
-    bool stopping = false;
-    if (!c || skv__mgr_db_prepare(m, &st, "SELECT 1 FROM kernels WHERE id=? "
-                                  "AND agent_id=? AND status='TERMINATING'",
-                                  NULL))
+    if (!c)
         return;
-    skv__mgr_bind_text(st, 1, r->kernel_id);
-    skv__mgr_bind_text(st, 2, c->agent_id);
-    stopping = sqlite3_step(st) == SQLITE_ROW;
-    skv__mgr_db_done(m, st);
+    bool stopping = skv__mgr_store_kernel_stopping_on(m->store, r->kernel_id,
+                                                      c->agent_id);
     skv_error e = SKV_ERROR_INIT;
     if (stopping && skv__mgr_kernel_ended(m, r->kernel_id, "TERMINATED", -1,
                                           "destroyed", now, &e))

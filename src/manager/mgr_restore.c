@@ -23,13 +23,13 @@ static void adopt_free(adopt_buf *b)
     memset(b, 0, sizeof *b);
 }
 
-static const char *keep(adopt_buf *b, sqlite3_stmt *st, int col)
+static const char *keep(adopt_buf *b, const char *text)
 {
     char **v = skv__reallocarray(b->strs, b->n_strs + 1, sizeof *v);
     if (!v)
         return NULL;
     b->strs = v;
-    char *s = skv__mgr_col_dup(st, col);
+    char *s = skv__strdup(text);
     if (s)
         v[b->n_strs++] = s;
     return s;
@@ -47,15 +47,11 @@ static bool accel_of(const skv__mgr_agent *a, const char *dev)
 static int load_shares(skv_manager *m, adopt_buf *b, const char *kid,
                        const skv__mgr_agent *a, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT device_id, slot, amount, "
-                                 "whole FROM kernel_alloc WHERE kernel_id=? "
-                                 "ORDER BY rowid", err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, kid);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        if (!accel_of(a, (const char *)sqlite3_column_text(st, 0)))
+    skv__mgr_store_alloc *rows = NULL;
+    size_t n = 0;
+    int rc = skv__mgr_store_alloc_of(m->store, kid, &rows, &n, err);
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!accel_of(a, rows[i].device_id))
             continue;
         skv_sched_adopt_share *v = skv__reallocarray(b->shares, b->n_shares + 1,
                                                      sizeof *v);
@@ -65,14 +61,14 @@ static int load_shares(skv_manager *m, adopt_buf *b, const char *kid,
         }
         b->shares = v;
         v = &v[b->n_shares++];
-        v->device_id = keep(b, st, 0);
-        v->slot = keep(b, st, 1);
-        v->amount = sqlite3_column_int64(st, 2);
-        v->whole = sqlite3_column_int(st, 3) != 0;
+        v->device_id = keep(b, rows[i].device_id);
+        v->slot = keep(b, rows[i].slot);
+        v->amount = rows[i].amount;
+        v->whole = rows[i].whole;
         if (!v->device_id || !v->slot)
             rc = skv__err(err, SKV_ENOMEM, "out of memory");
     }
-    skv__mgr_db_done(m, st);
+    skv__free(rows);
     return rc;
 }
 
@@ -80,16 +76,13 @@ static int load_shares(skv_manager *m, adopt_buf *b, const char *kid,
 static int load_adopt(skv_manager *m, adopt_buf *b, const char *sid,
                       skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT id, agent_id FROM kernels "
-                                 "WHERE session_id=? ORDER BY idx", err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, sid);
+    skv__mgr_store_host *rows = NULL;
+    size_t n = 0;
+    int rc = skv__mgr_store_session_hosts(m->store, sid, &rows, &n, err);
     size_t *first = NULL;
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        const char *aid = (const char *)sqlite3_column_text(st, 1);
-        skv__mgr_agent *a = skv__mgr_agent_find(m, aid);
+    for (size_t i = 0; !rc && i < n; i++) {
+        const char *aid = rows[i].placed ? rows[i].agent : NULL;
+        skv__mgr_agent *a = aid ? skv__mgr_agent_find(m, aid) : NULL;
         if (!a || !a->in_sched) {
             rc = skv__err(err, SKV_ENOENT, "agent '%s' of session %s is gone",
                           aid ? aid : "?", sid);
@@ -108,12 +101,11 @@ static int load_adopt(skv_manager *m, adopt_buf *b, const char *sid,
         }
         first[b->n_kernels] = b->n_shares;
         b->kernels[b->n_kernels].agent_id = a->id;
-        rc = load_shares(m, b, (const char *)sqlite3_column_text(st, 0), a,
-                         err);
+        rc = load_shares(m, b, rows[i].kid, a, err);
         b->kernels[b->n_kernels].n_shares = b->n_shares - first[b->n_kernels];
         b->n_kernels++;
     }
-    skv__mgr_db_done(m, st);
+    skv__free(rows);
     /* shares may have moved while growing: point kernels at them now */
     for (size_t i = 0; !rc && i < b->n_kernels; i++)
         b->kernels[i].shares = b->shares ? b->shares + first[i] : NULL;
@@ -174,47 +166,21 @@ static void readmit_failed(skv_manager *m, const char *sid, const char *status,
 int skv__mgr_restore(skv_manager *m, int64_t now_ms, skv_error *err)
 {
     int rc = skv__mgr_agents_restore(m, now_ms, err);
-    sqlite3_stmt *st;
+    skv__mgr_store_live *v = NULL;
+    size_t n = 0;
     if (!rc)
-        rc = skv__mgr_db_prepare(m, &st, "SELECT id, status, created_ms, "
-                                 "started_ms FROM sessions WHERE status IN "
-                                 "('PENDING','SCHEDULED','PREPARING','RUNNING',"
-                                 "'TERMINATING') ORDER BY seq", err);
+        rc = skv__mgr_store_sessions_live(m->store, &v, &n, err);
     if (rc)
         return rc;
-    char **ids = NULL, **sts = NULL;
-    int64_t *times = NULL;
-    size_t n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        char **a = skv__reallocarray(ids, n + 1, sizeof *a);
-        char **b = a ? skv__reallocarray(sts, n + 1, sizeof *b) : NULL;
-        int64_t *t = b ? skv__reallocarray(times, 2 * (n + 1), sizeof *t)
-                       : NULL;
-        if (a)
-            ids = a;
-        if (b)
-            sts = b;
-        if (!t) {
-            rc = skv__err(err, SKV_ENOMEM, "out of memory");
-            break;
-        }
-        times = t;
-        ids[n] = skv__mgr_col_dup(st, 0);
-        sts[n] = skv__mgr_col_dup(st, 1);
-        times[2 * n] = sqlite3_column_int64(st, 2);
-        times[2 * n + 1] = sqlite3_column_int64(st, 3);
-        n++;
-    }
-    skv__mgr_db_done(m, st);
-    for (size_t i = 0; !rc && i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         skv_error e = SKV_ERROR_INIT;
-        if (skv__mgr_readmit(m, ids[i], sts[i], times[2 * i], times[2 * i + 1], &e))
-            readmit_failed(m, ids[i], sts[i], times[2 * i], &e, now_ms);
+        if (skv__mgr_readmit(m, v[i].sid, v[i].status, v[i].created_ms,
+                             v[i].started_ms, &e))
+            readmit_failed(m, v[i].sid, v[i].status, v[i].created_ms, &e,
+                           now_ms);
         else   /* a crash may have cut a transition short */
-            skv__mgr_session_settle(m, ids[i], now_ms, NULL);
+            skv__mgr_session_settle(m, v[i].sid, now_ms, NULL);
     }
-    skv__mgr_ids_free(ids, n);
-    skv__mgr_ids_free(sts, n);
-    skv__free(times);
-    return rc;
+    skv__free(v);
+    return 0;
 }

@@ -161,23 +161,6 @@ int skv__mgr_load_submit(skv_manager *m, const char *sid,
                          skv_proto_session_submit *out, char *domain,
                          char *project, char *owner, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT spec, domain, project, owner,"
-                                 " resource_group FROM sessions WHERE id=?",
-                                 err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, sid);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        skv__mgr_db_done(m, st);
-        return skv__err(err, SKV_ENOENT, "no session '%s'", sid);
-    }
-    rc = skv_proto_body_decode(out, SKV_PROTO_SESSION_SUBMIT,
-                               sqlite3_column_blob(st, 0),
-                               (size_t)sqlite3_column_bytes(st, 0), err);
-    snprintf(domain, SKV__MGR_ID_MAX, "%s", sqlite3_column_text(st, 1));
-    snprintf(project, SKV__MGR_ID_MAX, "%s", sqlite3_column_text(st, 2));
-    snprintf(owner, SKV__MGR_ID_MAX, "%s", sqlite3_column_text(st, 3));
-    skv__mgr_db_done(m, st);
-    return rc;
+    return skv__mgr_store_session_submit(m->store, sid, out, domain, project,
+                                         owner, err);
 }

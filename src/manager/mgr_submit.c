@@ -79,19 +79,26 @@ static int by_token(skv_manager *m, const skv_proto_session_submit *s,
     sid[0] = status[0] = 0;
     if (!s->client_token)
         return 0;
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT id, status FROM sessions "
-                                 "WHERE owner=? AND client_token=?", err);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, s->owner);
-    skv__mgr_bind_text(st, 2, s->client_token);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        snprintf(sid, SKV__MGR_ID_MAX, "%s", sqlite3_column_text(st, 0));
-        snprintf(status, 32, "%s", sqlite3_column_text(st, 1));
-    }
-    skv__mgr_db_done(m, st);
-    return 0;
+    return skv__mgr_store_session_by_token(m->store, s->owner,
+                                           s->client_token, sid,
+                                           SKV__MGR_ID_MAX, status, 32, err);
+}
+
+/* The session's rows with one slot request per kernel, in index order. */
+static int insert(skv_manager *m, const skv_proto_session_submit *s,
+                  const char *sid, const char *domain, const skv__mgr_spec *x,
+                  int64_t now, skv_error *err)
+{
+    size_t n = x->spec.n_kernels;
+    const skv_slots **req = skv__calloc(n ? n : 1, sizeof *req);
+    if (!req)
+        return skv__err(err, SKV_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        req[i] = x->kernels[i].request;
+    int rc = skv__mgr_store_session_insert(m->store, s, sid, domain, req, n,
+                                           now, err);
+    skv__free(req);
+    return rc;
 }
 
 static int new_id(char *sid, skv_error *err)
@@ -133,7 +140,7 @@ static int admit(skv_manager *m, const skv__mgr_call *c,
     }
     rc = skv__mgr_begin(m, err);
     if (!rc)
-        rc = skv__mgr_session_insert(m, s, sid, domain, &x, c->now_ms, err);
+        rc = insert(m, s, sid, domain, &x, c->now_ms, err);
     if (!rc)
         rc = skv_sched_submit(m->sched, &x.spec, c->now_ms, err);
     skv__mgr_spec_free(&x);

@@ -53,29 +53,30 @@ static void cache_free(limit_cache *c)
     skv__free(c->limits);
 }
 
-/* Ids of sessions in `status` whose (key column, time column) exceed the
- * key's limit. */
-static void expired(skv_manager *m, const char *sql, limit_fn fn,
-                    int64_t now, char ***ids, size_t *n)
+/* Ids of the sessions (running: RUNNING by owner, else PENDING by
+ * resource group) whose age exceeds the key's limit. */
+static void expired(skv_manager *m, bool running, limit_fn fn, int64_t now,
+                    char ***ids, size_t *n)
 {
-    sqlite3_stmt *st;
+    skv__mgr_store_aging *rows = NULL;
+    size_t n_rows = 0;
     limit_cache c = {0};
     *ids = NULL;
     *n = 0;
-    if (skv__mgr_db_prepare(m, &st, sql, NULL))
+    if (skv__mgr_store_sessions_aging(m->store, running, &rows, &n_rows,
+                                      NULL))
         return;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *key = (const char *)sqlite3_column_text(st, 1);
-        uint64_t lim = key ? cached(m, &c, key, fn) : 0;
-        if (!lim || now - sqlite3_column_int64(st, 2) < (int64_t)lim)
+    for (size_t i = 0; i < n_rows; i++) {
+        uint64_t lim = rows[i].key[0] ? cached(m, &c, rows[i].key, fn) : 0;
+        if (!lim || now - rows[i].since_ms < (int64_t)lim)
             continue;
         char **v = skv__reallocarray(*ids, *n + 1, sizeof *v);
-        if (v && (v[*n] = skv__mgr_col_dup(st, 0)))
+        if (v && (v[*n] = skv__strdup(rows[i].sid)))
             (*n)++;
         if (v)
             *ids = v;
     }
-    skv__mgr_db_done(m, st);
+    skv__free(rows);
     cache_free(&c);
 }
 
@@ -83,15 +84,13 @@ int skv__mgr_sweep(skv_manager *m, int64_t now_ms)
 {
     char **ids;
     size_t n;
-    expired(m, "SELECT id, resource_group, created_ms FROM sessions WHERE "
-            "status='PENDING' ORDER BY seq", group_timeout, now_ms, &ids, &n);
+    expired(m, false, group_timeout, now_ms, &ids, &n);
     for (size_t i = 0; i < n; i++)
         skv__mgr_session_stop(m, ids[i], SKV_SESSION_CANCELLED,
                               "pending timeout of its resource group", NULL,
                               now_ms, NULL);
     skv__mgr_ids_free(ids, n);
-    expired(m, "SELECT id, owner, started_ms FROM sessions WHERE "
-            "status='RUNNING' ORDER BY seq", owner_lifetime, now_ms, &ids, &n);
+    expired(m, true, owner_lifetime, now_ms, &ids, &n);
     for (size_t i = 0; i < n; i++)
         skv__mgr_session_stop(m, ids[i], SKV_SESSION_TERMINATED,
                               "maximum session lifetime of its resource "

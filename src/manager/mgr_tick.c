@@ -12,27 +12,7 @@
 static int lost_sessions(skv_manager *m, const char *agent, char ***ids,
                          size_t *n)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT DISTINCT k.session_id FROM "
-        "kernels k JOIN sessions s ON s.id=k.session_id WHERE k.agent_id=? "
-        "AND k.status IN ('SCHEDULED','PREPARING','RUNNING','TERMINATING') "
-        "AND s.status NOT IN ('PENDING','TERMINATED','CANCELLED','ERROR')",
-        NULL);
-    if (rc)
-        return rc;
-    skv__mgr_bind_text(st, 1, agent);
-    *ids = NULL;
-    *n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        char **v = skv__reallocarray(*ids, *n + 1, sizeof *v);
-        if (!v)
-            break;
-        *ids = v;
-        if ((v[*n] = skv__mgr_col_dup(st, 0)))
-            (*n)++;
-    }
-    skv__mgr_db_done(m, st);
-    return 0;
+    return skv__mgr_store_sessions_on(m->store, agent, ids, n, NULL);
 }
 
 /* batch + "requeue" goes back to PENDING; everything else fails. */
@@ -75,7 +55,7 @@ void skv__mgr_agent_lost(skv_manager *m, skv__mgr_agent *a, int64_t now_ms)
     if (c)
         c->agent_id[0] = 0;
     a->conn = 0;
-    skv__mgr_store_agent_status(m, a->id, "lost", now_ms, NULL);
+    skv__mgr_store_agent_status(m->store, a->id, "lost", now_ms, NULL);
     char **ids = NULL;
     size_t n = 0;
     if (lost_sessions(m, a->id, &ids, &n) == 0)

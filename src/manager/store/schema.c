@@ -1,6 +1,6 @@
 /* The store's own components and their migration steps: "core" (agents,
- * sessions, kernels, allocations, history), "nonces" (the replay window)
- * and "suspects" (kernels of lost agents). Version 1 of each is the schema
+ * sessions, kernels, allocations, history), "nonces" (the replay window),
+ * "suspects" (kernels of lost agents) and "net" (the cluster network). Version 1 of each is the schema
  * the manager had before migrations were versioned per component, written
  * with IF NOT EXISTS, so a database from that time (PRAGMA user_version=1,
  * no schema_version table) passes through step 1 unchanged and keeps its
@@ -78,6 +78,19 @@ static const char suspects_v1_sqlite[] =
     " device_id TEXT NOT NULL, slot TEXT NOT NULL, amount INTEGER NOT NULL,"
     " whole INTEGER NOT NULL, PRIMARY KEY(kernel_id, device_id, slot));";
 
+/* The cluster network (mgr_net.c): created at open before versions were
+ * kept, hence IF NOT EXISTS here too. */
+static const char net_v1_sqlite[] =
+    "CREATE TABLE IF NOT EXISTS agent_net(agent_id TEXT PRIMARY KEY,"
+    " subnet TEXT NOT NULL UNIQUE);"
+    "CREATE TABLE IF NOT EXISTS session_net(session_id TEXT NOT NULL,"
+    " agent_id TEXT NOT NULL, subnet TEXT NOT NULL,"
+    " PRIMARY KEY(session_id, agent_id));"
+    "CREATE TABLE IF NOT EXISTS session_ssh(session_id TEXT PRIMARY KEY,"
+    " seed BLOB NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS kernel_net(kernel_id TEXT PRIMARY KEY,"
+    " address TEXT, published TEXT);";
+
 static const skv__mgr_migration core[] = {
     {1, core_v1_sqlite, skv__mgr_store_core_v1_pg},
 };
@@ -88,6 +101,10 @@ static const skv__mgr_migration nonces[] = {
 
 static const skv__mgr_migration suspects[] = {
     {1, suspects_v1_sqlite, skv__mgr_store_suspects_v1_pg},
+};
+
+static const skv__mgr_migration net[] = {
+    {1, net_v1_sqlite, NULL},
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -101,5 +118,7 @@ int skv__mgr_store_schema(skv__db *db, skv_error *err)
     if (!rc)
         rc = skv__mgr_store_migrate(db, "suspects", suspects, N(suspects),
                                     err);
+    if (!rc)
+        rc = skv__mgr_store_migrate(db, "net", net, N(net), err);
     return rc;
 }

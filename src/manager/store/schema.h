@@ -5,7 +5,7 @@
 
 #include "db.h"
 
-/* Migrate "core", "nonces" and "suspects" to this library's versions
+/* Migrate "core", "nonces", "suspects" and "net" to this library's versions
  * (inside the caller's transaction when one is open). */
 int skv__mgr_store_schema(skv__db *db, skv_error *err);
 

@@ -5,11 +5,14 @@
  * a backup or moves the file away and starts with --init.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mgr_int.h"
+#include <sqlite3.h>
+
+#include "sqlite_file.h"
 
 static bool present(const char *dir, const char *name)
 {
@@ -59,18 +62,18 @@ static int missing(const char *dir, const char *path, bool init,
 /* A WAL left by a crash holds committed transactions: a refused open or
  * a check must keep it (no checkpoint at close). One SQLite created for
  * the read is empty and goes away at a normal close. */
-void skv__mgr_db_keep_wal(sqlite3 *db, bool had_wal)
+void skv__mgr_store_keep_wal(sqlite3 *db, bool had_wal)
 {
     if (had_wal)
         sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 }
 
-bool skv__mgr_db_has_wal(const char *dir)
+bool skv__mgr_store_has_wal(const char *dir)
 {
     return present(dir, "manager.db-wal");
 }
 
-int skv__mgr_db_precheck(const char *dir, bool init, bool *fresh,
+int skv__mgr_store_precheck(const char *dir, bool init, bool *fresh,
                          skv_error *err)
 {
     *fresh = false;
@@ -111,7 +114,7 @@ static bool old_sokovan(sqlite3 *db, int version)
                       "'users','keypairs')", &n) == 0 && n == 5;
 }
 
-int skv__mgr_db_identify(sqlite3 *db, const char *path, skv_error *err)
+int skv__mgr_store_identify(sqlite3 *db, const char *path, skv_error *err)
 {
     int app = 0, version = 0;
     if (pragma_int(db, "PRAGMA application_id", &app) ||
@@ -123,12 +126,12 @@ int skv__mgr_db_identify(sqlite3 *db, const char *path, skv_error *err)
         return skv__err(err, SKV_ESTATE, "%s cannot be read as an SQLite "
                         "database: %s", path, sqlite3_errmsg(db));
     }
-    if ((uint32_t)app == SKV__MGR_APP_ID)
+    if ((uint32_t)app == SKV__STORE_APP_ID)
         return 0;
     if (app != 0)
         return skv__err(err, SKV_ESTATE, "%s belongs to another program "
                         "(application_id 0x%08x, sokovan's is 0x%08x)", path,
-                        (unsigned)app, (unsigned)SKV__MGR_APP_ID);
+                        (unsigned)app, (unsigned)SKV__STORE_APP_ID);
     if (!old_sokovan(db, version))
         return skv__err(err, SKV_ESTATE, "%s is an SQLite database without "
                         "the sokovan schema", path);
@@ -137,7 +140,7 @@ int skv__mgr_db_identify(sqlite3 *db, const char *path, skv_error *err)
 
 /* Runs PRAGMA quick_check or integrity_check; each problem is logged and
  * the first few go to err. Returns 0 when the database is sound. */
-int skv__mgr_db_verify(sqlite3 *db, const char *path, bool full,
+int skv__mgr_store_verify(sqlite3 *db, const char *path, bool full,
                        char **report, skv_error *err)
 {
     sqlite3_stmt *st;
@@ -157,13 +160,13 @@ int skv__mgr_db_verify(sqlite3 *db, const char *path, bool full,
             snprintf(first, sizeof first, "%s", line ? line : "?");
         skv__log(SKV_LOG_ERROR, "manager", "%s: %s", path, line ? line : "?");
         if (report)
-            skv__mgr_report_add(report, line ? line : "?");
+            skv__mgr_store_report_add(report, line ? line : "?");
     }
     if (s != SQLITE_DONE) {
         if (!bad++)
             snprintf(first, sizeof first, "%s", sqlite3_errmsg(db));
         if (report)
-            skv__mgr_report_add(report, sqlite3_errmsg(db));
+            skv__mgr_store_report_add(report, sqlite3_errmsg(db));
     }
     sqlite3_finalize(st);
     if (!bad)
@@ -171,4 +174,14 @@ int skv__mgr_db_verify(sqlite3 *db, const char *path, bool full,
     return skv__err(err, SKV_ESTATE, "%s is damaged (%s: %zu problem%s; "
                     "first: %s)", path, full ? "integrity_check"
                     : "quick_check", bad, bad == 1 ? "" : "s", first);
+}
+
+void skv__mgr_store_report_add(char **report, const char *line)
+{
+    char *n = *report ? skv__asprintf("%s%s\n", *report, line)
+                      : skv__asprintf("%s\n", line);
+    if (!n)
+        return;    /* the error message still names the first problem */
+    skv__free(*report);
+    *report = n;
 }

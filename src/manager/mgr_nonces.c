@@ -38,20 +38,17 @@ int skv__mgr_nonce_flush(skv_manager *m, skv_error *err)
     m->n_nonces_written = 0;
     if (!m->n_nonces)
         return 0;
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "INSERT OR IGNORE INTO auth_nonces"
-                                 " (ts_ms, access_key, nonce) VALUES"
-                                 " (?1, ?2, ?3)", err);
-    for (size_t i = 0; !rc && i < m->n_nonces; i++) {
-        const skv__mgr_nonce *n = &m->nonces[i];
-        sqlite3_bind_int64(st, 1, n->ts_ms);
-        sqlite3_bind_text(st, 2, n->access_key, -1, SQLITE_STATIC);
-        sqlite3_bind_blob(st, 3, n->nonce, sizeof n->nonce, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = skv__mgr_db_err(m, err, "remember nonce");
-        sqlite3_reset(st);
+    skv__mgr_store_nonce *v = skv__calloc(m->n_nonces, sizeof *v);
+    if (!v)
+        return skv__err(err, SKV_ENOMEM, "manager: out of memory");
+    for (size_t i = 0; i < m->n_nonces; i++) {
+        v[i].access_key = m->nonces[i].access_key;
+        v[i].nonce = m->nonces[i].nonce;
+        v[i].nonce_len = sizeof m->nonces[i].nonce;
+        v[i].ts_ms = m->nonces[i].ts_ms;
     }
-    skv__mgr_db_done(m, st);
+    int rc = skv__mgr_store_nonces_put(m->store, v, m->n_nonces, err);
+    skv__free(v);
     if (!rc)
         m->n_nonces_written = m->n_nonces;
     return rc;
@@ -87,19 +84,11 @@ void skv__mgr_nonce_hook_admin(skv_manager *m)
     m->admin.tx_arg = m;
 }
 
+/* Twice the window: a clock stepping back a little keeps its rows. */
 static int prune(skv_manager *m, int64_t now_ms, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "DELETE FROM auth_nonces WHERE"
-                                 " ts_ms < ?1", err);
-    if (rc)
-        return rc;
-    /* Twice the window: a clock stepping back a little keeps its rows. */
-    sqlite3_bind_int64(st, 1, now_ms - 2 * m->skew_ms);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        rc = skv__mgr_db_err(m, err, "prune nonces");
-    skv__mgr_db_done(m, st);
-    return rc;
+    return skv__mgr_store_nonces_prune(m->store, now_ms - 2 * m->skew_ms,
+                                       err);
 }
 
 void skv__mgr_nonce_tick(skv_manager *m, int64_t now_ms)
@@ -122,36 +111,35 @@ void skv__mgr_nonce_tick(skv_manager *m, int64_t now_ms)
         m->nonce_prune_ms = now_ms;
 }
 
+typedef struct restore_arg {
+    skv_manager *m;
+    int64_t now_ms;
+    size_t n;
+    skv_error *err;
+} restore_arg;
+
+static int restore_one(void *arg, const skv__mgr_store_nonce *x)
+{
+    restore_arg *r = arg;
+    if (x->nonce_len != SKV_AUTH_NONCE_BYTES)
+        return 0;
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv_auth_verifier_remember(r->m->verifier, x->access_key,
+                                        x->nonce, x->ts_ms, r->now_ms, &e);
+    if (rc == SKV_ENOMEM)
+        return skv__err(r->err, rc, "%s", e.message);
+    r->n += rc == 0;    /* keys removed since are skipped */
+    return 0;
+}
+
 /* On open: refuse again what was accepted before the restart. */
 int skv__mgr_nonce_restore(skv_manager *m, int64_t now_ms, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_db_prepare(m, &st, "SELECT access_key, nonce, ts_ms"
-                                 " FROM auth_nonces WHERE ts_ms >= ?1", err);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(st, 1, now_ms - m->skew_ms);
-    size_t n = 0;
-    int s = SQLITE_DONE;
-    while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *ak = (const char *)sqlite3_column_text(st, 0);
-        const void *nonce = sqlite3_column_blob(st, 1);
-        if (!ak || !nonce || sqlite3_column_bytes(st, 1) !=
-                                 SKV_AUTH_NONCE_BYTES)
-            continue;
-        skv_error e = SKV_ERROR_INIT;
-        int r = skv_auth_verifier_remember(m->verifier, ak, nonce,
-                                           sqlite3_column_int64(st, 2),
-                                           now_ms, &e);
-        if (r == SKV_ENOMEM)
-            rc = skv__err(err, r, "%s", e.message);
-        n += r == 0;    /* keys removed since are skipped */
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = skv__mgr_db_err(m, err, "load nonces");
-    skv__mgr_db_done(m, st);
-    if (!rc && n)
+    restore_arg a = {m, now_ms, 0, err};
+    int rc = skv__mgr_store_nonces_each(m->store, now_ms - m->skew_ms,
+                                        restore_one, &a, err);
+    if (!rc && a.n)
         skv__log(SKV_LOG_INFO, "manager", "%zu request nonces of the last "
-                 "%lld ms restored", n, (long long)m->skew_ms);
+                 "%lld ms restored", a.n, (long long)m->skew_ms);
     return rc;
 }

@@ -6,17 +6,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "mgr_int.h"
+#include <sqlite3.h>
 
-void skv__mgr_report_add(char **report, const char *line)
-{
-    char *n = *report ? skv__asprintf("%s%s\n", *report, line)
-                      : skv__asprintf("%s\n", line);
-    if (!n)
-        return;    /* the error message still names the first problem */
-    skv__free(*report);
-    *report = n;
-}
+#include "sokovan/manager.h"
+#include "sqlite_file.h"
 
 static int open_existing(sqlite3 **db, const char *dir, const char *path,
                          skv_error *err)
@@ -32,10 +25,10 @@ static int open_existing(sqlite3 **db, const char *dir, const char *path,
                                             : "not a regular file");
     /* Read-write without create (SQLite needs it to read a WAL a crash
      * left), but query-only and without the checkpoint at close. */
-    bool had_wal = skv__mgr_db_has_wal(dir);
+    bool had_wal = skv__mgr_store_has_wal(dir);
     if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
         /* A check changes nothing: no checkpoint of a WAL at close. */
-        skv__mgr_db_keep_wal(*db, had_wal);
+        skv__mgr_store_keep_wal(*db, had_wal);
         sqlite3_exec(*db, "PRAGMA query_only=1", NULL, NULL, NULL);
         return 0;
     }
@@ -60,9 +53,9 @@ SKV_EXTERN int skv_manager_check(const char *data_dir, char **report,
     sqlite3 *db = NULL;
     int rc = open_existing(&db, data_dir, path, err);
     if (!rc)
-        rc = skv__mgr_db_identify(db, path, err);
+        rc = skv__mgr_store_identify(db, path, err);
     if (!rc)
-        rc = skv__mgr_db_verify(db, path, true, report, err);
+        rc = skv__mgr_store_verify(db, path, true, report, err);
     sqlite3_close_v2(db);
     skv__free(path);
     return rc;

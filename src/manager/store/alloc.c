@@ -1,0 +1,122 @@
+/* Placements and their allocation rows: a kernel placed on an agent with
+ * its per-device shares (kernel_alloc), read back for kernel.create and
+ * reconciliation, and undone at a requeue.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "store_int.h"
+
+int skv__mgr_store_kernel_place(skv__db *db, const char *kid,
+                                const char *agent, skv_error *err)
+{
+    return skv__mgr_store_exec_text(db, "UPDATE kernels SET agent_id=?, "
+                                    "status='SCHEDULED' WHERE id=?",
+                                    SKV__ARGS(agent, kid), NULL, err);
+}
+
+int skv__mgr_store_alloc_add(skv__db *db, const skv__mgr_store_alloc *a,
+                             size_t n, skv_error *err)
+{
+    skv__db_stmt *st = NULL;
+    int rc = skv__db_prepare(db, "INSERT INTO kernel_alloc(kernel_id,"
+                             "device_id,slot,amount,whole) VALUES(?,?,?,?,?)",
+                             &st, err);
+    for (size_t i = 0; !rc && i < n; i++) {
+        skv__db_reset(st);
+        skv__db_bind_text(st, 1, a[i].kernel_id);
+        skv__db_bind_text(st, 2, a[i].device_id);
+        skv__db_bind_text(st, 3, a[i].slot);
+        skv__db_bind_int64(st, 4, a[i].amount);
+        skv__db_bind_int64(st, 5, a[i].whole);
+        rc = skv__mgr_store_run(st, err);
+    }
+    skv__db_done(st);
+    return rc;
+}
+
+/* The rows of kid in a stable order (device, slot). */
+int skv__mgr_store_alloc_of(skv__db *db, const char *kid,
+                            skv__mgr_store_alloc **out, size_t *n,
+                            skv_error *err)
+{
+    skv__db_stmt *st;
+    *out = NULL;
+    *n = 0;
+    int rc = skv__db_prepare(db, "SELECT device_id, slot, amount, whole FROM"
+                             " kernel_alloc WHERE kernel_id=? ORDER BY "
+                             "device_id, slot", &st, err);
+    if (rc)
+        return rc;
+    skv__db_bind_text(st, 1, kid);
+    while ((rc = skv__db_step(st, err)) == SKV__DB_ROW) {
+        skv__mgr_store_alloc *v = skv__reallocarray(*out, *n + 1, sizeof *v);
+        if (!v) {
+            rc = skv__err(err, SKV_ENOMEM, "out of memory");
+            break;
+        }
+        *out = v;
+        v = &v[(*n)++];
+        memset(v, 0, sizeof *v);
+        snprintf(v->dev_buf, sizeof v->dev_buf, "%s",
+                 skv__db_column_text(st, 0));
+        snprintf(v->slot_buf, sizeof v->slot_buf, "%s",
+                 skv__db_column_text(st, 1));
+        v->amount = skv__db_column_int64(st, 2);
+        v->whole = skv__db_column_int64(st, 3) != 0;
+    }
+    skv__db_done(st);
+    for (size_t i = 0; i < *n; i++) {    /* after the last realloc */
+        (*out)[i].device_id = (*out)[i].dev_buf;
+        (*out)[i].slot = (*out)[i].slot_buf;
+        (*out)[i].kernel_id = NULL;
+    }
+    if (rc < 0) {
+        skv__free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc < 0 ? rc : 0;
+}
+
+/* The slot request of kernel kid (an empty vector when it has none). */
+int skv__mgr_store_kernel_slots(skv__db *db, const char *kid,
+                                skv_slots **out, skv_error *err)
+{
+    skv__db_stmt *st;
+    *out = NULL;
+    int rc = skv__db_prepare(db, "SELECT slots FROM kernels WHERE id=?", &st,
+                             err);
+    if (rc)
+        return rc;
+    skv__db_bind_text(st, 1, kid);
+    rc = skv__db_step(st, err);
+    if (rc == SKV__DB_ROW)
+        rc = skv__mgr_store_col_slots(out, st, 0, err);
+    skv__db_done(st);
+    return rc < 0 ? rc : 0;
+}
+
+/* Back to PENDING: allocations go, every kernel gets a new id and loses
+ * its placement, the session its start and end marks. */
+int skv__mgr_store_session_unplace(skv__db *db, const char *sid,
+                                   skv_error *err)
+{
+    int rc = skv__mgr_store_exec_text(db, "DELETE FROM kernel_alloc WHERE "
+                                      "kernel_id IN (SELECT id FROM kernels "
+                                      "WHERE session_id=?)", SKV__ARGS(sid),
+                                      NULL, err);
+    if (!rc)
+        rc = skv__mgr_store_kernel_ids_renew(db, sid, err);
+    if (!rc)
+        rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET agent_id=NULL, "
+                                      "container_id=NULL, status='PENDING', "
+                                      "exit_code=NULL, reason=NULL WHERE "
+                                      "session_id=?", SKV__ARGS(sid), NULL,
+                                      err);
+    if (!rc)
+        rc = skv__mgr_store_exec_text(db, "UPDATE sessions SET end_status="
+                                      "NULL, end_reason=NULL, started_ms=NULL"
+                                      " WHERE id=?", SKV__ARGS(sid), NULL,
+                                      err);
+    return rc;
+}

@@ -1,0 +1,115 @@
+/* Inserting a submitted session: the session row (with the submit body as
+ * accepted, for restarts), one row per kernel and the first history entry.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "store_int.h"
+
+static int total_slots(skv_slots **out, const skv_slots *const *req,
+                       size_t n, skv_error *err)
+{
+    int rc = skv_slots_new(out, err);
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = skv_slots_add(*out, req[i], err);
+    if (rc) {
+        skv_slots_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+static int bind_session(skv__db_stmt *st, const skv_proto_session_submit *s,
+                        const char *sid, const char *domain, int64_t now,
+                        const skv_slots *total, skv_error *err)
+{
+    void *blob = NULL;
+    size_t len = 0;
+    int rc = skv_proto_body_encode(&blob, &len, SKV_PROTO_SESSION_SUBMIT, s,
+                                   err);
+    if (rc)
+        return rc;
+    skv__db_bind_text(st, 1, sid);
+    skv__db_bind_text(st, 2, s->name);
+    skv__db_bind_text(st, 3, s->owner);
+    skv__db_bind_text(st, 4, domain);
+    skv__db_bind_text(st, 5, s->project);
+    skv__db_bind_text(st, 6, s->resource_group);
+    skv__db_bind_text(st, 7, s->session_type);
+    skv__db_bind_int64(st, 8, s->priority);
+    skv__db_bind_text(st, 9, s->cluster_mode);
+    skv__db_bind_int64(st, 10, s->cluster_size);
+    skv__db_bind_text(st, 11, s->image);
+    skv__db_bind_blob(st, 12, blob, len);
+    skv_free(blob);
+    rc = skv__mgr_store_bind_slots(st, 13, total, err);
+    skv__db_bind_int64(st, 14, now);
+    skv__db_bind_text(st, 15, s->client_token);
+    return rc;
+}
+
+static int session_row(skv__db *db, const skv_proto_session_submit *s,
+                       const char *sid, const char *domain,
+                       const skv_slots *const *req, size_t n, int64_t now,
+                       skv_error *err)
+{
+    skv_slots *total = NULL;
+    skv__db_stmt *st = NULL;
+    int rc = total_slots(&total, req, n, err);
+    if (!rc)
+        rc = skv__db_prepare(db,
+            "INSERT INTO sessions(id,name,owner,domain,project,resource_group,"
+            "session_type,priority,cluster_mode,cluster_size,image,spec,slots,"
+            "status,created_ms,client_token) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,"
+            "'PENDING',?,?)", &st, err);
+    if (!rc)
+        rc = bind_session(st, s, sid, domain, now, total, err);
+    if (!rc)
+        rc = skv__mgr_store_run(st, err);
+    skv__db_done(st);
+    skv_slots_free(total);
+    return rc;
+}
+
+static int kernel_rows(skv__db *db, const skv_proto_session_submit *s,
+                       const char *sid, const skv_slots *const *req, size_t n,
+                       skv_error *err)
+{
+    skv__db_stmt *st = NULL;
+    int rc = skv__db_prepare(db,
+        "INSERT INTO kernels(id,session_id,idx,role,image,slots,status)"
+        " VALUES(?,?,?,?,?,?,'PENDING')", &st, err);
+    for (size_t i = 0; !rc && i < n; i++) {
+        char kid[SKV__STORE_ID_MAX];
+        snprintf(kid, sizeof kid, "%s-%zu", sid, i);
+        const skv_proto_kernel_spec *k =
+            &s->kernels[s->n_kernels > 1 ? i : 0];
+        skv__db_reset(st);
+        skv__db_bind_text(st, 1, kid);
+        skv__db_bind_text(st, 2, sid);
+        skv__db_bind_int64(st, 3, (int64_t)i);
+        skv__db_bind_text(st, 4, i ? "sub" : "main");
+        skv__db_bind_text(st, 5, k->image ? k->image : s->image);
+        rc = skv__mgr_store_bind_slots(st, 6, req[i], err);
+        if (!rc)
+            rc = skv__mgr_store_run(st, err);
+    }
+    skv__db_done(st);
+    return rc;
+}
+
+/* A new PENDING session with one row per kernel (requests, in index
+ * order) and its first history entry; inside the caller's transaction. */
+int skv__mgr_store_session_insert(skv__db *db,
+                                  const skv_proto_session_submit *s,
+                                  const char *sid, const char *domain,
+                                  const skv_slots *const *req, size_t n,
+                                  int64_t now, skv_error *err)
+{
+    int rc = session_row(db, s, sid, domain, req, n, now, err);
+    if (!rc)
+        rc = kernel_rows(db, s, sid, req, n, err);
+    if (!rc)
+        rc = skv__mgr_store_history_add(db, sid, "PENDING", "submitted", now,
+                                        err);
+    return rc;
+}

@@ -1,0 +1,265 @@
+/* Kernel rows: ids by status, status changes of one kernel or of a
+ * session's kernels, counts, the latest resource figures. Status sets are
+ * passed as "A,B,C" and bound as parameters, so no caller writes SQL.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "store_int.h"
+
+#define SET_MAX 8
+
+/* "A,B" -> n text parameters; the SQL gets "?,?" at %s. */
+typedef struct status_set {
+    char buf[128];
+    const char *v[SET_MAX];
+    size_t n;
+    char marks[2 * SET_MAX];
+} status_set;
+
+static int set_parse(status_set *s, const char *list, skv_error *err)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->buf, sizeof s->buf, "%s", list);
+    for (char *p = s->buf, *save = NULL; (p = strtok_r(p, ",", &save));
+         p = NULL) {
+        if (s->n == SET_MAX)
+            return skv__err(err, SKV_EINVAL, "status set too long");
+        s->v[s->n++] = p;
+    }
+    for (size_t i = 0; i < s->n; i++)
+        strcat(s->marks, i ? ",?" : "?");
+    return s->n ? 0 : skv__err(err, SKV_EINVAL, "empty status set");
+}
+
+/* sql has %s for the marks; binds the set from parameter first on. */
+static int prepare_set(skv__db *db, const char *sql, status_set *s,
+                       const char *list, skv__db_stmt **st, int first,
+                       skv_error *err)
+{
+    int rc = set_parse(s, list, err);
+    char *text = rc ? NULL : skv__asprintf(sql, s->marks);
+    if (!rc && !text)
+        rc = skv__err(err, SKV_ENOMEM, "out of memory");
+    if (!rc)
+        rc = skv__db_prepare(db, text, st, err);
+    skv__free(text);
+    for (size_t i = 0; !rc && i < s->n; i++)
+        skv__db_bind_text(*st, first + (int)i, s->v[i]);
+    return rc;
+}
+
+int skv__mgr_store_kernel_ids(skv__db *db, const char *sid,
+                              const char *statuses, char ***out, size_t *n,
+                              skv_error *err)
+{
+    status_set s;
+    skv__db_stmt *st;
+    *out = NULL;
+    *n = 0;
+    int rc = prepare_set(db, "SELECT id FROM kernels WHERE status IN (%s) "
+                         "AND session_id=? ORDER BY idx", &s, statuses, &st,
+                         1, err);
+    if (rc)
+        return rc;
+    skv__db_bind_text(st, (int)s.n + 1, sid);
+    rc = skv__mgr_store_col_list(st, 0, out, n, err);
+    skv__db_done(st);
+    return rc;
+}
+
+int skv__mgr_store_kernels_move(skv__db *db, const char *sid,
+                                const char *from, const char *to,
+                                skv_error *err)
+{
+    status_set s;
+    skv__db_stmt *st;
+    int rc = prepare_set(db, "UPDATE kernels SET status=? WHERE status IN "
+                         "(%s) AND session_id=?", &s, from, &st, 2, err);
+    if (rc)
+        return rc;
+    skv__db_bind_text(st, 1, to);
+    skv__db_bind_text(st, (int)s.n + 2, sid);
+    rc = skv__mgr_store_run(st, err);
+    skv__db_done(st);
+    return rc;
+}
+
+int skv__mgr_store_kernel_count(skv__db *db, const char *sid,
+                                const char *statuses, bool in, bool main_only,
+                                int *out, skv_error *err)
+{
+    status_set s;
+    skv__db_stmt *st;
+    const char *sql = in ? (main_only ? "SELECT count(*) FROM kernels WHERE "
+                            "status IN (%s) AND session_id=? AND idx=0"
+                            : "SELECT count(*) FROM kernels WHERE status IN "
+                            "(%s) AND session_id=?")
+                         : (main_only ? "SELECT count(*) FROM kernels WHERE "
+                            "status NOT IN (%s) AND session_id=? AND idx=0"
+                            : "SELECT count(*) FROM kernels WHERE status NOT"
+                            " IN (%s) AND session_id=?");
+    int rc = prepare_set(db, sql, &s, statuses, &st, 1, err);
+    if (rc)
+        return rc;
+    skv__db_bind_text(st, (int)s.n + 1, sid);
+    rc = skv__db_step(st, err);
+    *out = rc == SKV__DB_ROW ? (int)skv__db_column_int64(st, 0) : 0;
+    skv__db_done(st);
+    return rc < 0 ? rc : 0;
+}
+
+int skv__mgr_store_kernel_set(skv__db *db, const char *kid,
+                              const char *status, skv_error *err)
+{
+    return skv__mgr_store_exec_text(db, "UPDATE kernels SET status=? WHERE "
+                                    "id=?", SKV__ARGS(status, kid), NULL,
+                                    err);
+}
+
+int skv__mgr_store_kernel_running(skv__db *db, const char *kid,
+                                  const char *container, skv_error *err)
+{
+    return skv__mgr_store_exec_text(db, "UPDATE kernels SET status='RUNNING',"
+                                    " container_id=? WHERE id=?",
+                                    SKV__ARGS(container, kid), NULL, err);
+}
+
+int skv__mgr_store_kernel_ended(skv__db *db, const char *kid,
+                                const char *status, int exit_code,
+                                const char *reason, skv_error *err)
+{
+    skv__db_stmt *st;
+    int rc = skv__db_prepare(db, "UPDATE kernels SET status=?, exit_code=?, "
+                             "reason=? WHERE id=?", &st, err);
+    if (rc)
+        return rc;
+    skv__db_bind_text(st, 1, status);
+    skv__db_bind_int64(st, 2, exit_code);
+    skv__db_bind_text(st, 3, reason);
+    skv__db_bind_text(st, 4, kid);
+    rc = skv__mgr_store_run(st, err);
+    skv__db_done(st);
+    return rc;
+}
+
+/* The kernels of sid still on the lost agent end with it. */
+int skv__mgr_store_kernels_lost(skv__db *db, const char *sid,
+                                const char *agent, const char *reason,
+                                skv_error *err)
+{
+    return skv__mgr_store_exec_text(db, "UPDATE kernels SET status='ERROR', "
+        "exit_code=-1, reason=? WHERE session_id=? AND agent_id=? AND status "
+        "NOT IN ('TERMINATED','CANCELLED','ERROR')",
+        SKV__ARGS(reason, sid, agent), NULL, err);
+}
+
+int skv__mgr_store_kernel_info(skv__db *db, const char *kid,
+                               skv__mgr_store_kernel *out, skv_error *err)
+{
+    skv__db_stmt *st;
+    int rc = skv__db_prepare(db, "SELECT session_id, idx, status, agent_id "
+                             "FROM kernels WHERE id=?", &st, err);
+    if (rc)
+        return rc;
+    skv__db_bind_text(st, 1, kid);
+    memset(out, 0, sizeof *out);
+    rc = skv__db_step(st, err);
+    if (rc == SKV__DB_ROW) {
+        const char *agent = skv__db_column_text(st, 3);
+        snprintf(out->sid, sizeof out->sid, "%s", skv__db_column_text(st, 0));
+        out->idx = (int)skv__db_column_int64(st, 1);
+        snprintf(out->status, sizeof out->status, "%s",
+                 skv__db_column_text(st, 2));
+        snprintf(out->agent, sizeof out->agent, "%s", agent ? agent : "");
+    }
+    skv__db_done(st);
+    if (rc < 0)
+        return rc;
+    return rc == SKV__DB_ROW ? 0 : skv__err(err, SKV_ENOENT, "no kernel "
+                                            "'%s'", kid);
+}
+
+int skv__mgr_store_kernel_id_at(skv__db *db, const char *sid, uint32_t idx,
+                                char *kid, size_t cap, skv_error *err)
+{
+    skv__db_stmt *st;
+    int rc = skv__db_prepare(db, "SELECT id FROM kernels WHERE session_id=? "
+                             "AND idx=?", &st, err);
+    if (rc)
+        return rc;
+    skv__db_bind_text(st, 1, sid);
+    skv__db_bind_int64(st, 2, idx);
+    rc = skv__db_step(st, err);
+    if (rc == SKV__DB_ROW)
+        snprintf(kid, cap, "%s", skv__db_column_text(st, 0));
+    skv__db_done(st);
+    if (rc < 0)
+        return rc;
+    return rc == SKV__DB_ROW ? 0 : skv__err(err, SKV_ENOENT, "session '%s' "
+                                            "has no kernel %u", sid, idx);
+}
+
+/* A kernel.exit is ours to record when the kernel was sent there. */
+bool skv__mgr_store_kernel_sent_to(skv__db *db, const char *kid,
+                                   const char *agent)
+{
+    int64_t n = 0;
+    return skv__mgr_store_int1(db, "SELECT count(*) FROM kernels WHERE id=? "
+                               "AND agent_id=? AND status IN ('PREPARING',"
+                               "'RUNNING','TERMINATING','TERMINATED',"
+                               "'ERROR')", SKV__ARGS(kid, agent), &n,
+                               NULL) == 0 && n > 0;
+}
+
+int skv__mgr_store_kernel_stats(skv__db *db, const char *agent,
+                                const skv_proto_kernel_stats *k, size_t n,
+                                int64_t now, skv_error *err)
+{
+    skv__db_stmt *st = NULL;
+    int rc = skv__db_prepare(db, "UPDATE kernels SET cpu_usec=?, mem_bytes=?"
+                             ", mem_peak_bytes=?, stats_ms=? WHERE id=? AND "
+                             "agent_id=?", &st, err);
+    for (size_t i = 0; !rc && i < n; i++) {
+        skv__db_reset(st);
+        skv__db_bind_int64(st, 1, (int64_t)k[i].cpu_usec);
+        skv__db_bind_int64(st, 2, (int64_t)k[i].mem_bytes);
+        skv__db_bind_int64(st, 3, (int64_t)k[i].mem_peak_bytes);
+        skv__db_bind_int64(st, 4, now);
+        skv__db_bind_text(st, 5, k[i].kernel_id);
+        skv__db_bind_text(st, 6, agent);
+        rc = skv__mgr_store_run(st, err);
+    }
+    if (st)
+        skv__db_done(st);
+    return rc;
+}
+
+/* Kernel ids on agent with a status in statuses. */
+int skv__mgr_store_agent_kernels(skv__db *db, const char *agent,
+                                 const char *statuses, char ***out,
+                                 size_t *n, skv_error *err)
+{
+    status_set s;
+    skv__db_stmt *st;
+    *out = NULL;
+    *n = 0;
+    int rc = prepare_set(db, "SELECT id FROM kernels WHERE status IN (%s) "
+                         "AND agent_id=? ORDER BY id", &s, statuses, &st, 1,
+                         err);
+    if (rc)
+        return rc;
+    skv__db_bind_text(st, (int)s.n + 1, agent);
+    rc = skv__mgr_store_col_list(st, 0, out, n, err);
+    skv__db_done(st);
+    return rc;
+}
+
+int skv__mgr_store_kernel_total(skv__db *db, const char *sid, int *out,
+                                skv_error *err)
+{
+    int64_t n = 0;
+    int rc = skv__mgr_store_int1(db, "SELECT count(*) FROM kernels WHERE "
+                                 "session_id=?", SKV__ARGS(sid), &n, err);
+    *out = (int)n;
+    return rc;
+}

@@ -1,0 +1,173 @@
+/* Session rows: status (with its history entry and timestamps), the end a
+ * stop asked for, exit codes, times. Callers hold the transaction.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "store_int.h"
+
+int skv__mgr_store_history_add(skv__db *db, const char *sid,
+                               const char *status, const char *reason,
+                               int64_t now_ms, skv_error *err)
+{
+    skv__db_stmt *st;
+    int rc = skv__db_prepare(db, "INSERT INTO session_history(session_id,"
+                             "status,ts_ms,reason) VALUES(?,?,?,?)", &st,
+                             err);
+    if (rc)
+        return rc;
+    skv__db_bind_text(st, 1, sid);
+    skv__db_bind_text(st, 2, status);
+    skv__db_bind_int64(st, 3, now_ms);
+    skv__db_bind_text(st, 4, reason);
+    rc = skv__mgr_store_run(st, err);
+    skv__db_done(st);
+    return rc;
+}
+
+static bool final_name(const char *s)
+{
+    return !strcmp(s, "TERMINATED") || !strcmp(s, "CANCELLED") ||
+           !strcmp(s, "ERROR");
+}
+
+/* started_ms is set once, at the first RUNNING; finished_ms at every
+ * final state (NULL binds keep the column as it is). */
+int skv__mgr_store_session_status(skv__db *db, const char *sid,
+                                  const char *status, const char *reason,
+                                  int64_t now_ms, skv_error *err)
+{
+    skv__db_stmt *st;
+    int rc = skv__db_prepare(db, "UPDATE sessions SET status=?, "
+                             "status_reason=?, started_ms=COALESCE(started_ms,"
+                             " ?), finished_ms=COALESCE(?, finished_ms) "
+                             "WHERE id=?", &st, err);
+    if (rc)
+        return rc;
+    skv__db_bind_text(st, 1, status);
+    skv__db_bind_text(st, 2, reason);
+    if (!strcmp(status, "RUNNING"))
+        skv__db_bind_int64(st, 3, now_ms);
+    else
+        skv__db_bind_null(st, 3);
+    if (final_name(status))
+        skv__db_bind_int64(st, 4, now_ms);
+    else
+        skv__db_bind_null(st, 4);
+    skv__db_bind_text(st, 5, sid);
+    rc = skv__mgr_store_run(st, err);
+    if (!rc && skv__db_changes(st) == 0)
+        rc = skv__err(err, SKV_ENOENT, "no session '%s'", sid);
+    skv__db_done(st);
+    if (!rc)
+        rc = skv__mgr_store_history_add(db, sid, status, reason, now_ms, err);
+    return rc;
+}
+
+int skv__mgr_store_session_state(skv__db *db, const char *sid,
+                                 skv_manager_session_state *out,
+                                 skv_error *err)
+{
+    char name[32];
+    int rc = skv__mgr_store_text1(db, "SELECT status FROM sessions WHERE "
+                                  "id=?", SKV__ARGS(sid), name, sizeof name,
+                                  err);
+    if (rc == SKV__DB_ROW)
+        return skv_manager_session_state_parse(out, name, err);
+    return rc < 0 ? rc : skv__err(err, SKV_ENOENT, "no session '%s'", sid);
+}
+
+/* The first stop decides how the session ends; later ones do not. */
+int skv__mgr_store_session_end(skv__db *db, const char *sid,
+                               const char *end_status, const char *reason,
+                               skv_error *err)
+{
+    return skv__mgr_store_exec_text(db, "UPDATE sessions SET end_status=?, "
+                                    "end_reason=? WHERE id=? AND end_status "
+                                    "IS NULL", SKV__ARGS(end_status, reason,
+                                                         sid), NULL, err);
+}
+
+int skv__mgr_store_session_exit_code(skv__db *db, const char *sid, int code,
+                                     skv_error *err)
+{
+    skv__db_stmt *st;
+    int rc = skv__db_prepare(db, "UPDATE sessions SET exit_code=? WHERE id=?",
+                             &st, err);
+    if (rc)
+        return rc;
+    skv__db_bind_int64(st, 1, code);
+    skv__db_bind_text(st, 2, sid);
+    rc = skv__mgr_store_run(st, err);
+    skv__db_done(st);
+    return rc;
+}
+
+/* started: 0 binds NULL (never started). */
+int skv__mgr_store_session_started(skv__db *db, const char *sid,
+                                   int64_t started, skv_error *err)
+{
+    skv__db_stmt *st;
+    int rc = skv__db_prepare(db, "UPDATE sessions SET started_ms=? WHERE "
+                             "id=?", &st, err);
+    if (rc)
+        return rc;
+    if (started)
+        skv__db_bind_int64(st, 1, started);
+    else
+        skv__db_bind_null(st, 1);
+    skv__db_bind_text(st, 2, sid);
+    rc = skv__mgr_store_run(st, err);
+    skv__db_done(st);
+    return rc;
+}
+
+int skv__mgr_store_session_times(skv__db *db, const char *sid,
+                                 int64_t *created, int64_t *started,
+                                 skv_error *err)
+{
+    skv__db_stmt *st;
+    int rc = skv__db_prepare(db, "SELECT created_ms, started_ms FROM "
+                             "sessions WHERE id=?", &st, err);
+    if (rc)
+        return rc;
+    skv__db_bind_text(st, 1, sid);
+    rc = skv__db_step(st, err);
+    if (rc == SKV__DB_ROW) {
+        *created = skv__db_column_int64(st, 0);
+        *started = skv__db_column_int64(st, 1);
+    }
+    skv__db_done(st);
+    return rc < 0 ? rc : rc == SKV__DB_ROW ? 0
+                  : skv__err(err, SKV_ENOENT, "no session '%s'", sid);
+}
+
+int skv__mgr_store_session_finish_row(skv__db *db, const char *sid,
+                                      skv__mgr_store_finish *out,
+                                      skv_error *err)
+{
+    skv__db_stmt *st;
+    int rc = skv__db_prepare(db, "SELECT s.end_status, s.end_reason, "
+        "k.exit_code, k.status, k.reason FROM sessions s LEFT JOIN kernels k"
+        " ON k.session_id=s.id AND k.idx=0 WHERE s.id=?", &st, err);
+    if (rc)
+        return rc;
+    skv__db_bind_text(st, 1, sid);
+    memset(out, 0, sizeof *out);
+    out->exit_code = -1;
+    rc = skv__db_step(st, err);
+    if (rc == SKV__DB_ROW) {
+        const char *es = skv__db_column_text(st, 0);
+        const char *er = skv__db_column_text(st, 1);
+        const char *ks = skv__db_column_text(st, 3);
+        const char *kr = skv__db_column_text(st, 4);
+        snprintf(out->end_status, sizeof out->end_status, "%s", es ? es : "");
+        snprintf(out->reason, sizeof out->reason, "%s",
+                 er ? er : kr ? kr : "");
+        out->stop_reason = er != NULL;
+        if (!skv__db_column_is_null(st, 2))
+            out->exit_code = (int)skv__db_column_int64(st, 2);
+        out->main_error = ks && strcmp(ks, "ERROR") == 0;
+    }
+    skv__db_done(st);
+    return rc < 0 ? rc : 0;
+}
