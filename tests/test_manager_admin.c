@@ -11,13 +11,15 @@
 #include <unistd.h>
 
 #include "../src/manager/admin/admin.h"
+#include "../src/manager/store/admin_store.h"
 #include "skv_test.h"
 
 #define NOW 1700000000000LL
 
 typedef struct fx {
     char dir[64];
-    sqlite3 *db;
+    sqlite3 *db;                /* the handle, for the checks below */
+    skv__db *sdb;               /* owns db; what the admin plane uses */
     skv_sched *sched;
     skv_auth_verifier *ver;
     skv__mgr_admin_ctx ctx;
@@ -39,9 +41,10 @@ static void fx_open(fx *f)
                                   NULL), SQLITE_OK);
     SKV_CK_OK(skv_sched_new(&f->sched, NULL, &e), &e);
     SKV_CK_OK(skv_auth_verifier_new(&f->ver, NULL, &e), &e);
-    f->ctx = (skv__mgr_admin_ctx){f->db, f->sched, f->ver, f->dir};
+    SKV_CK_OK(skv__db_wrap_sqlite(f->db, &f->sdb, &e), &e);
+    f->ctx = (skv__mgr_admin_ctx){f->sdb, f->sched, f->ver, f->dir};
     ck_assert_int_eq(sqlite3_exec(f->db, "BEGIN", NULL, NULL, NULL), 0);
-    SKV_CK_OK(skv__mgr_admin_schema(&f->ctx, &e), &e);
+    SKV_CK_OK(skv__mgr_store_admin_schema(f->sdb, &e), &e);
     ck_assert_int_eq(sqlite3_exec(f->db, "COMMIT", NULL, NULL, NULL), 0);
     f->admin = (skv_auth_principal){"admin", SKV_AUTH_ROLE_ADMIN};
     f->user = (skv_auth_principal){"bob", SKV_AUTH_ROLE_USER};
@@ -70,7 +73,7 @@ static void rm_tree(const char *dir)
 
 static void fx_close(fx *f)
 {
-    sqlite3_close(f->db);
+    skv__db_close(f->sdb);      /* closes f->db */
     skv_sched_free(f->sched);
     skv_auth_verifier_free(f->ver);
     rm_tree(f->dir);

@@ -1,11 +1,12 @@
 /* Opening the manager database: WAL, foreign keys, busy timeout, and the
  * versioned schema (PRAGMA user_version) of the core's tables. The admin
- * plane creates its own tables through skv__mgr_admin_schema.
+ * tables come from store/admin_schema.c.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <stdio.h>
 #include <string.h>
 
 #include "mgr_int.h"
+#include "store/admin_store.h"
 
 #define SCHEMA_VERSION 1
 
@@ -93,7 +94,7 @@ static int schema(skv_manager *m, skv_error *err)
         return rc;
     rc = skv__mgr_db_exec(m, schema_v1, err);
     if (!rc)
-        rc = skv__mgr_admin_schema(&m->admin, err);
+        rc = skv__mgr_store_admin_schema(m->admin.db, err);
     if (!rc)
         rc = skv__mgr_suspect_schema(m, err);
     if (!rc)
@@ -141,7 +142,14 @@ int skv__mgr_db_open(skv_manager *m, bool init, skv_error *err)
         skv__free(path);
         return rc;
     }
-    m->admin.db = m->db;
+    /* The admin plane speaks db.h; the wrapper owns the handle from here
+     * (skv__mgr_db_close closes it through the wrapper). */
+    rc = skv__db_wrap_sqlite(m->db, &m->admin.db, err);
+    if (rc) {
+        m->db = NULL;    /* closed by the failed wrap */
+        skv__free(path);
+        return rc;
+    }
     rc = fresh ? 0 : vet(m, path, err);
     if (rc)    /* refused: closing must not checkpoint a WAL into it */
         skv__mgr_db_keep_wal(m->db, had_wal);

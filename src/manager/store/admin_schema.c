@@ -1,11 +1,17 @@
-/* The admin plane's tables. References are checked by the handlers (with
- * messages naming the culprit); the REFERENCES clauses document them and
- * hold when the core enables foreign keys. Secret keys are stored as given
- * because verification needs them: the database file must be 0600.
+/* The admin plane's tables. References are checked by the admin plane
+ * (with messages naming the culprit); the REFERENCES clauses document them
+ * and hold when the core enables foreign keys. Secret keys are stored as
+ * given because verification needs them: the database must be owner-only
+ * (admin_protect.c).
+ *
+ * This is the "admin" component's first schema; it moves into the
+ * versioned migrations (migrate.h) as version 1 once those exist. The
+ * PostgreSQL DDL mirrors it (BYTEA for max_slots, BIGINT for integers, the
+ * column "user" quoted).
  * SPDX-License-Identifier: Apache-2.0 */
-#include "admin_int.h"
+#include "admin_sql.h"
 
-static const char schema_sql[] =
+static const char schema_sqlite[] =
     "CREATE TABLE IF NOT EXISTS domains ("
     " name TEXT PRIMARY KEY, description TEXT,"
     " active INTEGER NOT NULL DEFAULT 1);"
@@ -53,9 +59,12 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS user_projects_project"
     " ON user_projects(project);";
 
-int skv__mgr_admin_schema(skv__mgr_admin_ctx *ctx, skv_error *err)
+int skv__mgr_store_admin_schema(skv__db *db, skv_error *err)
 {
-    if (!ctx || !ctx->db)
+    if (!db)
         return skv__err(err, SKV_EINVAL, "admin schema: no database");
-    return skv__mgr_admin_exec(ctx, schema_sql, err);
+    if (skv__db_kind_of(db) != SKV__DB_SQLITE)
+        return skv__err(err, SKV_ENOTSUP, "admin schema: no DDL for this "
+                        "engine yet (the admin migrations carry it)");
+    return skv__db_exec(db, schema_sqlite, err);
 }
