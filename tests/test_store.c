@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../src/manager/store/migrate.h"
 #include "skv_test.h"
 #include "sokovan/manager.h"
 #include "sokovan/proto.h"
@@ -491,6 +492,139 @@ START_TEST(test_verifier_remember)
 }
 END_TEST
 
+/* A database written before per-component versions (PRAGMA user_version=1,
+ * no schema_version table, as every earlier manager left it) opens, is
+ * migrated to the current components, and keeps every row. */
+START_TEST(test_migrate_unversioned_db)
+{
+    populate(3);
+    skv_manager *m = open_ok(T0 + 10);
+    skv_manager_free(m);
+    exec_sql("manager.db", "DROP TABLE schema_version");
+    ck_assert_int_eq(query_int("PRAGMA user_version"), 1);
+    int64_t hist = query_int("SELECT count(*) FROM session_history");
+    int64_t nonces = query_int("SELECT count(*) FROM auth_nonces");
+    ck_assert_int_gt(hist, 0);
+    ck_assert_int_gt(nonces, 0);
+    m = open_ok(T0 + 20);
+    skv_manager_free(m);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sessions"), 3);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM kernels"), 3);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM session_history"), hist);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM auth_nonces"), nonces);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM users"), 1);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM schema_version WHERE "
+                               "component IN ('core','nonces','suspects') "
+                               "AND version = 1"), 3);
+    ck_assert_int_eq(skv_manager_check(dir, NULL, NULL), 0);
+}
+END_TEST
+
+/* A database a newer library migrated further is refused, untouched. */
+START_TEST(test_migrate_newer_refused)
+{
+    populate(1);
+    exec_sql("manager.db", "UPDATE schema_version SET version = 7 WHERE "
+             "component = 'suspects'");
+    skv_manager *m;
+    skv_error e = SKV_ERROR_INIT;
+    ck_assert_int_eq(try_open(&m, 0, T0 + 50, &e), SKV_EVERSION);
+    ck_assert_ptr_null(m);
+    ck_assert_msg(strstr(e.message, "'suspects' is at version 7"), "%s",
+                  e.message);
+    ck_assert_int_eq(query_int("SELECT version FROM schema_version WHERE "
+                               "component = 'suspects'"), 7);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sessions"), 1);
+}
+END_TEST
+
+static skv__db *mem_db(void)
+{
+    sqlite3 *h = NULL;
+    ck_assert_int_eq(sqlite3_open_v2(":memory:", &h, SQLITE_OPEN_READWRITE,
+                                     NULL), SQLITE_OK);
+    skv__db *db = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_wrap_sqlite(h, &db, &e), &e);
+    return db;
+}
+
+static int version_of(skv__db *db, const char *component)
+{
+    int v = -1;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__mgr_store_schema_version(db, component, &v, &e), &e);
+    return v;
+}
+
+static int64_t mem_count(skv__db *db, const char *sql)
+{
+    skv__db_stmt *st = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    if (skv__db_prepare(db, sql, &st, &e))
+        return -1;    /* no such table */
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+    int64_t n = skv__db_column_int64(st, 0);
+    skv__db_done(st);
+    return n;
+}
+
+/* Steps run in order, once; a failing step leaves nothing of itself; a
+ * malformed list or a newer database is refused before anything runs. */
+START_TEST(test_migrate_steps)
+{
+    static const skv__mgr_migration list[] = {
+        {1, "CREATE TABLE t(a INTEGER)", "CREATE TABLE t(a BIGINT)"},
+        {2, "ALTER TABLE t ADD COLUMN b TEXT", NULL},
+        {3, "CREATE TABLE u(x); CREATE TABLE t(y)", NULL},
+    };
+    skv__db *db = mem_db();
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__mgr_store_migrate(db, "c", list, 2, &e), &e);
+    ck_assert_int_eq(version_of(db, "c"), 2);
+    SKV_CK_OK(skv__db_exec(db, "INSERT INTO t(a, b) VALUES (1, 'x')", &e),
+              &e);
+    SKV_CK_OK(skv__mgr_store_migrate(db, "c", list, 2, &e), &e); /* again */
+    ck_assert_int_eq(mem_count(db, "SELECT count(*) FROM t"), 1);
+    /* Step 3 fails half-way: u is not left behind, the version stays. */
+    ck_assert_int_eq(skv__mgr_store_migrate(db, "c", list, 3, &e), SKV_EIO);
+    ck_assert_msg(strstr(e.message, "'c' step 3"), "%s", e.message);
+    ck_assert_int_eq(version_of(db, "c"), 2);
+    ck_assert_int_eq(mem_count(db, "SELECT count(*) FROM u"), -1);
+    /* Newer than the list. */
+    ck_assert_int_eq(skv__mgr_store_migrate(db, "c", list, 1, &e),
+                     SKV_EVERSION);
+    /* Another component is independent. */
+    static const skv__mgr_migration d[] = {{1, "CREATE TABLE w(x)", NULL}};
+    SKV_CK_OK(skv__mgr_store_migrate(db, "d", d, 1, &e), &e);
+    ck_assert_int_eq(version_of(db, "d"), 1);
+    /* Inside the caller's transaction: its rollback undoes the step. */
+    static const skv__mgr_migration other[] = {{1, "CREATE TABLE v(x)",
+                                                NULL}};
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    SKV_CK_OK(skv__mgr_store_migrate(db, "e", other, 1, &e), &e);
+    skv__db_rollback(db);
+    ck_assert_int_eq(version_of(db, "e"), 0);
+    ck_assert_int_eq(mem_count(db, "SELECT count(*) FROM v"), -1);
+    /* Malformed lists and arguments. */
+    static const skv__mgr_migration gap[] = {{1, "SELECT 1", NULL},
+                                             {3, "SELECT 1", NULL}};
+    static const skv__mgr_migration nosql[] = {{1, NULL, "SELECT 1"}};
+    ck_assert_int_eq(skv__mgr_store_migrate(db, "g", gap, 2, &e), SKV_EINVAL);
+    ck_assert_int_eq(skv__mgr_store_migrate(db, "g", nosql, 1, &e),
+                     SKV_EINVAL);
+    ck_assert_int_eq(skv__mgr_store_migrate(db, "", list, 1, &e), SKV_EINVAL);
+    ck_assert_int_eq(skv__mgr_store_migrate(db, NULL, list, 1, &e),
+                     SKV_EINVAL);
+    ck_assert_int_eq(skv__mgr_store_migrate(db, "g", list, 0, &e),
+                     SKV_EINVAL);
+    ck_assert_int_eq(skv__mgr_store_migrate(NULL, "g", list, 1, &e),
+                     SKV_EINVAL);
+    ck_assert_int_eq(version_of(db, "g"), 0);
+    skv__db_close(db);
+}
+END_TEST
+
 Suite *skv_test_suite_store(void);
 Suite *skv_test_suite_store(void)
 {
@@ -507,6 +641,9 @@ Suite *skv_test_suite_store(void)
     tcase_add_test(tc, test_replay_after_restart);
     tcase_add_test(tc, test_nonces_pruned);
     tcase_add_test(tc, test_verifier_remember);
+    tcase_add_test(tc, test_migrate_unversioned_db);
+    tcase_add_test(tc, test_migrate_newer_refused);
+    tcase_add_test(tc, test_migrate_steps);
     suite_add_tcase(s, tc);
     return s;
 }

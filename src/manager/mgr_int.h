@@ -15,6 +15,7 @@
 #include "sokovan/manager.h"
 #include "sokovan/proto.h"
 #include "sokovan/sched.h"
+#include "store/db.h"
 
 #define SKV__MGR_ID_MAX 256
 
@@ -93,7 +94,8 @@ typedef struct skv__mgr_stmt {      /* a cached prepared statement */
 } skv__mgr_stmt;
 
 struct skv_manager {
-    sqlite3 *db;
+    sqlite3 *db;             /* borrowed from store */
+    skv__db *store;          /* store/db.h: owns the connection */
     skv_sched *sched;
     skv_auth_verifier *verifier;
     skv__mgr_admin_ctx admin;
@@ -144,7 +146,6 @@ void skv__mgr_report_add(char **report, const char *line);
 bool skv__mgr_db_has_wal(const char *dir);
 void skv__mgr_db_keep_wal(sqlite3 *db, bool had_wal);
 /* store_nonces.c: the replay window persisted (see there). */
-int skv__mgr_nonce_schema(skv_manager *m, skv_error *err);
 int skv__mgr_nonce_note(skv_manager *m, const skv_auth_block *b,
                         skv_error *err);
 int skv__mgr_nonce_flush(skv_manager *m, skv_error *err);
@@ -365,7 +366,6 @@ int skv__mgr_readmit(skv_manager *m, const char *sid, const char *status,
                      int64_t created, int64_t started, skv_error *err);
 
 /* ---- lost agents: suspects and adoption (mgr_suspect.c, mgr_adopt.c) -- */
-int skv__mgr_suspect_schema(skv_manager *m, skv_error *err);
 /* In the requeue transaction: sid's kernels sent to agent become suspects. */
 int skv__mgr_suspect_keep(skv_manager *m, const char *sid, const char *agent,
                           int64_t now_ms, skv_error *err);

@@ -17,29 +17,6 @@
 
 #include "mgr_int.h"
 
-static const char schema[] =
-    "CREATE TABLE IF NOT EXISTS kernel_suspects("
-    " kernel_id TEXT PRIMARY KEY,"
-    " session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
-    " idx INTEGER NOT NULL, agent_id TEXT NOT NULL, container_id TEXT,"
-    " status TEXT NOT NULL, started_ms INTEGER, lost_ms INTEGER NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS kernel_suspects_agent"
-    " ON kernel_suspects(agent_id);"
-    "CREATE INDEX IF NOT EXISTS kernel_suspects_session"
-    " ON kernel_suspects(session_id);"
-    "CREATE TABLE IF NOT EXISTS kernel_suspect_alloc("
-    " kernel_id TEXT NOT NULL"
-    "  REFERENCES kernel_suspects(kernel_id) ON DELETE CASCADE,"
-    " device_id TEXT NOT NULL, slot TEXT NOT NULL, amount INTEGER NOT NULL,"
-    " whole INTEGER NOT NULL, PRIMARY KEY(kernel_id, device_id, slot));";
-
-/* New tables only (CREATE IF NOT EXISTS): a version-1 database gains them
- * on open and older libraries ignore them, so no version bump. */
-int skv__mgr_suspect_schema(skv_manager *m, skv_error *err)
-{
-    return skv__mgr_db_exec(m, schema, err);
-}
-
 /* One statement with ?1 session, ?2 agent, ?3 time. */
 static int exec_lost(skv_manager *m, const char *sql, const char *sid,
                      const char *agent, int64_t now, skv_error *err)

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "mgr_int.h"
-#include "store/db.h"
 
 int skv__mgr_db_err(skv_manager *m, skv_error *err, const char *what)
 {
@@ -94,11 +93,11 @@ void skv__mgr_db_close(skv_manager *m)
         skv__free(m->stmts[i].sql);
     }
     m->n_stmts = 0;
-    if (m->admin.db)    /* owns m->db: closes it with its statements */
-        skv__db_close(m->admin.db);
+    if (m->store)
+        skv__db_close(m->store);
     else if (m->db)
         sqlite3_close_v2(m->db);
-    m->admin.db = NULL;
+    m->store = NULL;
     m->db = NULL;
 }
 

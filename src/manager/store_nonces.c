@@ -14,15 +14,6 @@
 
 #define PRUNE_EVERY_MS 10000
 
-int skv__mgr_nonce_schema(skv_manager *m, skv_error *err)
-{
-    /* Keyed by timestamp first: inserts append, pruning is a range. */
-    return skv__mgr_db_exec(m, "CREATE TABLE IF NOT EXISTS auth_nonces("
-        " ts_ms INTEGER NOT NULL, access_key TEXT NOT NULL,"
-        " nonce BLOB NOT NULL, PRIMARY KEY(ts_ms, access_key, nonce))"
-        " WITHOUT ROWID;", err);
-}
-
 int skv__mgr_nonce_note(skv_manager *m, const skv_auth_block *b,
                         skv_error *err)
 {

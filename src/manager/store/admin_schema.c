@@ -4,14 +4,18 @@
  * given because verification needs them: the database must be owner-only
  * (admin_protect.c).
  *
- * This is the "admin" component's first schema; it moves into the
- * versioned migrations (migrate.h) as version 1 once those exist. The
- * PostgreSQL DDL mirrors it (BYTEA for max_slots, BIGINT for integers, the
- * column "user" quoted).
+ * The "admin" component of the versioned migrations (migrate.h). Step 1
+ * is the schema the admin plane had before migrations were versioned,
+ * written with IF NOT EXISTS, so a database from that time passes through
+ * it unchanged and keeps its rows. A later change is a step appended to
+ * the list. The PostgreSQL DDL (NULL until the engine's owner writes it,
+ * refused loudly there) mirrors this one: BYTEA for max_slots, BIGINT for
+ * the integers, the column "user" quoted.
  * SPDX-License-Identifier: Apache-2.0 */
 #include "admin_sql.h"
+#include "migrate.h"
 
-static const char schema_sqlite[] =
+static const char admin_v1_sqlite[] =
     "CREATE TABLE IF NOT EXISTS domains ("
     " name TEXT PRIMARY KEY, description TEXT,"
     " active INTEGER NOT NULL DEFAULT 1);"
@@ -59,12 +63,14 @@ static const char schema_sqlite[] =
     "CREATE INDEX IF NOT EXISTS user_projects_project"
     " ON user_projects(project);";
 
+static const skv__mgr_migration admin[] = {
+    {1, admin_v1_sqlite, NULL},
+};
+
 int skv__mgr_store_admin_schema(skv__db *db, skv_error *err)
 {
     if (!db)
         return skv__err(err, SKV_EINVAL, "admin schema: no database");
-    if (skv__db_kind_of(db) != SKV__DB_SQLITE)
-        return skv__err(err, SKV_ENOTSUP, "admin schema: no DDL for this "
-                        "engine yet (the admin migrations carry it)");
-    return skv__db_exec(db, schema_sqlite, err);
+    return skv__mgr_store_migrate(db, "admin", admin,
+                                  sizeof admin / sizeof admin[0], err);
 }

@@ -27,9 +27,9 @@
 #define SKV__MGR_STORE_ADMIN_NAME_MAX 128
 
 /* ---- schema, savepoints, the file ---------------------------------- */
-/* CREATE TABLE IF NOT EXISTS for the admin tables (SQLite DDL; inside the
- * caller's transaction). SKV_ENOTSUP on PostgreSQL until its DDL is
- * written there. */
+/* Migrate the "admin" component (migrate.h) to this library's version:
+ * inside the caller's transaction when one is open. SKV_ENOTSUP on
+ * PostgreSQL until its DDL is written. */
 int skv__mgr_store_admin_schema(skv__db *db, skv_error *err);
 /* A savepoint, for a change made inside the caller's transaction. */
 int skv__mgr_store_admin_savepoint(skv__db *db, skv_error *err);

@@ -1,0 +1,104 @@
+/* The store's own components and their migration steps: "core" (agents,
+ * sessions, kernels, allocations, history), "nonces" (the replay window)
+ * and "suspects" (kernels of lost agents). Version 1 of each is the schema
+ * the manager had before migrations were versioned per component, written
+ * with IF NOT EXISTS, so a database from that time (PRAGMA user_version=1,
+ * no schema_version table) passes through step 1 unchanged and keeps its
+ * rows. A later change is a new step appended to its component's list.
+ * The PostgreSQL DDL is filled in by the PostgreSQL engine's owner; until
+ * then skv__mgr_store_migrate refuses PostgreSQL loudly.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "migrate.h"
+#include "schema.h"
+
+static const char core_v1_sqlite[] =
+    "CREATE TABLE IF NOT EXISTS agents("
+    " id TEXT PRIMARY KEY, resource_group TEXT NOT NULL,"
+    " architecture TEXT, address TEXT, status TEXT NOT NULL,"
+    " capacity BLOB, registered_ms INTEGER, last_heartbeat_ms INTEGER);"
+    "CREATE TABLE IF NOT EXISTS agent_devices("
+    " agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,"
+    " idx INTEGER NOT NULL, device_id TEXT NOT NULL, kind TEXT,"
+    " numa_node INTEGER, slots BLOB, model TEXT, bus_id TEXT,"
+    " PRIMARY KEY(agent_id, idx));"
+    "CREATE TABLE IF NOT EXISTS sessions("
+    " seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,"
+    " name TEXT, owner TEXT NOT NULL, domain TEXT NOT NULL,"
+    " project TEXT NOT NULL, resource_group TEXT NOT NULL,"
+    " session_type TEXT NOT NULL, priority INTEGER NOT NULL DEFAULT 0,"
+    " cluster_mode TEXT NOT NULL, cluster_size INTEGER NOT NULL,"
+    " image TEXT NOT NULL, spec BLOB NOT NULL, slots BLOB,"
+    " status TEXT NOT NULL, status_reason TEXT, exit_code INTEGER,"
+    " end_status TEXT, end_reason TEXT,"
+    " created_ms INTEGER NOT NULL, started_ms INTEGER, finished_ms INTEGER,"
+    " client_token TEXT, UNIQUE(owner, client_token));"
+    "CREATE INDEX IF NOT EXISTS sessions_status ON sessions(status);"
+    "CREATE TABLE IF NOT EXISTS kernels("
+    " id TEXT PRIMARY KEY,"
+    " session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+    " idx INTEGER NOT NULL, role TEXT NOT NULL, image TEXT, slots BLOB,"
+    " agent_id TEXT, container_id TEXT, status TEXT NOT NULL,"
+    " exit_code INTEGER, signal INTEGER, oom INTEGER, reason TEXT,"
+    " cpu_usec INTEGER, mem_bytes INTEGER, mem_peak_bytes INTEGER,"
+    " stats_ms INTEGER);"
+    "CREATE INDEX IF NOT EXISTS kernels_agent ON kernels(agent_id, status);"
+    "CREATE INDEX IF NOT EXISTS kernels_session ON kernels(session_id);"
+    "CREATE TABLE IF NOT EXISTS kernel_alloc("
+    " kernel_id TEXT NOT NULL REFERENCES kernels(id) ON DELETE CASCADE,"
+    " device_id TEXT NOT NULL, slot TEXT NOT NULL, amount INTEGER NOT NULL,"
+    " whole INTEGER NOT NULL, PRIMARY KEY(kernel_id, device_id, slot));"
+    "CREATE TABLE IF NOT EXISTS session_history("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+    " status TEXT NOT NULL, ts_ms INTEGER NOT NULL, reason TEXT);"
+    "CREATE INDEX IF NOT EXISTS history_session"
+    " ON session_history(session_id);";
+
+/* Keyed by timestamp first: inserts append, pruning is a range. */
+static const char nonces_v1_sqlite[] =
+    "CREATE TABLE IF NOT EXISTS auth_nonces("
+    " ts_ms INTEGER NOT NULL, access_key TEXT NOT NULL,"
+    " nonce BLOB NOT NULL, PRIMARY KEY(ts_ms, access_key, nonce))"
+    " WITHOUT ROWID;";
+
+static const char suspects_v1_sqlite[] =
+    "CREATE TABLE IF NOT EXISTS kernel_suspects("
+    " kernel_id TEXT PRIMARY KEY,"
+    " session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+    " idx INTEGER NOT NULL, agent_id TEXT NOT NULL, container_id TEXT,"
+    " status TEXT NOT NULL, started_ms INTEGER, lost_ms INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS kernel_suspects_agent"
+    " ON kernel_suspects(agent_id);"
+    "CREATE INDEX IF NOT EXISTS kernel_suspects_session"
+    " ON kernel_suspects(session_id);"
+    "CREATE TABLE IF NOT EXISTS kernel_suspect_alloc("
+    " kernel_id TEXT NOT NULL"
+    "  REFERENCES kernel_suspects(kernel_id) ON DELETE CASCADE,"
+    " device_id TEXT NOT NULL, slot TEXT NOT NULL, amount INTEGER NOT NULL,"
+    " whole INTEGER NOT NULL, PRIMARY KEY(kernel_id, device_id, slot));";
+
+static const skv__mgr_migration core[] = {
+    {1, core_v1_sqlite, NULL},
+};
+
+static const skv__mgr_migration nonces[] = {
+    {1, nonces_v1_sqlite, NULL},
+};
+
+static const skv__mgr_migration suspects[] = {
+    {1, suspects_v1_sqlite, NULL},
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* core first: the others reference its tables. */
+int skv__mgr_store_schema(skv__db *db, skv_error *err)
+{
+    int rc = skv__mgr_store_migrate(db, "core", core, N(core), err);
+    if (!rc)
+        rc = skv__mgr_store_migrate(db, "nonces", nonces, N(nonces), err);
+    if (!rc)
+        rc = skv__mgr_store_migrate(db, "suspects", suspects, N(suspects),
+                                    err);
+    return rc;
+}
