@@ -27,7 +27,7 @@ static int apply(skv__mgr_admin_ctx *ctx, void *arg, skv_error *err)
              : skv__mgr_store_admin_domain_update(ctx->db, d->name,
                                                   d->description, d->active,
                                                   err);
-    /* UPDATE without a list keeps the domain's groups. */
+    /* An update without a list keeps the domain's groups. */
     if (!rc && (c->op == SKV_PROTO_ADMIN_CREATE || d->n_resource_groups))
         rc = skv__mgr_store_admin_domain_set_groups(ctx->db, d->name,
                                                     d->resource_groups,

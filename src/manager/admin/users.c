@@ -69,7 +69,7 @@ static int apply_upsert(skv__mgr_admin_ctx *ctx, uchange *c, skv_error *err)
                     : skv__mgr_store_admin_user_update(ctx->db, u, err);
     if (rc == SKV_EEXIST)
         return skv__err(err, SKV_EEXIST, "user '%s' exists already", u->name);
-    /* UPDATE without a list keeps the user's projects. */
+    /* An update without a list keeps the user's projects. */
     if (!rc && (create || u->n_projects))
         rc = skv__mgr_store_admin_user_set_projects(ctx->db, u->name,
                                                     u->projects,
