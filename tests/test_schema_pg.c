@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "../src/manager/store/admin_store.h"
 #include "../src/manager/store/db.h"
 #include "../src/manager/store/migrate.h"
 #include "../src/manager/store/schema.h"
@@ -118,19 +119,14 @@ static skv__db *pg_open(skv_pg *pg)
     return db;
 }
 
-/* Each component through migrate.h (as the manager runs it), twice: the
+/* Every component through migrate.h as the manager runs it, twice: the
  * second run finds every version recorded and changes nothing. */
 static void migrate_all(skv__db *db)
 {
-    static const skv__mgr_migration admin[] = {
-        {1, "-", skv__mgr_store_admin_v1_pg}};
-    static const skv__mgr_migration net[] = {
-        {1, "-", skv__mgr_store_net_v1_pg}};
     skv_error e = SKV_ERROR_INIT;
     for (int round = 0; round < 2; round++) {
         SKV_CK_OK(skv__mgr_store_schema(db, &e), &e);
-        SKV_CK_OK(skv__mgr_store_migrate(db, "admin", admin, 1, &e), &e);
-        SKV_CK_OK(skv__mgr_store_migrate(db, "net", net, 1, &e), &e);
+        SKV_CK_OK(skv__mgr_store_admin_schema(db, &e), &e);
     }
     const char *comp[] = {"core", "nonces", "suspects", "admin", "net"};
     for (size_t i = 0; i < sizeof comp / sizeof comp[0]; i++) {

@@ -1,20 +1,23 @@
 /* The manager's admin plane: users, keypairs, projects, domains, resource
- * policies and resource groups, kept in SQLite and mirrored into the
- * scheduler (groups, per-owner policies) and the request verifier (keys).
- * The core (sessions, agents) calls only what is declared here.
+ * policies and resource groups, kept in the manager's store (rows and SQL:
+ * src/manager/store/admin_*.c) and mirrored into the scheduler (groups,
+ * per-owner policies) and the request verifier (keys). The core (sessions,
+ * agents) calls only what is declared here.
  * SPDX-License-Identifier: Apache-2.0 */
 #ifndef SKV_MGR_ADMIN_H
 #define SKV_MGR_ADMIN_H
 
-#include <sqlite3.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sokovan/auth.h"
 #include "sokovan/proto.h"
 #include "sokovan/sched.h"
 
+typedef struct skv__db skv__db;    /* store/db.h */
+
 typedef struct skv__mgr_admin_ctx {
-    sqlite3 *db;                    /* borrowed; WAL, owned by the core */
+    skv__db *db;                    /* borrowed; the core's connection */
     skv_sched *sched;               /* borrowed */
     skv_auth_verifier *verifier;    /* borrowed */
     const char *data_dir;           /* key files are written here */
@@ -33,10 +36,6 @@ typedef struct skv__mgr_bootstrap {
     const char *default_selector;   /* "concentrated" */
     const char *bootstrap_agents;   /* "a1,a2" or NULL */
 } skv__mgr_bootstrap;
-
-/* CREATE TABLE IF NOT EXISTS for the admin tables (inside the caller's
- * transaction). */
-int skv__mgr_admin_schema(skv__mgr_admin_ctx *ctx, skv_error *err);
 
 /* First start (no admin yet): the "admin" user (role admin) with a keypair
  * written to data_dir/admin.key (0600, "access_key=...\nsecret_key=...\n"),

@@ -1,5 +1,6 @@
 /* Helpers shared by the admin plane (src/manager/admin/): transactions,
- * statement helpers, name checks, policy/key mirroring.
+ * name checks, policy/key mirroring. Rows come from the store
+ * (store/admin_store.h); nothing here speaks SQL.
  * SPDX-License-Identifier: Apache-2.0 */
 #ifndef SKV_MGR_ADMIN_INT_H
 #define SKV_MGR_ADMIN_INT_H
@@ -8,10 +9,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "../store/admin_store.h"
 #include "admin.h"
 #include "skv_internal.h"
 
-#define SKV__ADM_NAME_MAX 128   /* names: 1..127 bytes */
+#define SKV__ADM_NAME_MAX SKV__MGR_STORE_ADMIN_NAME_MAX /* 1..127 bytes */
 
 /* A transaction, or a savepoint when the caller already holds one. */
 typedef struct skv__mgr_admin_tx {
@@ -26,29 +28,6 @@ int skv__mgr_admin_commit(skv__mgr_admin_ctx *ctx, skv__mgr_admin_tx *tx,
                           skv_error *err);
 void skv__mgr_admin_rollback(skv__mgr_admin_ctx *ctx, skv__mgr_admin_tx *tx);
 
-int skv__mgr_admin_dberr(skv__mgr_admin_ctx *ctx, skv_error *err,
-                         const char *what);
-int skv__mgr_admin_exec(skv__mgr_admin_ctx *ctx, const char *sql,
-                        skv_error *err);
-int skv__mgr_admin_prepare(skv__mgr_admin_ctx *ctx, sqlite3_stmt **st,
-                           const char *sql, skv_error *err);
-/* Step a write statement to completion and finalize it. */
-int skv__mgr_admin_done(skv__mgr_admin_ctx *ctx, sqlite3_stmt *st,
-                        const char *what, skv_error *err);
-/* Run sql with text parameters a and b (either may be NULL = unbound/NULL).
- * Returns 1 when a row came back (its first column copied to buf when buf
- * is not NULL), 0 when none, or a negative error. */
-int skv__mgr_admin_lookup(skv__mgr_admin_ctx *ctx, char *buf, size_t bufsz,
-                          const char *sql, const char *a, const char *b,
-                          skv_error *err);
-/* Run a write statement with up to two text parameters. */
-int skv__mgr_admin_write(skv__mgr_admin_ctx *ctx, const char *sql,
-                         const char *a, const char *b, skv_error *err);
-void skv__mgr_admin_bind(sqlite3_stmt *st, int i, const char *s);
-char *skv__mgr_admin_col_dup(sqlite3_stmt *st, int i);
-/* Duplicate into *dst; SKV_ENOMEM on failure. */
-int skv__mgr_admin_dup(char **dst, const char *src, skv_error *err);
-
 /* Names: 1..127 printable ASCII characters without spaces. what names the
  * kind of object in the message ("user name"). */
 int skv__mgr_admin_name_check(const char *what, const char *name,
@@ -59,12 +38,10 @@ int skv__mgr_admin_opt_name_check(const char *what, const char *name,
 int skv__mgr_admin_email_check(const char *email, skv_error *err);
 int skv__mgr_admin_text_check(const char *what, const char *text,
                               skv_error *err);
-/* 1 when a row named `name` exists in table (a fixed table name). */
-int skv__mgr_admin_exists(skv__mgr_admin_ctx *ctx, const char *table,
-                          const char *name, skv_error *err);
 /* SKV_ENOENT "<what> 'name' does not exist" unless it exists. */
-int skv__mgr_admin_need(skv__mgr_admin_ctx *ctx, const char *table,
-                        const char *what, const char *name, skv_error *err);
+int skv__mgr_admin_need(skv__mgr_admin_ctx *ctx,
+                        skv__mgr_store_admin_table table, const char *what,
+                        const char *name, skv_error *err);
 
 /* Mirror the database (as this connection sees it, uncommitted changes
  * included) into the scheduler's per-owner policies. */
@@ -80,24 +57,15 @@ int skv__mgr_admin_sync_user_keys(skv__mgr_admin_ctx *ctx, const char *user,
 /* Forget access keys listed in keys (n of them); unknown ones are fine. */
 void skv__mgr_admin_forget_keys(skv__mgr_admin_ctx *ctx, char **keys,
                                 size_t n);
-/* Collect the access keys of a user (caller frees each and the array). */
-int skv__mgr_admin_user_keys(skv__mgr_admin_ctx *ctx, char ***keys,
-                             size_t *n, const char *user, skv_error *err);
-void skv__mgr_admin_strv_free(char **v, size_t n);
 
-/* Load a policy row into a scheduler policy; *limit (may stay NULL) is the
- * caller's to free. Returns 1 found, 0 no such policy, negative error. */
-int skv__mgr_admin_policy_get(skv__mgr_admin_ctx *ctx, skv_sched_policy *out,
-                              skv_slots **limit, uint32_t *max_cluster,
-                              uint64_t *max_lifetime, const char *name,
-                              skv_error *err);
 /* The policy that applies to a user: the user's own, else the one of the
  * user's oldest active keypair naming one. buf "" when none. */
 int skv__mgr_admin_user_policy_name(skv__mgr_admin_ctx *ctx, char *buf,
                                     size_t bufsz, const char *user,
                                     skv_error *err);
 
-/* Key pairs (used by bootstrap and by admin.keypair CREATE). */
+/* Store a key pair (bootstrap and admin.keypair CREATE); SKV_EEXIST
+ * naming the key when it is taken. */
 int skv__mgr_admin_key_insert(skv__mgr_admin_ctx *ctx, const char *access_key,
                               const char *secret_key, const char *user,
                               const char *policy, int64_t now_ms,
@@ -106,12 +74,11 @@ int skv__mgr_admin_key_insert(skv__mgr_admin_ctx *ctx, const char *access_key,
 int skv__mgr_admin_keyfile_write(const char *path, const char *access_key,
                                  const char *secret_key, skv_error *err);
 
-/* Resource groups (bootstrap, load, admin.resource_group). */
-int skv__mgr_admin_group_insert(skv__mgr_admin_ctx *ctx, const char *name,
-                                const char *description, const char *scheduler,
-                                const char *selector, const char *lost_policy,
-                                uint64_t pending_timeout_ms,
-                                const char *session_types, skv_error *err);
+/* Store a resource group (bootstrap, admin.resource_group); SKV_EEXIST
+ * naming the group when it is taken. */
+int skv__mgr_admin_group_insert(skv__mgr_admin_ctx *ctx,
+                                const skv__mgr_store_admin_group *g,
+                                skv_error *err);
 int skv__mgr_admin_sched_group_add(skv__mgr_admin_ctx *ctx, const char *name,
                                    const char *scheduler, const char *selector,
                                    skv_error *err);
@@ -156,23 +123,7 @@ int skv__mgr_admin_run(skv__mgr_admin_ctx *ctx, skv__mgr_admin_apply_fn apply,
 /* SKV_EINVAL unless op is CREATE, UPDATE, DELETE or LIST. */
 int skv__mgr_admin_op_check(uint32_t op, const char *what, skv_error *err);
 
-/* Append the objects matching a name (NULL: any) to a reply. */
-int skv__mgr_admin_read_users(skv__mgr_admin_ctx *ctx,
-                              skv_proto_admin_user_reply *rp, const char *name,
-                              const char *domain, skv_error *err);
-int skv__mgr_admin_read_keys(skv__mgr_admin_ctx *ctx,
-                             skv_proto_admin_keypair_reply *rp,
-                             const char *access_key, const char *user,
-                             skv_error *err);
-int skv__mgr_admin_read_groups(skv__mgr_admin_ctx *ctx,
-                               skv_proto_admin_resource_group_reply *rp,
-                               const char *name, skv_error *err);
-
-/* Grow a reply array by one zeroed element; returns it or NULL (ENOMEM). */
-void *skv__mgr_admin_grow(void **arr, size_t *n, size_t elem);
-/* Split "a,b,c" into a string vector / join one into "a,b,c". */
-int skv__mgr_admin_split(char ***out, size_t *n, const char *csv,
-                         skv_error *err);
+/* Join a string vector into "a,b,c" (store/admin_store.h splits). */
 char *skv__mgr_admin_join(char *const *v, size_t n);
 
 #endif /* SKV_MGR_ADMIN_INT_H */

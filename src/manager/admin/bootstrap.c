@@ -22,15 +22,8 @@ typedef struct boot {
 static int add_user(boot *bt, const char *name, const char *role,
                     skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_admin_prepare(bt->ctx, &st,
-        "INSERT INTO users (name, role, domain, description, active)"
-        " VALUES (?1, ?2, 'default', 'created at first start', 1)", err);
-    if (rc)
-        return rc;
-    skv__mgr_admin_bind(st, 1, name);
-    skv__mgr_admin_bind(st, 2, role);
-    return skv__mgr_admin_done(bt->ctx, st, "insert user", err);
+    return skv__mgr_store_admin_user_add(bt->ctx->db, name, role,
+                                         "created at first start", err);
 }
 
 static int write_key(boot *bt, const char *path, const char *ak,
@@ -67,18 +60,18 @@ static int new_key(boot *bt, const char *user, const char *path,
 
 static int boot_admin(boot *bt, skv_error *err)
 {
-    int rc = skv__mgr_admin_lookup(bt->ctx, NULL, 0,
-        "SELECT 1 FROM users WHERE role='admin'", NULL, NULL, err);
+    int rc = skv__mgr_store_admin_user_any_admin(bt->ctx->db, err);
     if (rc)
         return rc < 0 ? rc : 0;   /* not the first start */
-    rc = skv__mgr_admin_exists(bt->ctx, "users", "admin", err);
+    rc = skv__mgr_store_admin_exists(bt->ctx->db, SKV__MGR_STORE_ADMIN_USERS,
+                                     "admin", err);
     if (rc > 0)
         return skv__err(err, SKV_EEXIST, "bootstrap: user 'admin' exists "
                         "without the admin role and no admin is left");
     if (!rc)
-        rc = skv__mgr_admin_exec(bt->ctx, "INSERT OR IGNORE INTO projects"
-            " (name, domain, description, active) VALUES ('default',"
-            " 'default', 'default project', 1)", err);
+        rc = skv__mgr_store_admin_project_ensure(bt->ctx->db, "default",
+                                                 "default", "default project",
+                                                 err);
     if (!rc)
         rc = add_user(bt, "admin", "admin", err);
     char *path = rc ? NULL : skv__asprintf("%s/admin.key",
@@ -96,17 +89,19 @@ static int boot_group(boot *bt, const skv__mgr_bootstrap *b, skv_error *err)
     const char *g = b->default_group ? b->default_group : "default";
     int rc = skv__mgr_admin_name_check("default resource group", g, err);
     if (!rc)
-        rc = skv__mgr_admin_exists(bt->ctx, "resource_groups", g, err);
+        rc = skv__mgr_store_admin_exists(bt->ctx->db,
+                                         SKV__MGR_STORE_ADMIN_GROUPS, g, err);
     if (rc)
         return rc < 0 ? rc : 0;
-    rc = skv__mgr_admin_group_insert(bt->ctx, g, "default resource group",
+    skv__mgr_store_admin_group row = {
+        g, "default resource group",
         b->default_scheduler ? b->default_scheduler : "fifo",
         b->default_selector ? b->default_selector : "concentrated",
-        "requeue", 0, "", err);
+        "requeue", 0, "", true};
+    rc = skv__mgr_admin_group_insert(bt->ctx, &row, err);
     if (!rc)
-        rc = skv__mgr_admin_write(bt->ctx, "INSERT OR IGNORE INTO"
-            " domain_groups (domain, resource_group) VALUES ('default', ?1)",
-            g, NULL, err);
+        rc = skv__mgr_store_admin_domain_add_group(bt->ctx->db, "default", g,
+                                                   err);
     return rc;
 }
 
@@ -120,28 +115,29 @@ static int agent_id_check(const char *id, skv_error *err)
     return rc;
 }
 
-/* Write the agent's existing key to its file when the file is missing. */
+/* Write the agent's existing key to its file when the file is missing;
+ * 1 when the agent has no active key (make one). */
 static int rewrite_key(boot *bt, const char *id, const char *path,
                        skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_admin_prepare(bt->ctx, &st,
-        "SELECT access_key, secret_key FROM keypairs WHERE user=?1 AND"
-        " active=1 ORDER BY created_ms, access_key LIMIT 1", err);
-    if (rc)
-        return rc;
-    skv__mgr_admin_bind(st, 1, id);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW && access(path, F_OK) == 0)
-        rc = 0;
-    else if (s == SQLITE_ROW)
-        rc = write_key(bt, path, (const char *)sqlite3_column_text(st, 0),
-                       (const char *)sqlite3_column_text(st, 1), err);
-    else if (s == SQLITE_DONE)
-        rc = 1;    /* no active key: make one */
-    else
-        rc = skv__mgr_admin_dberr(bt->ctx, err, "read agent key");
-    sqlite3_finalize(st);
+    char ak[SKV_AUTH_ACCESS_KEY_MAX], sk[SKV_AUTH_SECRET_KEY_MAX];
+    int rc = skv__mgr_store_admin_key_first(bt->ctx->db, id, ak, sizeof ak,
+                                            sk, sizeof sk, err);
+    if (rc == 0)
+        rc = 1;
+    else if (rc > 0)
+        rc = access(path, F_OK) == 0 ? 0 : write_key(bt, path, ak, sk, err);
+    skv_auth_wipe(sk, sizeof sk);
+    return rc;
+}
+
+static int user_role(boot *bt, const char *name, char *role, size_t sz,
+                     skv_error *err)
+{
+    skv__mgr_store_admin_user_row row;
+    int rc = skv__mgr_store_admin_user_get(bt->ctx->db, name, &row, err);
+    if (rc > 0)
+        snprintf(role, sz, "%s", row.role);
     return rc;
 }
 
@@ -150,8 +146,7 @@ static int boot_agent(boot *bt, const char *id, skv_error *err)
     char role[16] = "";
     int rc = agent_id_check(id, err);
     if (!rc)
-        rc = skv__mgr_admin_lookup(bt->ctx, role, sizeof role,
-            "SELECT role FROM users WHERE name=?1", id, NULL, err);
+        rc = user_role(bt, id, role, sizeof role, err);
     if (rc > 0 && strcmp(role, "agent") != 0)
         return skv__err(err, SKV_EEXIST, "bootstrap agent '%s': a user of "
                         "role '%s' has that name", id, role);
@@ -185,18 +180,17 @@ static int boot_agents(boot *bt, const char *list, skv_error *err)
     char **ids = NULL;
     size_t n = 0;
     if (!rc)
-        rc = skv__mgr_admin_split(&ids, &n, list, err);
+        rc = skv__mgr_store_admin_split(&ids, &n, list, err);
     for (size_t i = 0; !rc && i < n; i++)
         rc = boot_agent(bt, ids[i], err);
-    skv__mgr_admin_strv_free(ids, n);
+    skv__mgr_store_admin_strv_free(ids, n);
     return rc;
 }
 
 static int boot_rows(boot *bt, const skv__mgr_bootstrap *b, skv_error *err)
 {
-    int rc = skv__mgr_admin_exec(bt->ctx, "INSERT OR IGNORE INTO domains"
-        " (name, description, active) VALUES ('default', 'default domain',"
-        " 1)", err);
+    int rc = skv__mgr_store_admin_domain_ensure(bt->ctx->db, "default",
+                                                "default domain", err);
     if (!rc)
         rc = boot_admin(bt, err);
     if (!rc)
@@ -204,22 +198,6 @@ static int boot_rows(boot *bt, const skv__mgr_bootstrap *b, skv_error *err)
     if (!rc)
         rc = boot_agents(bt, b->bootstrap_agents, err);
     return rc;
-}
-
-/* The database holds secret keys: owner-only, with its WAL companions. */
-static void protect_db(skv__mgr_admin_ctx *ctx)
-{
-    const char *db = sqlite3_db_filename(ctx->db, "main");
-    if (!db || !db[0])
-        return;    /* in-memory or temporary database */
-    static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
-        char *p = skv__asprintf("%s%s", db, sfx[i]);
-        if (p && chmod(p, 0600) < 0 && errno != ENOENT)
-            skv__log(SKV_LOG_WARN, "manager", "cannot make %s owner-only: "
-                     "%s", p, strerror(errno));
-        skv__free(p);
-    }
 }
 
 int skv__mgr_admin_bootstrap(skv__mgr_admin_ctx *ctx,
@@ -232,7 +210,7 @@ int skv__mgr_admin_bootstrap(skv__mgr_admin_ctx *ctx,
     memset(&bt, 0, sizeof bt);
     bt.ctx = ctx;
     bt.now_ms = now_ms;
-    protect_db(ctx);
+    skv__mgr_store_admin_protect(ctx->db);   /* it holds secret keys */
     skv__mgr_admin_tx tx;
     int rc = skv__mgr_admin_begin(ctx, &tx, err);
     if (!rc)

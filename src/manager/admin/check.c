@@ -57,45 +57,6 @@ int skv__mgr_admin_text_check(const char *what, const char *text,
     return 0;
 }
 
-void *skv__mgr_admin_grow(void **arr, size_t *n, size_t elem)
-{
-    char *p = skv__reallocarray(*arr, *n + 1, elem);
-    if (!p)
-        return NULL;
-    *arr = p;
-    memset(p + *n * elem, 0, elem);
-    return p + (*n)++ * elem;
-}
-
-void skv__mgr_admin_strv_free(char **v, size_t n)
-{
-    for (size_t i = 0; v && i < n; i++)
-        skv__free(v[i]);
-    skv__free(v);
-}
-
-int skv__mgr_admin_split(char ***out, size_t *n, const char *csv,
-                         skv_error *err)
-{
-    *out = NULL;
-    *n = 0;
-    for (const char *s = csv; s && *s;) {
-        const char *e = strchr(s, ',');
-        size_t len = e ? (size_t)(e - s) : strlen(s);
-        char **slot = skv__mgr_admin_grow((void **)out, n, sizeof(char *));
-        if (!slot || !(*slot = skv__strndup(s, len))) {
-            if (slot)
-                (*n)--;
-            skv__mgr_admin_strv_free(*out, *n);
-            *out = NULL;
-            *n = 0;
-            return skv__err(err, SKV_ENOMEM, "admin: out of memory");
-        }
-        s = e ? e + 1 : s + len;
-    }
-    return 0;
-}
-
 char *skv__mgr_admin_join(char *const *v, size_t n)
 {
     size_t len = 1;

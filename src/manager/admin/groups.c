@@ -24,27 +24,12 @@ static int write_group(skv__mgr_admin_ctx *ctx, const gchange *c,
                        skv_error *err)
 {
     const skv_proto_resource_group *g = c->g;
-    if (c->op == SKV_PROTO_ADMIN_CREATE)
-        return skv__mgr_admin_group_insert(ctx, g->name, g->description,
-            c->new_sched, c->new_sel, g->lost_batch_policy,
-            g->pending_timeout_ms, c->types, err);
-    sqlite3_stmt *st;
-    int rc = skv__mgr_admin_prepare(ctx, &st, "UPDATE resource_groups SET"
-        " description=coalesce(?2, description), scheduler=?3, selector=?8,"
-        " lost_batch_policy=coalesce(?4, lost_batch_policy),"
-        " pending_timeout_ms=?5, session_types=coalesce(?6, session_types),"
-        " active=?7 WHERE name=?1", err);
-    if (rc)
-        return rc;
-    skv__mgr_admin_bind(st, 1, g->name);
-    skv__mgr_admin_bind(st, 2, g->description);
-    skv__mgr_admin_bind(st, 3, c->new_sched);
-    skv__mgr_admin_bind(st, 4, g->lost_batch_policy);
-    sqlite3_bind_int64(st, 5, (int64_t)g->pending_timeout_ms);
-    skv__mgr_admin_bind(st, 6, c->types);
-    sqlite3_bind_int(st, 7, g->active ? 1 : 0);
-    skv__mgr_admin_bind(st, 8, c->new_sel);
-    return skv__mgr_admin_done(ctx, st, "update resource group", err);
+    skv__mgr_store_admin_group row = {
+        g->name, g->description, c->new_sched, c->new_sel,
+        g->lost_batch_policy, g->pending_timeout_ms, c->types, g->active};
+    return c->op == SKV_PROTO_ADMIN_CREATE
+               ? skv__mgr_admin_group_insert(ctx, &row, err)
+               : skv__mgr_store_admin_group_update(ctx->db, &row, err);
 }
 
 static int apply(skv__mgr_admin_ctx *ctx, void *arg, skv_error *err)
@@ -53,15 +38,11 @@ static int apply(skv__mgr_admin_ctx *ctx, void *arg, skv_error *err)
     const char *n = c->g->name;
     int rc;
     if (c->op == SKV_PROTO_ADMIN_DELETE) {
-        rc = skv__mgr_admin_read_groups(ctx, c->rp, n, err);
-        if (!rc)
-            rc = skv__mgr_admin_write(ctx, "DELETE FROM domain_groups WHERE"
-                                      " resource_group=?1", n, NULL, err);
-        return rc ? rc : skv__mgr_admin_write(ctx, "DELETE FROM"
-            " resource_groups WHERE name=?1", n, NULL, err);
+        rc = skv__mgr_store_admin_group_read(ctx->db, c->rp, n, err);
+        return rc ? rc : skv__mgr_store_admin_group_delete(ctx->db, n, err);
     }
     rc = write_group(ctx, c, err);
-    return rc ? rc : skv__mgr_admin_read_groups(ctx, c->rp, n, err);
+    return rc ? rc : skv__mgr_store_admin_group_read(ctx->db, c->rp, n, err);
 }
 
 static int busy(int rc, const char *name, const char *what, skv_error *err)
@@ -134,27 +115,17 @@ static int check_fields(const skv_proto_resource_group *g, skv_error *err)
     return rc;
 }
 
+/* The stored scheduler and selector: 1 when the group exists. */
 static int old_row(skv__mgr_admin_ctx *ctx, gchange *c, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_admin_prepare(ctx, &st, "SELECT scheduler, selector"
-                                    " FROM resource_groups WHERE name=?1", err);
-    if (rc)
-        return rc;
-    skv__mgr_admin_bind(st, 1, c->g->name);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW) {
-        const unsigned char *a = sqlite3_column_text(st, 0);
-        const unsigned char *b = sqlite3_column_text(st, 1);
-        snprintf(c->old_sched, sizeof c->old_sched, "%s",
-                 a ? (const char *)a : "fifo");
-        snprintf(c->old_sel, sizeof c->old_sel, "%s",
-                 b ? (const char *)b : DEFAULT_SELECTOR);
-        rc = 1;
-    } else if (s != SQLITE_DONE) {
-        rc = skv__mgr_admin_dberr(ctx, err, "read resource group");
-    }
-    sqlite3_finalize(st);
+    int rc = skv__mgr_store_admin_group_sched(ctx->db, c->g->name,
+                                              c->old_sched,
+                                              sizeof c->old_sched, c->old_sel,
+                                              sizeof c->old_sel, err);
+    if (rc > 0 && !c->old_sched[0])
+        snprintf(c->old_sched, sizeof c->old_sched, "fifo");
+    if (rc > 0 && !c->old_sel[0])
+        snprintf(c->old_sel, sizeof c->old_sel, "%s", DEFAULT_SELECTOR);
     return rc;
 }
 
@@ -197,7 +168,8 @@ int skv__mgr_admin_on_group(skv__mgr_admin_ctx *ctx,
     if (rc)
         return rc;
     if (rq->op == SKV_PROTO_ADMIN_LIST) {
-        rc = skv__mgr_admin_read_groups(ctx, rp, rq->group.name, err);
+        rc = skv__mgr_store_admin_group_read(ctx->db, rp, rq->group.name,
+                                             err);
     } else {
         gchange c;
         memset(&c, 0, sizeof c);

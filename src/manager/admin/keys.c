@@ -20,30 +20,19 @@ static int apply(skv__mgr_admin_ctx *ctx, void *arg, skv_error *err)
 {
     kchange *c = arg;
     const skv_proto_keypair *k = c->k;
-    int rc = 0;
+    int rc;
     if (c->op == SKV_PROTO_ADMIN_DELETE) {
-        rc = skv__mgr_admin_read_keys(ctx, c->rp, c->ak, NULL, err);
-        return rc ? rc : skv__mgr_admin_write(ctx, "DELETE FROM keypairs"
-                                              " WHERE access_key=?1", c->ak,
-                                              NULL, err);
+        rc = skv__mgr_store_admin_key_read(ctx->db, c->rp, c->ak, NULL, err);
+        return rc ? rc : skv__mgr_store_admin_key_delete(ctx->db, c->ak, err);
     }
-    if (c->op == SKV_PROTO_ADMIN_CREATE) {
-        rc = skv__mgr_admin_key_insert(ctx, c->ak, c->sk, c->user,
-                                       k->resource_policy, c->now_ms, err);
-    } else {
-        sqlite3_stmt *st;
-        rc = skv__mgr_admin_prepare(ctx, &st, "UPDATE keypairs SET"
-            " resource_policy=CASE WHEN ?2 IS NULL THEN resource_policy"
-            " ELSE nullif(?2, '') END, active=?3 WHERE access_key=?1", err);
-        if (rc)
-            return rc;
-        skv__mgr_admin_bind(st, 1, c->ak);
-        skv__mgr_admin_bind(st, 2, k->resource_policy);
-        sqlite3_bind_int(st, 3, k->active ? 1 : 0);
-        rc = skv__mgr_admin_done(ctx, st, "update key pair", err);
-    }
+    rc = c->op == SKV_PROTO_ADMIN_CREATE
+             ? skv__mgr_admin_key_insert(ctx, c->ak, c->sk, c->user,
+                                         k->resource_policy, c->now_ms, err)
+             : skv__mgr_store_admin_key_update(ctx->db, c->ak,
+                                               k->resource_policy, k->active,
+                                               err);
     if (!rc)
-        rc = skv__mgr_admin_read_keys(ctx, c->rp, c->ak, NULL, err);
+        rc = skv__mgr_store_admin_key_read(ctx->db, c->rp, c->ak, NULL, err);
     if (!rc && c->op == SKV_PROTO_ADMIN_CREATE && c->rp->n_keypairs == 1 &&
         !(c->rp->keypairs[0].secret_key = skv__strdup(c->sk)))
         rc = skv__err(err, SKV_ENOMEM, "admin: out of memory");
@@ -74,7 +63,8 @@ static int new_key(skv__mgr_admin_ctx *ctx, kchange *c, skv_error *err)
     const skv_proto_keypair *k = c->k;
     int rc = skv__mgr_admin_name_check("key pair user", k->user, err);
     if (!rc)
-        rc = skv__mgr_admin_need(ctx, "users", "user", k->user, err);
+        rc = skv__mgr_admin_need(ctx, SKV__MGR_STORE_ADMIN_USERS, "user",
+                                 k->user, err);
     if (rc)
         return rc;
     snprintf(c->user, sizeof c->user, "%s", k->user);
@@ -91,8 +81,7 @@ static int new_key(skv__mgr_admin_ctx *ctx, kchange *c, skv_error *err)
         return rc;
     snprintf(c->ak, sizeof c->ak, "%s", k->access_key);
     snprintf(c->sk, sizeof c->sk, "%s", k->secret_key);
-    rc = skv__mgr_admin_lookup(ctx, NULL, 0, "SELECT 1 FROM keypairs WHERE"
-                               " access_key=?1", c->ak, NULL, err);
+    rc = skv__mgr_store_admin_key_owner(ctx->db, c->ak, NULL, 0, err);
     return rc > 0 ? skv__err(err, SKV_EEXIST, "access key '%s' exists "
                              "already", c->ak) : rc;
 }
@@ -104,9 +93,8 @@ static int self_check(skv__mgr_admin_ctx *ctx, const skv_auth_principal *p,
     bool removes = c->op == SKV_PROTO_ADMIN_DELETE || !c->k->active;
     if (!removes || strcmp(p->user, c->user) != 0)
         return 0;
-    int rc = skv__mgr_admin_lookup(ctx, NULL, 0, "SELECT 1 FROM keypairs"
-        " WHERE user=?1 AND active=1 AND access_key<>?2", c->user, c->ak,
-        err);
+    int rc = skv__mgr_store_admin_key_other_active(ctx->db, c->user, c->ak,
+                                                   err);
     if (rc == 0)
         return skv__err(err, SKV_EPERM, "key '%s' is the last active key of "
                         "'%s' (the caller): create another first", c->ak,
@@ -122,8 +110,8 @@ static int old_key(skv__mgr_admin_ctx *ctx, const skv_auth_principal *p,
     if (rc)
         return rc;
     snprintf(c->ak, sizeof c->ak, "%s", k->access_key);
-    rc = skv__mgr_admin_lookup(ctx, c->user, sizeof c->user, "SELECT user"
-        " FROM keypairs WHERE access_key=?1", c->ak, NULL, err);
+    rc = skv__mgr_store_admin_key_owner(ctx->db, c->ak, c->user,
+                                        sizeof c->user, err);
     if (rc == 0)
         return skv__err(err, SKV_ENOENT, "access key '%s' does not exist",
                         c->ak);
@@ -142,7 +130,7 @@ static int prepare(skv__mgr_admin_ctx *ctx, const skv_auth_principal *p,
 {
     const char *pol = c->k->resource_policy;
     if (c->op != SKV_PROTO_ADMIN_DELETE && pol && pol[0]) {
-        int rc = skv__mgr_admin_need(ctx, "resource_policies",
+        int rc = skv__mgr_admin_need(ctx, SKV__MGR_STORE_ADMIN_POLICIES,
                                      "resource policy", pol, err);
         if (rc)
             return rc;
@@ -161,8 +149,8 @@ int skv__mgr_admin_on_keypair(skv__mgr_admin_ctx *ctx,
     if (rc)
         return rc;
     if (rq->op == SKV_PROTO_ADMIN_LIST) {
-        rc = skv__mgr_admin_read_keys(ctx, rp, rq->keypair.access_key,
-                                      rq->keypair.user, err);
+        rc = skv__mgr_store_admin_key_read(ctx->db, rp, rq->keypair.access_key,
+                                           rq->keypair.user, err);
     } else {
         kchange *c = skv__calloc(1, sizeof *c);
         if (!c)

@@ -3,48 +3,25 @@
  * restored from the database may still live there; `active` only stops
  * new submissions) and every user and project policy.
  * SPDX-License-Identifier: Apache-2.0 */
-#include <string.h>
-
 #include "admin_int.h"
 
 static int load_keys(skv__mgr_admin_ctx *ctx, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_admin_prepare(ctx, &st,
-        "SELECT DISTINCT user FROM keypairs ORDER BY user", err);
-    if (rc)
-        return rc;
-    int s;
-    while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW)
-        rc = skv__mgr_admin_sync_user_keys(
-            ctx, (const char *)sqlite3_column_text(st, 0), false, err);
-    if (!rc && s != SQLITE_DONE)
-        rc = skv__mgr_admin_dberr(ctx, err, "list key pairs");
-    sqlite3_finalize(st);
+    char **users;
+    size_t n;
+    int rc = skv__mgr_store_admin_key_users(ctx->db, &users, &n, err);
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = skv__mgr_admin_sync_user_keys(ctx, users[i], false, err);
+    skv__mgr_store_admin_strv_free(users, n);
     return rc;
 }
 
-static int load_groups(skv__mgr_admin_ctx *ctx, skv_error *err)
+static int add_group(void *arg, const char *name, const char *scheduler,
+                     const char *selector, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_admin_prepare(ctx, &st,
-        "SELECT name, scheduler, selector FROM resource_groups ORDER BY name",
-        err);
-    if (rc)
-        return rc;
-    int s;
-    while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
-        rc = skv__mgr_admin_sched_group_add(ctx,
-            (const char *)sqlite3_column_text(st, 0),
-            (const char *)sqlite3_column_text(st, 1),
-            (const char *)sqlite3_column_text(st, 2), err);
-        if (rc == SKV_EEXIST)   /* loaded before: nothing to do */
-            rc = 0;
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = skv__mgr_admin_dberr(ctx, err, "list resource groups");
-    sqlite3_finalize(st);
-    return rc;
+    int rc = skv__mgr_admin_sched_group_add(arg, name, scheduler, selector,
+                                            err);
+    return rc == SKV_EEXIST ? 0 : rc;   /* loaded before: nothing to do */
 }
 
 int skv__mgr_admin_load(skv__mgr_admin_ctx *ctx, skv_error *err)
@@ -53,7 +30,7 @@ int skv__mgr_admin_load(skv__mgr_admin_ctx *ctx, skv_error *err)
         return skv__err(err, SKV_EINVAL, "admin load: missing context");
     int rc = load_keys(ctx, err);
     if (!rc)
-        rc = load_groups(ctx, err);
+        rc = skv__mgr_store_admin_group_each(ctx->db, add_group, ctx, err);
     if (!rc)
         rc = skv__mgr_admin_sync_all_policies(ctx, err);
     if (!rc)

@@ -18,28 +18,17 @@ int skv__mgr_admin_user(skv__mgr_admin_ctx *ctx, skv__mgr_user_info *out,
     int rc = check_args(ctx, out, user, "user", err);
     if (rc)
         return rc;
-    sqlite3_stmt *st;
-    rc = skv__mgr_admin_prepare(ctx, &st, "SELECT domain, role, active FROM"
-                                " users WHERE name=?1", err);
-    if (rc)
+    skv__mgr_store_admin_user_row row;
+    rc = skv__mgr_store_admin_user_get(ctx->db, user, &row, err);
+    if (rc == 0)
+        return skv__err(err, SKV_ENOENT, "user '%s' does not exist", user);
+    if (rc < 0)
         return rc;
-    skv__mgr_admin_bind(st, 1, user);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW) {
-        memset(out, 0, sizeof *out);
-        const unsigned char *d = sqlite3_column_text(st, 0);
-        const unsigned char *r = sqlite3_column_text(st, 1);
-        snprintf(out->domain, sizeof out->domain, "%s", d ? (const char *)d
-                                                          : "");
-        snprintf(out->role, sizeof out->role, "%s", r ? (const char *)r : "");
-        out->active = sqlite3_column_int(st, 2) != 0;
-    } else if (s == SQLITE_DONE) {
-        rc = skv__err(err, SKV_ENOENT, "user '%s' does not exist", user);
-    } else {
-        rc = skv__mgr_admin_dberr(ctx, err, "read user");
-    }
-    sqlite3_finalize(st);
-    return rc;
+    memset(out, 0, sizeof *out);
+    snprintf(out->domain, sizeof out->domain, "%s", row.domain);
+    snprintf(out->role, sizeof out->role, "%s", row.role);
+    out->active = row.active;
+    return 0;
 }
 
 /* The user, which must be active. */
@@ -61,21 +50,18 @@ int skv__mgr_admin_user_in_project(skv__mgr_admin_ctx *ctx, const char *user,
         rc = active_user(ctx, &u, user, err);
     if (rc)
         return rc;
-    char active[8] = "";
-    rc = skv__mgr_admin_lookup(ctx, active, sizeof active,
-        "SELECT active FROM projects WHERE name=?1", project, NULL, err);
+    bool active;
+    rc = skv__mgr_store_admin_project_active(ctx->db, project, &active, err);
     if (rc <= 0)
         return rc < 0 ? rc : skv__err(err, SKV_ENOENT, "project '%s' does "
                                       "not exist", project);
-    if (strcmp(active, "0") == 0)
+    if (!active)
         return skv__err(err, SKV_EPERM, "project '%s' is deactivated",
                         project);
     /* The default project is open to every user. */
     if (strcmp(project, "default") == 0)
         return 0;
-    rc = skv__mgr_admin_lookup(ctx, NULL, 0, "SELECT 1 FROM user_projects"
-                               " WHERE user=?1 AND project=?2", user, project,
-                               err);
+    rc = skv__mgr_store_admin_user_member(ctx->db, user, project, err);
     if (rc < 0)
         return rc;
     return rc ? 0 : skv__err(err, SKV_EPERM, "user '%s' is not a member of "

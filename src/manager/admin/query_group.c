@@ -23,25 +23,12 @@ static bool csv_has(const char *csv, const char *item)
 static int group_row(skv__mgr_admin_ctx *ctx, bool *active, char *types,
                      size_t tsz, const char *group, skv_error *err)
 {
-    sqlite3_stmt *st;
-    int rc = skv__mgr_admin_prepare(ctx, &st, "SELECT active, session_types"
-                                    " FROM resource_groups WHERE name=?1", err);
-    if (rc)
-        return rc;
-    skv__mgr_admin_bind(st, 1, group);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW) {
-        *active = sqlite3_column_int(st, 0) != 0;
-        const unsigned char *t = sqlite3_column_text(st, 1);
-        snprintf(types, tsz, "%s", t ? (const char *)t : "");
-    } else if (s == SQLITE_DONE) {
-        rc = skv__err(err, SKV_ENOENT, "resource group '%s' does not exist",
-                      group);
-    } else {
-        rc = skv__mgr_admin_dberr(ctx, err, "read resource group");
-    }
-    sqlite3_finalize(st);
-    return rc;
+    int rc = skv__mgr_store_admin_group_admits(ctx->db, group, active, types,
+                                               tsz, err);
+    if (rc == 0)
+        return skv__err(err, SKV_ENOENT, "resource group '%s' does not "
+                        "exist", group);
+    return rc < 0 ? rc : 0;
 }
 
 int skv__mgr_admin_group_allows(skv__mgr_admin_ctx *ctx, const char *user,
@@ -63,16 +50,14 @@ int skv__mgr_admin_group_allows(skv__mgr_admin_ctx *ctx, const char *user,
     if (!active)
         return skv__err(err, SKV_EPERM, "resource group '%s' is deactivated",
                         group);
-    char dactive[8] = "";
-    rc = skv__mgr_admin_lookup(ctx, dactive, sizeof dactive,
-        "SELECT active FROM domains WHERE name=?1", u.domain, NULL, err);
+    bool dactive;
+    rc = skv__mgr_store_admin_domain_active(ctx->db, u.domain, &dactive, err);
     if (rc < 0)
         return rc;
-    if (rc == 0 || strcmp(dactive, "0") == 0)
+    if (rc == 0 || !dactive)
         return skv__err(err, SKV_EPERM, "domain '%s' of user '%s' is %s",
                         u.domain, user, rc ? "deactivated" : "missing");
-    rc = skv__mgr_admin_lookup(ctx, NULL, 0, "SELECT 1 FROM domain_groups"
-        " WHERE domain=?1 AND resource_group=?2", u.domain, group, err);
+    rc = skv__mgr_store_admin_domain_has_group(ctx->db, u.domain, group, err);
     if (rc == 0)
         return skv__err(err, SKV_EPERM, "domain '%s' (user '%s') may not use "
                         "resource group '%s'", u.domain, user, group);
@@ -90,28 +75,21 @@ int skv__mgr_admin_group(skv__mgr_admin_ctx *ctx, skv__mgr_group_info *out,
 {
     if (!ctx || !ctx->db || !out || !group)
         return skv__err(err, SKV_EINVAL, "admin group: NULL argument");
-    sqlite3_stmt *st;
-    int rc = skv__mgr_admin_prepare(ctx, &st, "SELECT lost_batch_policy,"
-        " pending_timeout_ms FROM resource_groups WHERE name=?1", err);
-    if (rc)
+    skv__mgr_group_info gi;
+    memset(&gi, 0, sizeof gi);
+    int rc = skv__mgr_store_admin_group_info(ctx->db, group,
+        gi.lost_batch_policy, sizeof gi.lost_batch_policy,
+        &gi.pending_timeout_ms, err);
+    if (rc == 0)
+        return skv__err(err, SKV_ENOENT, "resource group '%s' does not "
+                        "exist", group);
+    if (rc < 0)
         return rc;
-    skv__mgr_admin_bind(st, 1, group);
-    int s = sqlite3_step(st);
-    if (s == SQLITE_ROW) {
-        memset(out, 0, sizeof *out);
-        const unsigned char *p = sqlite3_column_text(st, 0);
-        snprintf(out->lost_batch_policy, sizeof out->lost_batch_policy, "%s",
-                 p ? (const char *)p : "requeue");
-        int64_t t = sqlite3_column_int64(st, 1);
-        out->pending_timeout_ms = t > 0 ? (uint64_t)t : 0;
-    } else if (s == SQLITE_DONE) {
-        rc = skv__err(err, SKV_ENOENT, "resource group '%s' does not exist",
-                      group);
-    } else {
-        rc = skv__mgr_admin_dberr(ctx, err, "read resource group");
-    }
-    sqlite3_finalize(st);
-    return rc;
+    if (!gi.lost_batch_policy[0])
+        snprintf(gi.lost_batch_policy, sizeof gi.lost_batch_policy,
+                 "requeue");
+    *out = gi;
+    return 0;
 }
 
 int skv__mgr_admin_user_limits(skv__mgr_admin_ctx *ctx,
@@ -121,16 +99,19 @@ int skv__mgr_admin_user_limits(skv__mgr_admin_ctx *ctx,
     if (!ctx || !ctx->db || !out || !user)
         return skv__err(err, SKV_EINVAL, "admin user_limits: NULL argument");
     memset(out, 0, sizeof *out);
-    int rc = skv__mgr_admin_need(ctx, "users", "user", user, err);
+    int rc = skv__mgr_admin_need(ctx, SKV__MGR_STORE_ADMIN_USERS, "user",
+                                 user, err);
     char pol[SKV__ADM_NAME_MAX];
     if (!rc)
         rc = skv__mgr_admin_user_policy_name(ctx, pol, sizeof pol, user, err);
     if (rc || !pol[0])
         return rc;
-    skv_sched_policy sp;
-    skv_slots *limit = NULL;
-    rc = skv__mgr_admin_policy_get(ctx, &sp, &limit, &out->max_cluster_size,
-                                   &out->max_session_lifetime_ms, pol, err);
-    skv_slots_free(limit);
+    skv__mgr_store_admin_limits l;
+    rc = skv__mgr_store_admin_policy_get(ctx->db, pol, &l, err);
+    skv_slots_free(l.max_slots);
+    if (rc > 0) {
+        out->max_cluster_size = l.max_cluster_size;
+        out->max_session_lifetime_ms = l.max_session_lifetime_ms;
+    }
     return rc < 0 ? rc : 0;
 }

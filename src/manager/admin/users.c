@@ -23,8 +23,8 @@ static int check_projects(skv__mgr_admin_ctx *ctx, const skv_proto_user *u,
         char pd[SKV__ADM_NAME_MAX];
         int rc = skv__mgr_admin_name_check("project", u->projects[i], err);
         if (!rc)
-            rc = skv__mgr_admin_lookup(ctx, pd, sizeof pd, "SELECT domain"
-                " FROM projects WHERE name=?1", u->projects[i], NULL, err);
+            rc = skv__mgr_store_admin_project_domain(ctx->db, u->projects[i],
+                                                     pd, sizeof pd, err);
         if (rc == 0)
             return skv__err(err, SKV_ENOENT, "user '%s': project '%s' does "
                             "not exist", u->name, u->projects[i]);
@@ -49,10 +49,11 @@ static int check_fields(skv__mgr_admin_ctx *ctx, const skv_proto_user *u,
     if (!rc)
         rc = skv__mgr_admin_text_check("description", u->description, err);
     if (!rc && u->domain)
-        rc = skv__mgr_admin_need(ctx, "domains", "domain", u->domain, err);
+        rc = skv__mgr_admin_need(ctx, SKV__MGR_STORE_ADMIN_DOMAINS, "domain",
+                                 u->domain, err);
     if (!rc && u->resource_policy && u->resource_policy[0])
-        rc = skv__mgr_admin_need(ctx, "resource_policies", "resource policy",
-                                 u->resource_policy, err);
+        rc = skv__mgr_admin_need(ctx, SKV__MGR_STORE_ADMIN_POLICIES,
+                                 "resource policy", u->resource_policy, err);
     if (!rc)
         rc = check_projects(ctx, u, domain, err);
     if (rc)
@@ -60,67 +61,31 @@ static int check_fields(skv__mgr_admin_ctx *ctx, const skv_proto_user *u,
     return rc;
 }
 
-static int set_projects(skv__mgr_admin_ctx *ctx, const skv_proto_user *u,
-                        skv_error *err)
-{
-    int rc = skv__mgr_admin_write(ctx, "DELETE FROM user_projects WHERE"
-                                  " user=?1", u->name, NULL, err);
-    for (size_t i = 0; !rc && i < u->n_projects; i++)
-        rc = skv__mgr_admin_write(ctx, "INSERT OR IGNORE INTO user_projects"
-                                  " (user, project) VALUES (?1, ?2)", u->name,
-                                  u->projects[i], err);
-    return rc;
-}
-
 static int apply_upsert(skv__mgr_admin_ctx *ctx, uchange *c, skv_error *err)
 {
     const skv_proto_user *u = c->u;
     bool create = c->op == SKV_PROTO_ADMIN_CREATE;
-    sqlite3_stmt *st;
-    int rc = skv__mgr_admin_prepare(ctx, &st, create
-        ? "INSERT INTO users (name, email, role, domain, resource_policy,"
-          " description, active) VALUES (?1, ?2, coalesce(?3, 'user'),"
-          " coalesce(?4, 'default'), nullif(?5, ''), ?6, 1)"
-        : "UPDATE users SET email=coalesce(?2, email),"
-          " role=coalesce(?3, role), domain=coalesce(?4, domain),"
-          " resource_policy=CASE WHEN ?5 IS NULL THEN resource_policy"
-          " ELSE nullif(?5, '') END,"
-          " description=coalesce(?6, description), active=?7 WHERE name=?1",
-        err);
-    if (rc)
-        return rc;
-    skv__mgr_admin_bind(st, 1, u->name);
-    skv__mgr_admin_bind(st, 2, u->email);
-    skv__mgr_admin_bind(st, 3, u->role);
-    skv__mgr_admin_bind(st, 4, u->domain);
-    skv__mgr_admin_bind(st, 5, u->resource_policy);
-    skv__mgr_admin_bind(st, 6, u->description);
-    if (!create)
-        sqlite3_bind_int(st, 7, u->active ? 1 : 0);
-    rc = skv__mgr_admin_done(ctx, st, "write user", err);
+    int rc = create ? skv__mgr_store_admin_user_insert(ctx->db, u, err)
+                    : skv__mgr_store_admin_user_update(ctx->db, u, err);
     if (rc == SKV_EEXIST)
         return skv__err(err, SKV_EEXIST, "user '%s' exists already", u->name);
+    /* An update without a list keeps the user's projects. */
     if (!rc && (create || u->n_projects))
-        rc = set_projects(ctx, u, err);
-    return rc ? rc : skv__mgr_admin_read_users(ctx, c->rp, u->name, NULL, err);
+        rc = skv__mgr_store_admin_user_set_projects(ctx->db, u->name,
+                                                    u->projects,
+                                                    u->n_projects, err);
+    return rc ? rc : skv__mgr_store_admin_user_read(ctx->db, c->rp, u->name,
+                                                    NULL, err);
 }
 
 static int apply_delete(skv__mgr_admin_ctx *ctx, uchange *c, skv_error *err)
 {
     const char *n = c->u->name;
-    int rc = skv__mgr_admin_read_users(ctx, c->rp, n, NULL, err);
+    int rc = skv__mgr_store_admin_user_read(ctx->db, c->rp, n, NULL, err);
     if (!rc)
-        rc = skv__mgr_admin_user_keys(ctx, &c->keys, &c->n_keys, n, err);
-    if (!rc)
-        rc = skv__mgr_admin_write(ctx, "DELETE FROM keypairs WHERE user=?1",
-                                  n, NULL, err);
-    if (!rc)
-        rc = skv__mgr_admin_write(ctx, "DELETE FROM user_projects WHERE"
-                                  " user=?1", n, NULL, err);
-    if (!rc)
-        rc = skv__mgr_admin_write(ctx, "DELETE FROM users WHERE name=?1", n,
-                                  NULL, err);
-    return rc;
+        rc = skv__mgr_store_admin_key_list(ctx->db, n, &c->keys, &c->n_keys,
+                                           err);
+    return rc ? rc : skv__mgr_store_admin_user_delete(ctx->db, n, err);
 }
 
 static int apply(skv__mgr_admin_ctx *ctx, void *arg, skv_error *err)
@@ -154,10 +119,9 @@ static int kept_projects(skv__mgr_admin_ctx *ctx, const skv_proto_user *u,
                          skv_error *err)
 {
     char pj[SKV__ADM_NAME_MAX];
-    int rc = skv__mgr_admin_lookup(ctx, pj, sizeof pj, "SELECT p.name FROM"
-        " user_projects up JOIN projects p ON p.name=up.project WHERE"
-        " up.user=?1 AND p.domain<>?2 ORDER BY p.name", u->name, u->domain,
-        err);
+    int rc = skv__mgr_store_admin_user_project_outside(ctx->db, u->name,
+                                                       u->domain, pj,
+                                                       sizeof pj, err);
     if (rc > 0)
         return skv__err(err, SKV_EINVAL, "user '%s': project '%s' is not in "
                         "domain '%s' (send the new project list)", u->name,
@@ -185,8 +149,8 @@ static int prepare(skv__mgr_admin_ctx *ctx, uchange *c, skv_error *err)
 {
     const skv_proto_user *u = c->u;
     char old[SKV__ADM_NAME_MAX] = "", dom[SKV__ADM_NAME_MAX] = "";
-    int rc = skv__mgr_admin_lookup(ctx, old, sizeof old, "SELECT role FROM"
-                                   " users WHERE name=?1", u->name, NULL, err);
+    skv__mgr_store_admin_user_row row;
+    int rc = skv__mgr_store_admin_user_get(ctx->db, u->name, &row, err);
     if (rc < 0)
         return rc;
     if (c->op == SKV_PROTO_ADMIN_CREATE && rc)
@@ -194,6 +158,7 @@ static int prepare(skv__mgr_admin_ctx *ctx, uchange *c, skv_error *err)
                         u->name);
     if (c->op != SKV_PROTO_ADMIN_CREATE && !rc)
         return skv__err(err, SKV_ENOENT, "user '%s' does not exist", u->name);
+    snprintf(old, sizeof old, "%s", row.role);
     rc = self_check(c, old, err);
     if (rc || c->op == SKV_PROTO_ADMIN_DELETE)
         return rc;
@@ -202,9 +167,8 @@ static int prepare(skv__mgr_admin_ctx *ctx, uchange *c, skv_error *err)
         snprintf(dom, sizeof dom, "%s", u->domain);
     else if (c->op == SKV_PROTO_ADMIN_CREATE)
         snprintf(dom, sizeof dom, "default");
-    else if ((rc = skv__mgr_admin_lookup(ctx, dom, sizeof dom, "SELECT domain"
-                  " FROM users WHERE name=?1", u->name, NULL, err)) < 0)
-        return rc;
+    else
+        snprintf(dom, sizeof dom, "%s", row.domain);
     rc = check_fields(ctx, u, dom, err);
     if (!rc && c->op == SKV_PROTO_ADMIN_UPDATE && u->domain && !u->n_projects)
         rc = kept_projects(ctx, u, err);
@@ -220,8 +184,8 @@ int skv__mgr_admin_on_user(skv__mgr_admin_ctx *ctx,
     if (rc)
         return rc;
     if (rq->op == SKV_PROTO_ADMIN_LIST) {
-        rc = skv__mgr_admin_read_users(ctx, rp, rq->user.name,
-                                       rq->user.domain, err);
+        rc = skv__mgr_store_admin_user_read(ctx->db, rp, rq->user.name,
+                                            rq->user.domain, err);
     } else {
         uchange c = {p, &rq->user, rq->op, false, NULL, 0, rp};
         rc = skv__mgr_admin_name_check("user name", rq->user.name, err);
@@ -229,7 +193,7 @@ int skv__mgr_admin_on_user(skv__mgr_admin_ctx *ctx,
             rc = prepare(ctx, &c, err);
         if (!rc)
             rc = skv__mgr_admin_run(ctx, apply, mirror, &c, err);
-        skv__mgr_admin_strv_free(c.keys, c.n_keys);
+        skv__mgr_store_admin_strv_free(c.keys, c.n_keys);
     }
     if (rc)
         skv_proto_body_free(SKV_PROTO_ADMIN_USER_REPLY, rp);

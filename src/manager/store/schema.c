@@ -104,7 +104,7 @@ static const skv__mgr_migration suspects[] = {
 };
 
 static const skv__mgr_migration net[] = {
-    {1, net_v1_sqlite, NULL},
+    {1, net_v1_sqlite, skv__mgr_store_net_v1_pg},
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

@@ -1,11 +1,22 @@
-/* The admin plane's tables. References are checked by the handlers (with
- * messages naming the culprit); the REFERENCES clauses document them and
- * hold when the core enables foreign keys. Secret keys are stored as given
- * because verification needs them: the database file must be 0600.
+/* The admin plane's tables. References are checked by the admin plane
+ * (with messages naming the culprit); the REFERENCES clauses document them
+ * and hold when the core enables foreign keys. Secret keys are stored as
+ * given because verification needs them: the database must be owner-only
+ * (admin_protect.c).
+ *
+ * The "admin" component of the versioned migrations (migrate.h). Step 1
+ * is the schema the admin plane had before migrations were versioned,
+ * written with IF NOT EXISTS, so a database from that time passes through
+ * it unchanged and keeps its rows. A later change is a step appended to
+ * the list. The PostgreSQL DDL (NULL until the engine's owner writes it,
+ * refused loudly there) mirrors this one: BYTEA for max_slots, BIGINT for
+ * the integers, the column "user" quoted.
  * SPDX-License-Identifier: Apache-2.0 */
-#include "admin_int.h"
+#include "admin_sql.h"
+#include "migrate.h"
+#include "schema_pg.h"
 
-static const char schema_sql[] =
+static const char admin_v1_sqlite[] =
     "CREATE TABLE IF NOT EXISTS domains ("
     " name TEXT PRIMARY KEY, description TEXT,"
     " active INTEGER NOT NULL DEFAULT 1);"
@@ -53,9 +64,14 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS user_projects_project"
     " ON user_projects(project);";
 
-int skv__mgr_admin_schema(skv__mgr_admin_ctx *ctx, skv_error *err)
+static const skv__mgr_migration admin[] = {
+    {1, admin_v1_sqlite, skv__mgr_store_admin_v1_pg},
+};
+
+int skv__mgr_store_admin_schema(skv__db *db, skv_error *err)
 {
-    if (!ctx || !ctx->db)
+    if (!db)
         return skv__err(err, SKV_EINVAL, "admin schema: no database");
-    return skv__mgr_admin_exec(ctx, schema_sql, err);
+    return skv__mgr_store_migrate(db, "admin", admin,
+                                  sizeof admin / sizeof admin[0], err);
 }
