@@ -1,7 +1,8 @@
 /* The manager's `store` setting (skv_manager_options.store, --store):
- * SQLite stays the default; a malformed string, an unreachable server and
- * (in this build) a reachable PostgreSQL are refused with a clear error
- * before anything is created, through the library and the real daemon.
+ * SQLite stays the default; a malformed string and an unreachable server
+ * are refused with a clear error before anything is created, through the
+ * library and the real daemon; a PostgreSQL server that answers holds the
+ * manager's state.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 #include <sys/stat.h>
@@ -91,9 +92,10 @@ static int64_t backends(const skv_pg *pg)
     return n - 1;                          /* not this one */
 }
 
-/* A server that answers: this build refuses it, saying why, and leaves
- * no data_dir and no connection open on the server. */
-START_TEST(test_store_postgres_not_in_this_build)
+/* A server that answers: the manager keeps its state there (tables in
+ * PostgreSQL, no manager.db in data_dir, keys still in data_dir), and
+ * closing it leaves no connection open on the server. */
+START_TEST(test_store_postgres_opens)
 {
     skv_pg pg;
     const char *skip = skv_pg_start(&pg);
@@ -104,10 +106,22 @@ START_TEST(test_store_postgres_not_in_this_build)
     ck_assert_msg(skv_pg_running(&pg), "postgres: %s", pg.why);
     const char *dir = data_dir();
     skv_error e = SKV_ERROR_INIT;
-    ck_assert_int_eq(open_with(dir, pg.uri, &e), SKV_ENOTSUP);
-    ck_assert_ptr_nonnull(strstr(e.message, "SQLite only"));
-    ck_assert(!exists(dir));
+    SKV_CK_OK(open_with(dir, pg.uri, &e), &e);
+    char p[160];
+    snprintf(p, sizeof p, "%s/manager.db", dir);
+    ck_assert(!exists(p));
+    snprintf(p, sizeof p, "%s/admin.key", dir);
+    ck_assert(exists(p));
     ck_assert_int_eq(backends(&pg), 0);
+    skv__db *db = NULL;
+    SKV_CK_OK(skv__db_open_postgres(pg.conninfo, &db, &e), &e);
+    skv__db_stmt *st = NULL;
+    SKV_CK_OK(skv__db_prepare(db, "SELECT COUNT(*) FROM keypairs", &st, &e),
+              &e);
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+    ck_assert_int_ge(skv__db_column_int64(st, 0), 1);   /* the admin's */
+    skv__db_done(st);
+    skv__db_close(db);
     cleanup();
     skv_pg_stop(&pg);
 }
@@ -147,7 +161,7 @@ Suite *skv_test_suite_store_uri(void)
     Suite *s = suite_create("store_uri");
     TCase *tc = tcase_create("store_uri");
     tcase_add_test(tc, test_store_refusals_leave_nothing);
-    tcase_add_test(tc, test_store_postgres_not_in_this_build);
+    tcase_add_test(tc, test_store_postgres_opens);
     tcase_add_test(tc, test_store_flag_daemon);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);

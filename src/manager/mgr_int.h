@@ -87,6 +87,7 @@ struct skv_manager {
     skv_auth_verifier *verifier;
     skv__mgr_admin_ctx admin;
     char *data_dir;
+    char *store_uri;     /* PostgreSQL store; NULL: SQLite in data_dir */
     char *default_group;
     skv_manager_send_fn send;
     void *payload;

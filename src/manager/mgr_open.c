@@ -25,7 +25,10 @@ static int schema(skv_manager *m, skv_error *err)
 
 int skv__mgr_db_open(skv_manager *m, bool init, skv_error *err)
 {
-    int rc = skv__mgr_store_open_sqlite(m->data_dir, init, &m->store, err);
+    int rc = m->store_uri
+                 ? skv__db_open_postgres(m->store_uri, &m->store, err)
+                 : skv__mgr_store_open_sqlite(m->data_dir, init, &m->store,
+                                              err);
     if (rc)
         return rc;
     m->admin.db = m->store;
