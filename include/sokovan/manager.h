@@ -79,9 +79,8 @@ typedef struct skv_manager_options {
      * libpq "key=value" string: a PostgreSQL server (see
      * docs/architecture.md, "PostgreSQL and standby managers"); checked
      * before anything is created: a malformed string is SKV_EINVAL, an
-     * unreachable server SKV_EIO naming it (never its password). This
-     * build's manager keeps its state on SQLite only: a reachable server
-     * is SKV_ENOTSUP, saying so. */
+     * unreachable server SKV_EIO naming it (never its password). The
+     * keys (admin.key, agents/) stay in data_dir. */
     const char *store;
 } skv_manager_options;
 
