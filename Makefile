@@ -44,10 +44,10 @@ endif
 DEB_PACKAGES := build-essential pkg-config libuv1-dev libsqlite3-dev \
 	libmsgpack-dev libnuma-dev libhwloc-dev libcap-dev libseccomp-dev \
 	libsodium-dev libarchive-dev libmnl-dev libnftables-dev libinih-dev libmicrohttpd-dev libssl-dev libyaml-dev \
-	libbtrfsutil-dev btrfs-progs \
+	libbtrfsutil-dev btrfs-progs libpq-dev postgresql \
 	check hwloc runc iproute2 procps python3 busybox-static tar
 
-LIB_PKGS := msgpack hwloc libcap libseccomp sqlite3 libsodium libarchive libmnl libnftables libssl libcrypto libbtrfsutil
+LIB_PKGS := msgpack hwloc libcap libseccomp sqlite3 libsodium libarchive libmnl libnftables libssl libcrypto libbtrfsutil libpq
 LIB_LIBS := -lnuma -ldl -lpthread -lm
 PROG_PKGS := libuv inih libmicrohttpd yaml-0.1
 TEST_PKGS := check

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../src/manager/store/db.h"
+#include "pg_harness.h"
 #include "skv_test.h"
 
 typedef int (*db_open_fn)(skv__db **out, skv_error *err);
@@ -20,15 +21,33 @@ static int open_sqlite(skv__db **out, skv_error *err)
     return skv__db_wrap_sqlite(h, out, err);
 }
 
+/* A fresh PostgreSQL cluster for this (forked) test; NULL db and SKIP
+ * only where PostgreSQL is not installed. */
+static skv_pg g_pg;
+
+static int open_postgres(skv__db **out, skv_error *err)
+{
+    const char *skip = skv_pg_start(&g_pg);
+    if (skip) {
+        fprintf(stderr, "db on postgres: SKIP: %s\n", skip);
+        return 1;
+    }
+    ck_assert_msg(skv_pg_running(&g_pg), "postgres: %s", g_pg.why);
+    return skv__db_open_postgres(g_pg.conninfo, out, err);
+}
+
 /* Engines this run can open, in the order the loop cases use (_i). */
-static const db_open_fn engines[] = {open_sqlite};
+static const db_open_fn engines[] = {open_sqlite, open_postgres};
 #define N_ENGINES (int)(sizeof engines / sizeof engines[0])
 
 static skv__db *open_engine(int i)
 {
     skv__db *db = NULL;
     skv_error e = SKV_ERROR_INIT;
-    SKV_CK_OK(engines[i](&db, &e), &e);
+    int rc = engines[i](&db, &e);
+    if (rc == 1)
+        return NULL; /* skipped, said why */
+    SKV_CK_OK(rc, &e);
     SKV_CK_OK(skv__db_exec(db, "CREATE TABLE t (k TEXT PRIMARY KEY, "
                            "n BIGINT NOT NULL, b BYTEA, x TEXT)", &e), &e);
     return db;
@@ -65,6 +84,8 @@ static int64_t get_n(skv__db *db, const char *k)
 START_TEST(test_db_roundtrip)
 {
     skv__db *db = open_engine(_i);
+    if (!db)
+        return;
     put(db, "a", INT64_C(1) << 40, "blob\001");
     put(db, "z", -3, NULL);
     put(db, "a", 7, NULL);                 /* upsert keeps one row */
@@ -94,6 +115,8 @@ END_TEST
 START_TEST(test_db_transactions)
 {
     skv__db *db = open_engine(_i);
+    if (!db)
+        return;
     skv_error e = SKV_ERROR_INIT;
     SKV_CK_OK(skv__db_begin(db, &e), &e);
     ck_assert(skv__db_in_transaction(db));
@@ -114,6 +137,8 @@ END_TEST
 START_TEST(test_db_errors)
 {
     skv__db *db = open_engine(_i);
+    if (!db)
+        return;
     skv_error e = SKV_ERROR_INIT;
     skv__db_stmt *st = NULL;
     ck_assert_int_lt(skv__db_prepare(db, "SELEC nonsense", &st, &e), 0);
@@ -142,6 +167,8 @@ END_TEST
 START_TEST(test_db_nested_statements)
 {
     skv__db *db = open_engine(_i);
+    if (!db)
+        return;
     for (int i = 0; i < 3; i++)
         put(db, (const char[]){(char)('a' + i), 0}, i, NULL);
     skv_error e = SKV_ERROR_INIT;
@@ -160,6 +187,218 @@ START_TEST(test_db_nested_statements)
 }
 END_TEST
 
+/* Values as both engines give them: a `?` inside a string is text, not a
+ * parameter; `? IS NULL` (no type from the text alone) works with NULL and
+ * with a value; bools read 1/0; aggregates (numeric on PostgreSQL) read as
+ * numbers; an empty blob is empty, not NULL. */
+static int count_rows(skv__db_stmt *st)
+{
+    skv_error e = SKV_ERROR_INIT;
+    int rows = 0, rc;
+    while ((rc = skv__db_step(st, &e)) == SKV__DB_ROW)
+        rows++;
+    ck_assert_msg(rc == SKV__DB_DONE, "step: %s", e.message);
+    skv__db_reset(st);
+    return rows;
+}
+
+START_TEST(test_db_values)
+{
+    skv__db *db = open_engine(_i);
+    if (!db)
+        return;
+    put(db, "a", 2, NULL);
+    put(db, "b", 5, NULL);
+    skv_error e = SKV_ERROR_INIT;
+    skv__db_stmt *st = NULL;
+    SKV_CK_OK(skv__db_prepare(db, "SELECT k FROM t WHERE '?' = '?' AND "
+                              "(? IS NULL OR k = ?) ORDER BY k", &st, &e), &e);
+    skv__db_bind_null(st, 1);
+    skv__db_bind_null(st, 2);
+    ck_assert_int_eq(count_rows(st), 2);
+    skv__db_bind_text(st, 1, "b");
+    skv__db_bind_text(st, 2, "b");
+    ck_assert_int_eq(count_rows(st), 1);
+    skv__db_done(st);
+    SKV_CK_OK(skv__db_prepare(db, "SELECT SUM(n), AVG(n), COUNT(*), 1 = 1, "
+                              "1 = 0 FROM t WHERE k <> ?", &st, &e), &e);
+    skv__db_bind_text(st, 1, "z");
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+    ck_assert_int_eq(skv__db_column_int64(st, 0), 7);
+    ck_assert(skv__db_column_double(st, 1) == 3.5);
+    ck_assert_int_eq(skv__db_column_int64(st, 2), 2);
+    ck_assert_int_eq(skv__db_column_int64(st, 3), 1);
+    ck_assert_int_eq(skv__db_column_int64(st, 4), 0);
+    ck_assert_str_eq(skv__db_column_text(st, 3), "1");
+    skv__db_done(st);
+    SKV_CK_OK(skv__db_prepare(db, "UPDATE t SET b = ? WHERE k = 'a'", &st,
+                              &e), &e);
+    skv__db_bind_blob(st, 1, "", 0);
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_DONE);
+    skv__db_done(st);
+    SKV_CK_OK(skv__db_prepare(db, "SELECT b FROM t WHERE k = 'a'", &st, &e),
+              &e);
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+    size_t len = 9;
+    skv__db_column_blob(st, 0, &len);
+    ck_assert_int_eq(len, 0);
+    ck_assert(!skv__db_column_is_null(st, 0));
+    skv__db_done(st);
+    skv__db_close(db);
+}
+END_TEST
+
+/* Same double both ways, including one that needs all 17 digits. */
+START_TEST(test_db_doubles)
+{
+    skv__db *db = open_engine(_i);
+    if (!db)
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_exec(db, "CREATE TABLE f (v DOUBLE PRECISION)", &e), &e);
+    skv__db_stmt *st = NULL;
+    SKV_CK_OK(skv__db_prepare(db, "INSERT INTO f (v) VALUES (?)", &st, &e),
+              &e);
+    skv__db_bind_double(st, 1, 0.1 + 0.2);
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_DONE);
+    skv__db_done(st);
+    SKV_CK_OK(skv__db_prepare(db, "SELECT v FROM f", &st, &e), &e);
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+    ck_assert(skv__db_column_double(st, 0) == 0.1 + 0.2);
+    skv__db_done(st);
+    skv__db_close(db);
+}
+END_TEST
+
+/* ---- PostgreSQL only -------------------------------------------------- */
+
+static skv__db *pg_second(void)
+{
+    skv__db *db = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_open_postgres(g_pg.conninfo, &db, &e), &e);
+    return db;
+}
+
+static int64_t one_int(skv__db *db, const char *sql, skv_error *e, int *rc)
+{
+    skv__db_stmt *st = NULL;
+    int64_t v = -1;
+    if ((*rc = skv__db_prepare(db, sql, &st, e)))
+        return v;
+    *rc = skv__db_step(st, e);
+    if (*rc == SKV__DB_ROW) {
+        v = skv__db_column_int64(st, 0);
+        *rc = 0;
+    }
+    skv__db_done(st);
+    return v;
+}
+
+/* A row locked by another session: NOWAIT is contention (SKV_EBUSY), not
+ * an I/O error, so the store can tell "retry" from "broken". */
+START_TEST(test_db_pg_contention)
+{
+    skv__db *a = open_engine(1);
+    if (!a)
+        return;
+    put(a, "k", 1, NULL);
+    skv__db *b = pg_second();
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_begin(a, &e), &e);
+    put(a, "k", 2, NULL);
+    int rc = 0;
+    SKV_CK_OK(skv__db_begin(b, &e), &e);
+    one_int(b, "SELECT n FROM t WHERE k = 'k' FOR UPDATE NOWAIT", &e, &rc);
+    ck_assert_int_eq(rc, SKV_EBUSY);
+    ck_assert_ptr_nonnull(strstr(e.message, "55P03"));
+    skv__db_rollback(b);
+    SKV_CK_OK(skv__db_commit(a, &e), &e);
+    ck_assert_int_eq(get_n(b, "k"), 2);
+    skv__db_close(b);
+    skv__db_close(a);
+}
+END_TEST
+
+/* PostgreSQL aborts a transaction at its first failed statement and then
+ * answers COMMIT with ROLLBACK; that must read as a failed commit and
+ * leave nothing written. */
+START_TEST(test_db_pg_aborted_commit)
+{
+    skv__db *db = open_engine(1);
+    if (!db)
+        return;
+    put(db, "dup", 1, NULL);
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    put(db, "new", 1, NULL);
+    int rc = 0;
+    one_int(db, "INSERT INTO t (k, n) VALUES ('dup', 2) RETURNING n", &e,
+            &rc);
+    ck_assert_int_eq(rc, SKV_EEXIST);
+    ck_assert_int_eq(skv__db_commit(db, &e), SKV_EIO);
+    ck_assert_ptr_nonnull(strstr(e.message, "rolled back"));
+    ck_assert(!skv__db_in_transaction(db));
+    ck_assert_int_eq(get_n(db, "new"), -1);
+    ck_assert_int_eq(get_n(db, "dup"), 1);
+    skv__db_close(db);
+}
+END_TEST
+
+/* The server ends this session (as a failover or restart would): the next
+ * statement is SKV_EIO saying the connection was lost, and closing is
+ * clean. */
+START_TEST(test_db_pg_lost_connection)
+{
+    skv__db *db = open_engine(1);
+    if (!db)
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    int rc = 0;
+    int64_t pid = one_int(db, "SELECT pg_backend_pid()", &e, &rc);
+    SKV_CK_OK(rc, &e);
+    skv__db *killer = pg_second();
+    skv__db_stmt *st = NULL;
+    SKV_CK_OK(skv__db_prepare(killer, "SELECT pg_terminate_backend(?)", &st,
+                              &e), &e);
+    skv__db_bind_int64(st, 1, pid);
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+    ck_assert_int_eq(skv__db_column_int64(st, 0), 1);
+    skv__db_done(st);
+    ck_assert_int_eq(get_n(killer, "x"), -1);
+    ck_assert_int_lt(skv__db_prepare(db, "SELECT n FROM t WHERE k = ?", &st,
+                                     &e), 0);
+    one_int(db, "SELECT 1", &e, &rc);
+    ck_assert_int_eq(rc, SKV_EIO);
+    ck_assert_msg(strstr(e.message, "connection to PostgreSQL lost"), "%s",
+                  e.message);
+    skv__db_close(killer);
+    skv__db_close(db);
+}
+END_TEST
+
+/* Bad connection strings are SKV_EINVAL; an unreachable server is SKV_EIO
+ * naming where it tried, never the password. Needs no server. */
+START_TEST(test_db_pg_bad_conninfo)
+{
+    skv__db *db = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    ck_assert_int_eq(skv__db_open_postgres("", &db, &e), SKV_EINVAL);
+    ck_assert_int_eq(skv__db_open_postgres("postgresql://h/x?nosuchkey=1", &db,
+                                           &e), SKV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.message, "connection string"));
+    ck_assert_int_eq(skv__db_open_postgres("nonsense words", &db, &e),
+                     SKV_EINVAL);
+    ck_assert_int_eq(skv__db_open_postgres("host=/nonexistent-skv user=u "
+                                           "password=s3cr3t dbname=d",
+                                           &db, &e), SKV_EIO);
+    ck_assert_ptr_null(db);
+    ck_assert_ptr_nonnull(strstr(e.message, "cannot connect"));
+    ck_assert_ptr_nonnull(strstr(e.message, "/nonexistent-skv"));
+    ck_assert_ptr_null(strstr(e.message, "s3cr3t"));
+}
+END_TEST
+
 Suite *skv_test_suite_db(void);
 Suite *skv_test_suite_db(void)
 {
@@ -169,6 +408,16 @@ Suite *skv_test_suite_db(void)
     tcase_add_loop_test(tc, test_db_transactions, 0, N_ENGINES);
     tcase_add_loop_test(tc, test_db_errors, 0, N_ENGINES);
     tcase_add_loop_test(tc, test_db_nested_statements, 0, N_ENGINES);
+    tcase_add_loop_test(tc, test_db_values, 0, N_ENGINES);
+    tcase_add_loop_test(tc, test_db_doubles, 0, N_ENGINES);
+    tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
+    TCase *pg = tcase_create("db_pg");
+    tcase_add_test(pg, test_db_pg_contention);
+    tcase_add_test(pg, test_db_pg_aborted_commit);
+    tcase_add_test(pg, test_db_pg_lost_connection);
+    tcase_add_test(pg, test_db_pg_bad_conninfo);
+    tcase_set_timeout(pg, 60);
+    suite_add_tcase(s, pg);
     return s;
 }

@@ -1,4 +1,4 @@
-/* The manager's admin plane (src/manager/mgr_admin*.c) against a real
+/* The manager's admin plane (src/manager/admin/) against a real
  * SQLite database, scheduler and verifier: bootstrap, load, every admin.*
  * object, validation, authorization and rollback.
  * SPDX-License-Identifier: Apache-2.0 */
@@ -10,14 +10,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../src/manager/mgr_admin.h"
+#include "../src/manager/admin/admin.h"
+#include "../src/manager/store/admin_store.h"
+#include "../src/manager/store/migrate.h"
 #include "skv_test.h"
 
 #define NOW 1700000000000LL
 
 typedef struct fx {
     char dir[64];
-    sqlite3 *db;
+    sqlite3 *db;                /* the handle, for the checks below */
+    skv__db *sdb;               /* owns db; what the admin plane uses */
     skv_sched *sched;
     skv_auth_verifier *ver;
     skv__mgr_admin_ctx ctx;
@@ -39,9 +42,10 @@ static void fx_open(fx *f)
                                   NULL), SQLITE_OK);
     SKV_CK_OK(skv_sched_new(&f->sched, NULL, &e), &e);
     SKV_CK_OK(skv_auth_verifier_new(&f->ver, NULL, &e), &e);
-    f->ctx = (skv__mgr_admin_ctx){f->db, f->sched, f->ver, f->dir};
+    SKV_CK_OK(skv__db_wrap_sqlite(f->db, &f->sdb, &e), &e);
+    f->ctx = (skv__mgr_admin_ctx){f->sdb, f->sched, f->ver, f->dir};
     ck_assert_int_eq(sqlite3_exec(f->db, "BEGIN", NULL, NULL, NULL), 0);
-    SKV_CK_OK(skv__mgr_admin_schema(&f->ctx, &e), &e);
+    SKV_CK_OK(skv__mgr_store_admin_schema(f->sdb, &e), &e);
     ck_assert_int_eq(sqlite3_exec(f->db, "COMMIT", NULL, NULL, NULL), 0);
     f->admin = (skv_auth_principal){"admin", SKV_AUTH_ROLE_ADMIN};
     f->user = (skv_auth_principal){"bob", SKV_AUTH_ROLE_USER};
@@ -70,7 +74,7 @@ static void rm_tree(const char *dir)
 
 static void fx_close(fx *f)
 {
-    sqlite3_close(f->db);
+    skv__db_close(f->sdb);      /* closes f->db */
     skv_sched_free(f->sched);
     skv_auth_verifier_free(f->ver);
     rm_tree(f->dir);
@@ -1174,6 +1178,135 @@ START_TEST(test_group_busy_session)
 }
 END_TEST
 
+static void sql(fx *f, const char *text)
+{
+    char *msg = NULL;
+    ck_assert_msg(sqlite3_exec(f->db, text, NULL, NULL, &msg) == SQLITE_OK,
+                  "%s: %s", text, msg ? msg : "?");
+}
+
+/* Create (op CREATE) or update user `name` with the one project given. */
+static int member_op(fx *f, uint32_t op, const char *name,
+                     const char *project, skv_error *e)
+{
+    char *projects[1] = {(char *)project};
+    skv_proto_admin_user rq;
+    memset(&rq, 0, sizeof rq);
+    rq.op = op;
+    rq.user.name = (char *)name;
+    rq.user.projects = projects;
+    rq.user.n_projects = 1;
+    rq.user.active = 1;
+    return adm(f, &f->admin, SKV_PROTO_ADMIN_USER, &rq, NULL, e);
+}
+
+static int64_t count_of(fx *f, const char *table, const char *col,
+                        const char *name)
+{
+    char q[160];
+    snprintf(q, sizeof q, "SELECT count(*) FROM %s WHERE \"%s\"='%s'", table,
+             col, name);
+    return count(f, q);
+}
+
+/* A change of several rows that fails part-way (a fault injected with a
+ * trigger) leaves none of them, leaves the verifier as it was, closes its
+ * transaction (or, inside the caller's, only its savepoint), and leaves
+ * the store's cached statements reusable: once the fault is gone the same
+ * change goes through. */
+START_TEST(test_failed_write_leaves_nothing)
+{
+    fx f;
+    fx_open(&f);
+    skv_error e = SKV_ERROR_INIT;
+    fx_boot(&f, NULL);
+    SKV_CK_OK(skv__mgr_admin_load(&f.ctx, &e), &e);
+    skv_proto_admin_project pj;
+    memset(&pj, 0, sizeof pj);
+    pj.op = SKV_PROTO_ADMIN_CREATE;
+    pj.project.name = "p1";
+    pj.project.active = 1;
+    SKV_CK_OK(adm(&f, &f.admin, SKV_PROTO_ADMIN_PROJECT, &pj, NULL, &e), &e);
+    SKV_CK_OK(member_op(&f, SKV_PROTO_ADMIN_CREATE, "bob", "p1", &e), &e);
+    char ak[SKV_AUTH_ACCESS_KEY_MAX], sk[SKV_AUTH_SECRET_KEY_MAX];
+    SKV_CK_OK(key_create(&f, "bob", ak, sk, &e), &e);
+    int64_t s0 = db_state(&f);
+    /* DELETE removes the user's keys, memberships, then the user: the
+     * last write fails. */
+    sql(&f, "CREATE TRIGGER no_user_delete BEFORE DELETE ON users"
+            " BEGIN SELECT RAISE(ABORT, 'injected fault'); END");
+    ck_assert_int_lt(user_op(&f, SKV_PROTO_ADMIN_DELETE, "bob", NULL, NULL,
+                             &e), 0);
+    ck_assert_ptr_nonnull(strstr(e.message, "injected fault"));
+    ck_assert_int_eq(db_state(&f), s0);
+    ck_assert_int_eq(count_of(&f, "keypairs", "user", "bob"), 1);
+    ck_assert_int_eq(count_of(&f, "user_projects", "user", "bob"), 1);
+    ck_assert(sqlite3_get_autocommit(f.db));
+    skv_auth_principal who;
+    ck_assert_int_eq(verify_with(&f, ak, sk, &who, 1), 0);
+    ck_assert_str_eq(who.user, "bob");
+    /* CREATE writes the user, then its memberships: the second fails. */
+    sql(&f, "DROP TRIGGER no_user_delete;"
+            " CREATE TRIGGER no_member BEFORE INSERT ON user_projects"
+            " BEGIN SELECT RAISE(ABORT, 'injected fault'); END");
+    ck_assert_int_lt(member_op(&f, SKV_PROTO_ADMIN_CREATE, "carol", "p1",
+                               &e), 0);
+    ck_assert_int_eq(db_state(&f), s0);
+    ck_assert_int_eq(count_of(&f, "users", "name", "carol"), 0);
+    ck_assert(sqlite3_get_autocommit(f.db));
+    /* Inside the caller's transaction: back to the savepoint, the
+     * caller's earlier change kept and its transaction still open. */
+    sql(&f, "BEGIN");
+    SKV_CK_OK(user_op(&f, SKV_PROTO_ADMIN_CREATE, "dave", NULL, NULL, &e),
+              &e);
+    ck_assert_int_lt(member_op(&f, SKV_PROTO_ADMIN_CREATE, "carol", "p1",
+                               &e), 0);
+    ck_assert(!sqlite3_get_autocommit(f.db));
+    ck_assert_int_eq(count_of(&f, "users", "name", "dave"), 1);
+    ck_assert_int_eq(count_of(&f, "users", "name", "carol"), 0);
+    sql(&f, "ROLLBACK");
+    ck_assert_int_eq(db_state(&f), s0);
+    /* The fault gone, the same changes go through. */
+    sql(&f, "DROP TRIGGER no_member");
+    SKV_CK_OK(member_op(&f, SKV_PROTO_ADMIN_CREATE, "carol", "p1", &e), &e);
+    ck_assert_int_eq(count_of(&f, "user_projects", "user", "carol"), 1);
+    SKV_CK_OK(user_op(&f, SKV_PROTO_ADMIN_DELETE, "bob", NULL, NULL, &e), &e);
+    ck_assert_int_eq(count_of(&f, "keypairs", "user", "bob"), 0);
+    ck_assert_int_eq(count_of(&f, "user_projects", "user", "bob"), 0);
+    ck_assert_int_ne(verify_with(&f, ak, sk, &who, 2), 0);
+    fx_close(&f);
+}
+END_TEST
+
+/* The admin tables are the "admin" component of the versioned schema: a
+ * database from before versions were recorded (admin tables with rows, no
+ * schema_version) is taken as version 1 with its rows; a newer one is
+ * refused and left alone. */
+START_TEST(test_admin_migration)
+{
+    fx f;
+    fx_open(&f);
+    skv_error e = SKV_ERROR_INIT;
+    fx_boot(&f, "a1");
+    int v = 0;
+    SKV_CK_OK(skv__mgr_store_schema_version(f.sdb, "admin", &v, &e), &e);
+    ck_assert_int_eq(v, 1);
+    int64_t s0 = db_state(&f);
+    sql(&f, "DROP TABLE schema_version");
+    SKV_CK_OK(skv__mgr_store_admin_schema(f.sdb, &e), &e);
+    SKV_CK_OK(skv__mgr_store_schema_version(f.sdb, "admin", &v, &e), &e);
+    ck_assert_int_eq(v, 1);
+    ck_assert_int_eq(db_state(&f), s0);
+    SKV_CK_OK(skv__mgr_admin_load(&f.ctx, &e), &e);
+    ck_assert_uint_eq(skv_auth_verifier_key_count(f.ver), 2);
+    sql(&f, "UPDATE schema_version SET version=2 WHERE component='admin'");
+    ck_assert_int_eq(skv__mgr_store_admin_schema(f.sdb, &e), SKV_EVERSION);
+    ck_assert_int_eq(db_state(&f), s0);
+    ck_assert(sqlite3_get_autocommit(f.db));
+    fx_close(&f);
+}
+END_TEST
+
 Suite *skv_test_suite_manager_admin(void);
 Suite *skv_test_suite_manager_admin(void)
 {
@@ -1195,6 +1328,8 @@ Suite *skv_test_suite_manager_admin(void)
     tcase_add_test(tc, test_nested_transaction);
     tcase_add_test(tc, test_stale_keyfile);
     tcase_add_test(tc, test_group_busy_session);
+    tcase_add_test(tc, test_failed_write_leaves_nothing);
+    tcase_add_test(tc, test_admin_migration);
     suite_add_tcase(s, tc);
     return s;
 }

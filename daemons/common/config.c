@@ -122,6 +122,10 @@ static const skvd_key g_keys[] = {
      MO(allow_plaintext_secrets), M, "off", 0, 0, "on|off",
      "answer admin.keypair create (which returns a secret key) on plaintext "
      "TCP; off: only over the Unix socket or TLS"},
+    {"manager", "store", K_STR, MO(store), M, "sqlite", 0, 0, "URI",
+     "where the state lives: sqlite (manager.db in data_dir) or "
+     "postgresql://USER@HOST/DB (several managers on one server: one "
+     "leads, the others stand by)"},
     {"manager", "backup_dir", K_OPTPATH, MO(backup_dir), M, NULL, 0, 0,
      "DIR", "where 'sokovan admin backup NAME' writes; default "
      "<data_dir>/backups"},
@@ -136,8 +140,9 @@ static const skvd_key g_keys[] = {
     {"agent", "agent_id", K_ID, AO(agent_id), A, "agent1", 0, 0, "ID",
      "this agent's id (and its key's user name)"},
     {"agent", "manager", K_MANAGER, AO(manager), A,
-     "unix:/run/sokovan/manager.sock", 0, 0, "ADDR",
-     "manager address: unix:/path or host:port"},
+     "unix:/run/sokovan/manager.sock", 0, 0, "ADDR[,ADDR...]",
+     "manager address: unix:/path or host:port; a comma-separated list "
+     "names a leader and its standbys, tried in turn"},
     {"agent", "key_file", K_OPTPATH, AO(key_file), A, NULL, 0, 0, "FILE",
      "keypair file; default <manager data_dir>/agents/<agent_id>.key"},
     {"agent", "key_wait_ms", K_UINT, AO(key_wait_ms), A, "10000", 0,
@@ -447,7 +452,7 @@ static int check_cpus(const char *v, char *why, size_t wl)
     return 0;
 }
 
-static int check_manager(const char *v, char *why, size_t wl)
+static int check_one_manager(const char *v, char *why, size_t wl)
 {
     char host[256];
     int port;
@@ -456,6 +461,25 @@ static int check_manager(const char *v, char *why, size_t wl)
     if (skvd_hostport_split(host, sizeof(host), &port, v, why, wl))
         return WHY("'%s' is neither unix:/PATH nor HOST:PORT", v);
     return 0;
+}
+
+/* One address, or a comma-separated list of managers (a leader and its
+ * standbys) tried in turn: every entry must be valid. */
+static int check_manager(const char *v, char *why, size_t wl)
+{
+    char one[300];
+    for (const char *p = v;;) {
+        size_t n = strcspn(p, ",");
+        if (n == 0 || n >= sizeof(one))
+            return WHY("'%s': %s entry in the manager list", v,
+                       n ? "too long an" : "an empty");
+        snprintf(one, sizeof(one), "%.*s", (int)n, p);
+        if (check_one_manager(one, why, wl))
+            return -1;
+        if (!p[n])
+            return 0;
+        p += n + 1;
+    }
 }
 
 /* Like a TCP listen address, but port 0 is allowed: it asks for any free

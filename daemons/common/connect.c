@@ -1,6 +1,9 @@
 /* The agent's side: one outbound connection to the manager, kept up. A
  * failed attempt or a lost connection schedules the next attempt after a
  * delay that doubles up to a maximum, back to the minimum once connected.
+ * The address may be a list "a,b,c" (a leader and its standbys): each
+ * failed attempt or lost connection moves to the next one in turn, so the
+ * agent finds whichever manager leads now.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +14,9 @@
 
 struct skvd_connector {
     skvd_net *net;
-    char addr[300];
+    char addr[300];         /* the one tried now */
+    char list[1024];        /* all of them, comma-separated */
+    size_t at;              /* offset of addr in list */
     uv_timer_t timer;
     skvd_conn *conn;        /* attempt in progress or live connection */
     bool live;
@@ -92,6 +97,15 @@ static void attempt(uv_timer_t *t)
     }
 }
 
+/* Move to the next address of the list (wrapping); one address stays. */
+static void next_addr(struct skvd_connector *k)
+{
+    size_t n = strcspn(k->list + k->at, ",");
+    k->at = k->list[k->at + n] ? k->at + n + 1 : 0;
+    n = strcspn(k->list + k->at, ",");
+    snprintf(k->addr, sizeof(k->addr), "%.*s", (int)n, k->list + k->at);
+}
+
 void skvd_connect_lost(skvd_net *n, skvd_conn *c)
 {
     struct skvd_connector *k = n->connector;
@@ -103,6 +117,7 @@ void skvd_connect_lost(skvd_net *n, skvd_conn *c)
     k->live = false;
     if (n->stopping)
         return;
+    next_addr(k);
     uint64_t d = k->delay;
     k->delay = d * 2 > k->max ? k->max : d * 2;
     uv_timer_start(&k->timer, attempt, d, 0);
@@ -114,11 +129,13 @@ int skvd_connect_start(skvd_net *n, const char *addr, uint64_t min_ms,
     struct skvd_connector *k = calloc(1, sizeof(*k));
     if (!k)
         return WHY("out of memory");
-    if (strlen(addr) >= sizeof(k->addr)) {
+    if (strlen(addr) >= sizeof(k->list)) {
         free(k);
         return WHY("address too long");
     }
-    snprintf(k->addr, sizeof(k->addr), "%s", addr);
+    snprintf(k->list, sizeof(k->list), "%s", addr);
+    snprintf(k->addr, sizeof(k->addr), "%.*s", (int)strcspn(addr, ","),
+             addr);
     k->net = n;
     k->min = k->delay = min_ms ? min_ms : 1;
     k->max = max_ms < k->min ? k->min : max_ms;

@@ -67,6 +67,7 @@ typedef struct skvd_manager_conf {
     uint64_t socket_mode;    /* of the Unix socket, e.g. 0660 */
     char *socket_group;      /* its group; NULL: the daemon's own */
     char *backup_dir;        /* admin.backup target; NULL: the library's */
+    char *store;             /* "sqlite" or a postgresql:// URI */
     uint64_t init, check;    /* command-line switches --init, --check */
 } skvd_manager_conf;
 

@@ -151,6 +151,7 @@ static int open_manager(mgr_daemon *d)
     o.cluster_cidr = c->cluster_cidr;
     o.init = c->init ? 1 : 0;
     o.backup_dir = c->backup_dir;
+    o.store = c->store;
     if (skvd_mkdirs_parent(c->data_dir, why, sizeof(why))) {
         skvd_log(SKV_LOG_ERROR, "data_dir: %s", why);
         return -1;

@@ -82,6 +82,10 @@ static int dial(cli *c, skv_error *e)
     o.timeout_ms = c->timeout_ms;
     o.tls_ca_file = c->tls_ca;
     o.tls_pin = c->tls_pin;
+    /* A list names a leader and its standbys: the library moves on from a
+     * standby's answer or a lost leader (resending only what is safe). */
+    if (strchr(c->endpoint, ','))
+        o.failover_ms = c->timeout_ms > 0 ? c->timeout_ms : 30000;
     /* "tls:host:port" on the manager's host, as root: its own certificate
      * (like admin.key for credentials). */
     if (!o.tls_ca_file && !o.tls_pin && strncmp(c->endpoint, "tls:", 4) == 0

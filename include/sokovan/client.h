@@ -25,13 +25,16 @@ extern "C" {
 
 typedef struct skv_client skv_client;
 
-#define SKV_CLIENT_OPTIONS_VERSION 2
+#define SKV_CLIENT_OPTIONS_VERSION 3
 
 typedef struct skv_client_options {
     unsigned version;         /* SKV_CLIENT_OPTIONS_VERSION (1 still taken:
-                                 without the TLS fields) */
+                                 without the TLS fields; 2: without
+                                 failover_ms) */
     /* "unix:/path/to/sock", "tcp:host:port", "host:port" or
-     * "tls:host:port" (TLS; needs tls_ca_file or tls_pin). */
+     * "tls:host:port" (TLS; needs tls_ca_file or tls_pin). A comma-
+     * separated list names several managers (a leader and standbys):
+     * connect goes to the first that answers. */
     const char *endpoint;
     const char *access_key;   /* required */
     const char *secret_key;   /* required */
@@ -47,10 +50,19 @@ typedef struct skv_client_options {
      * manager without TLS: SKV_EIO naming the reason. */
     const char *tls_ca_file;
     const char *tls_pin;
+    /* Version 3. > 0: for up to this many ms per call (and at connect),
+     * a lost connection or a standby manager's "standby" answer moves the
+     * client to the next endpoint of the list (or the same one again, for
+     * a manager that restarts). A request is sent again there only when
+     * that is safe: reads, and session.submit with a client_token (the
+     * manager answers a known token with the session it has); any other
+     * request fails with SKV_EIO saying its outcome is unknown.
+     * 0 = off: a lost connection stays lost (SKV_ESTATE, reconnect). */
+    int failover_ms;
 } skv_client_options;
 
 #define SKV_CLIENT_OPTIONS_INIT \
-    {SKV_CLIENT_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, NULL, NULL}
+    {SKV_CLIENT_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, NULL, NULL, 0}
 
 SKV_EXTERN int skv_client_connect(skv_client **out,
                                   const skv_client_options *opts,

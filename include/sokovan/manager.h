@@ -43,9 +43,9 @@ typedef struct skv_manager skv_manager;
 typedef int (*skv_manager_send_fn)(uint64_t conn_id, const void *frame,
                                    size_t len, void *payload);
 
-/* Version 2 added cluster_cidr, version 3 init and backup_dir; older
- * structures are accepted. */
-#define SKV_MANAGER_OPTIONS_VERSION 3
+/* Version 2 added cluster_cidr, version 3 init and backup_dir, version 4
+ * store; older structures are accepted. */
+#define SKV_MANAGER_OPTIONS_VERSION 4
 
 typedef struct skv_manager_options {
     unsigned version;               /* SKV_MANAGER_OPTIONS_VERSION */
@@ -74,11 +74,19 @@ typedef struct skv_manager_options {
     /* v3: where admin.backup writes (absolute; created 0700 when first
      * used). NULL = data_dir/backups. */
     const char *backup_dir;
+    /* v4: where the state lives. NULL, "" or "sqlite": manager.db in
+     * data_dir (the default). "postgresql://..." / "postgres://..." or a
+     * libpq "key=value" string: a PostgreSQL server (see
+     * docs/architecture.md, "PostgreSQL and standby managers"); checked
+     * before anything is created: a malformed string is SKV_EINVAL, an
+     * unreachable server SKV_EIO naming it (never its password). The
+     * keys (admin.key, agents/) stay in data_dir. */
+    const char *store;
 } skv_manager_options;
 
 #define SKV_MANAGER_OPTIONS_INIT \
     {SKV_MANAGER_OPTIONS_VERSION, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, \
-     NULL, 0, NULL}
+     NULL, 0, NULL, NULL}
 
 /* Open (creating on first start) the database in data_dir, load keys, rebuild
  * the scheduler. An existing manager.db must be sokovan's and pass SQLite's

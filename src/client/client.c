@@ -1,5 +1,6 @@
 /* The client object: connect, free, and the request/response exchange.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,45 +29,38 @@ static int check_options(const skv_client_options *o, skv_error *err)
     return rc;
 }
 
-/* The TLS settings of version-2 options; endpoint without "tls:". */
-typedef struct tls_opts {
-    const char *endpoint, *ca, *pin;
-    bool on;
-} tls_opts;
-
-static int tls_options(tls_opts *t, const skv_client_options *o,
-                       skv_error *err)
+/* The TLS settings for one endpoint; ep without "tls:" in t->endpoint. */
+int skv__client_tls_options(skv__client_tls_opts *t, const char *ep,
+                            const char *ca, const char *pin, skv_error *err)
 {
     memset(t, 0, sizeof *t);
-    t->endpoint = o->endpoint;
-    if (o->version >= 2) {
-        t->ca = o->tls_ca_file && o->tls_ca_file[0] ? o->tls_ca_file : NULL;
-        t->pin = o->tls_pin && o->tls_pin[0] ? o->tls_pin : NULL;
-    }
-    bool prefix = strncmp(o->endpoint, "tls:", 4) == 0;
+    t->endpoint = ep;
+    t->ca = ca && ca[0] ? ca : NULL;
+    t->pin = pin && pin[0] ? pin : NULL;
+    bool prefix = strncmp(ep, "tls:", 4) == 0;
     if (prefix)
         t->endpoint += 4;
     t->on = prefix || t->ca || t->pin;
-    unsigned char pin[32];
+    unsigned char pinb[32];
     if (!t->on)
         return 0;
     if (t->endpoint[0] == '/' || strncmp(t->endpoint, "unix:", 5) == 0)
         return skv__err(err, SKV_EINVAL, "endpoint '%s': TLS is for TCP "
-                        "endpoints (a Unix socket is local)", o->endpoint);
+                        "endpoints (a Unix socket is local)", ep);
     if (t->ca && t->pin)
         return skv__err(err, SKV_EINVAL, "client_connect: give tls_ca_file "
                         "or tls_pin, not both");
     if (!t->ca && !t->pin)
         return skv__err(err, SKV_EINVAL, "endpoint '%s': TLS needs "
-                        "tls_ca_file or tls_pin to verify the manager",
-                        o->endpoint);
-    if (t->pin && skv__client_pin_parse(pin, t->pin))
+                        "tls_ca_file or tls_pin to verify the manager", ep);
+    if (t->pin && skv__client_pin_parse(pinb, t->pin))
         return skv__err(err, SKV_EINVAL, "tls_pin '%s' is not a SHA-256 "
                         "fingerprint (64 hex digits, ':' allowed)", t->pin);
     return 0;
 }
 
-static int dial(skv_client *c, const tls_opts *t, skv_error *err)
+int skv__client_dial_one(skv_client *c, const skv__client_tls_opts *t,
+                         skv_error *err)
 {
     skv__client_deadline d = skv__client_deadline_in(c->timeout_ms);
     char host[256];
@@ -83,10 +77,10 @@ int skv_client_connect(skv_client **out, const skv_client_options *opts,
 {
     if (!out)
         return skv__err(err, SKV_EINVAL, "client_connect: NULL out-pointer");
-    tls_opts t;
+    skv_error local = SKV_ERROR_INIT;  /* failover reads the last reason */
+    if (!err)
+        err = &local;
     int rc = check_options(opts, err);
-    if (!rc)
-        rc = tls_options(&t, opts, err);
     if (rc)
         return rc;
     skv_client *c = skv__calloc(1, sizeof *c);
@@ -104,7 +98,11 @@ int skv_client_connect(skv_client **out, const skv_client_options *opts,
     strcpy(c->secret_key, opts->secret_key);
     rc = skv_proto_reader_new(&c->reader, c->max_frame, err);
     if (!rc)
-        rc = dial(c, &t, err);
+        rc = skv__client_endpoints_init(c, opts, err);
+    if (!rc)
+        rc = skv__client_dial_any(c, 0, err);
+    if (rc && c->failover_ms > 0 && rc != SKV_EINVAL && rc != SKV_ENOMEM)
+        rc = skv__client_failover(c, err);
     if (rc) {
         skv_client_free(c);
         return rc;
@@ -121,6 +119,9 @@ void skv_client_free(skv_client *c)
     if (c->fd >= 0)
         close(c->fd);
     skv_proto_reader_free(c->reader);
+    skv__free(c->endpoints);
+    skv__free(c->tls_ca);
+    skv__free(c->tls_pin);
     skv_auth_wipe(c->secret_key, sizeof c->secret_key);
     skv_auth_wipe(c, sizeof *c);
     skv__free(c);
@@ -137,6 +138,7 @@ static int64_t realtime_ms(void)
 static int mark_broken(skv_client *c, int rc, const skv_error *why)
 {
     c->broken = 1;
+    c->lost = rc == SKV_EIO || rc == SKV_ESYS;
     strcpy(c->broken_why, why && why->message[0] ? why->message
                                                  : skv_strerror(rc));
     return rc;
@@ -259,14 +261,9 @@ static int check_call(skv_client *c, skv_proto_type type, const void *body,
     return 0;
 }
 
-int skv_client_call(skv_client *c, skv_proto_type type, const void *body,
-                    void *reply, skv_error *err)
+static int call_once(skv_client *c, skv_proto_type type, const void *body,
+                     void *reply, skv_error *err)
 {
-    /* The detail is needed internally (mark_broken keeps it) even when the
-     * caller passes no error object. */
-    skv_error local = SKV_ERROR_INIT;
-    if (!err)
-        err = &local;
     int rc = check_call(c, type, body, reply, err);
     if (rc)
         return rc;
@@ -295,4 +292,41 @@ int skv_client_call(skv_client *c, skv_proto_type type, const void *body,
     if (rc)
         return mark_broken(c, rc, err);
     return await_reply(c, id, type, reply, d, err);
+}
+
+/* With failover on, a connection found lost before sending is replaced
+ * first (nothing was sent); one lost while waiting, or a standby's answer,
+ * is replaced and the request sent again only when that is safe (reads, a
+ * submission carrying a client token); otherwise the caller hears that
+ * the outcome is unknown. */
+int skv_client_call(skv_client *c, skv_proto_type type, const void *body,
+                    void *reply, skv_error *err)
+{
+    /* The detail is needed internally (mark_broken keeps it) even when the
+     * caller passes no error object. */
+    skv_error local = SKV_ERROR_INIT;
+    if (!err)
+        err = &local;
+    int rc = 0;
+    if (c)
+        c->failover_end.at_ms = 0;
+    if (c && c->failover_ms > 0 && c->broken && c->lost)
+        rc = skv__client_failover(c, err);
+    if (!rc)
+        rc = call_once(c, type, body, reply, err);
+    while (rc && c && c->failover_ms > 0 &&
+           skv__client_failover_due(c, rc, err)) {
+        skv_proto_body_free(skv_proto_type_reply(type), reply);
+        char why[SKV_ERROR_MESSAGE_MAX];
+        snprintf(why, sizeof why, "%s", err->message);
+        if ((rc = skv__client_failover(c, err)))
+            return rc;
+        if (!skv__client_resend_safe(type, body))
+            return skv__err(err, SKV_EIO, "%s: connection lost (%s) before "
+                            "the answer; now on %s, the request may or may "
+                            "not have been applied", skv_proto_type_name(type),
+                            why, c->endpoint[c->cur]);
+        rc = call_once(c, type, body, reply, err);
+    }
+    return rc;
 }

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "mgr_int.h"
+#include "store/store_uri.h"
 #include "mgr_metrics.h"
 
 static int make_dir(const char *dir, skv_error *err)
@@ -15,12 +16,18 @@ static int make_dir(const char *dir, skv_error *err)
     return skv__err_sys(err, errno, "manager: cannot create '%s'", dir);
 }
 
+static const char *o_store(const skv_manager_options *o)
+{
+    return o->version >= 4 ? o->store : NULL;
+}
+
 static int check_opts(const skv_manager_options *o, skv_manager_send_fn send,
                       skv_error *err)
 {
     if (!o || !send)
         return skv__err(err, SKV_EINVAL, "manager_open: NULL options or send");
-    if (o->version != 1 && o->version != SKV_MANAGER_OPTIONS_VERSION)
+    if (o->version != 1 && o->version != 3 &&
+        o->version != SKV_MANAGER_OPTIONS_VERSION)
         return skv__err(err, SKV_EVERSION, "manager options version %u, "
                         "expected 1..%u", o->version,
                         SKV_MANAGER_OPTIONS_VERSION);
@@ -35,7 +42,7 @@ static int check_opts(const skv_manager_options *o, skv_manager_send_fn send,
     if (o->max_frame > SKV_PROTO_MAX_FRAME_LIMIT)
         return skv__err(err, SKV_ERANGE, "manager: max_frame %u above %u",
                         o->max_frame, SKV_PROTO_MAX_FRAME_LIMIT);
-    return 0;
+    return skv__mgr_store_uri_check(o_store(o), err);
 }
 
 static int make_parts(skv_manager *m, const skv_manager_options *o,
@@ -98,15 +105,20 @@ SKV_EXTERN int skv_manager_open(skv_manager **out,
     skv_manager *m = skv__calloc(1, sizeof *m);
     const char *grp = opts->default_resource_group
                           ? opts->default_resource_group : "default";
+    bool pg = skv__mgr_store_uri_is_postgres(o_store(opts));
     if (!m || !(m->data_dir = skv__strdup(opts->data_dir)) ||
-        !(m->default_group = skv__strdup(grp))) {
-        if (m)
+        !(m->default_group = skv__strdup(grp)) ||
+        (pg && !(m->store_uri = skv__strdup(o_store(opts))))) {
+        if (m) {
             skv__free(m->data_dir);
+            skv__free(m->default_group);
+        }
         skv__free(m);
         return skv__err(err, SKV_ENOMEM, "manager_open: out of memory");
     }
     m->send = send;
     m->payload = payload;
+
     m->hb_interval_ms = opts->heartbeat_interval_ms ? opts->heartbeat_interval_ms
                                                     : 1000;
     m->hb_timeout_ms = opts->heartbeat_timeout_ms ? opts->heartbeat_timeout_ms
@@ -147,6 +159,7 @@ SKV_EXTERN void skv_manager_free(skv_manager *m)
     skv__free(m->nonces);
     skv__free(m->backup_dir);
     skv__free(m->data_dir);
+    skv__free(m->store_uri);
     skv__free(m->default_group);
     skv__free(m);
 }

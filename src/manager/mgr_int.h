@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "mgr_admin.h"
+#include "admin/admin.h"
 #include "skv_internal.h"
 #include "sokovan/manager.h"
 #include "sokovan/proto.h"
@@ -101,6 +101,7 @@ struct skv_manager {
     skv_auth_verifier *verifier;
     skv__mgr_admin_ctx admin;
     char *data_dir;
+    char *store_uri;     /* PostgreSQL store; NULL: SQLite in data_dir */
     char *default_group;
     skv_manager_send_fn send;
     void *payload;

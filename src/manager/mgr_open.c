@@ -3,6 +3,7 @@
  * tables, in one transaction.
  * SPDX-License-Identifier: Apache-2.0 */
 #include "mgr_int.h"
+#include "store/admin_store.h"
 #include "store/schema.h"
 
 static int schema(skv_manager *m, skv_error *err)
@@ -12,7 +13,7 @@ static int schema(skv_manager *m, skv_error *err)
         return rc;
     rc = skv__mgr_store_schema(m->store, err);
     if (!rc)
-        rc = skv__mgr_admin_schema(&m->admin, err);
+        rc = skv__mgr_store_admin_schema(m->store, err);
     if (!rc)
         rc = skv__mgr_store_format_mark(m->store, err);
     if (rc) {
@@ -24,12 +25,13 @@ static int schema(skv_manager *m, skv_error *err)
 
 int skv__mgr_db_open(skv_manager *m, bool init, skv_error *err)
 {
-    int rc = skv__mgr_store_open_sqlite(m->data_dir, init, &m->store, err);
+    int rc = m->store_uri
+                 ? skv__db_open_postgres(m->store_uri, &m->store, err)
+                 : skv__mgr_store_open_sqlite(m->data_dir, init, &m->store,
+                                              err);
     if (rc)
         return rc;
-    /* The admin plane still speaks SQLite directly (its own helper moves
-     * it onto the store). */
-    m->admin.db = skv__db_sqlite(m->store);
+    m->admin.db = m->store;
     return schema(m, err);
 }
 

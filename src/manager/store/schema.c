@@ -10,6 +10,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include "migrate.h"
 #include "schema.h"
+#include "schema_pg.h"
 
 static const char core_v1_sqlite[] =
     "CREATE TABLE IF NOT EXISTS agents("
@@ -91,19 +92,19 @@ static const char net_v1_sqlite[] =
     " address TEXT, published TEXT);";
 
 static const skv__mgr_migration core[] = {
-    {1, core_v1_sqlite, NULL},
+    {1, core_v1_sqlite, skv__mgr_store_core_v1_pg},
 };
 
 static const skv__mgr_migration nonces[] = {
-    {1, nonces_v1_sqlite, NULL},
+    {1, nonces_v1_sqlite, skv__mgr_store_nonces_v1_pg},
 };
 
 static const skv__mgr_migration suspects[] = {
-    {1, suspects_v1_sqlite, NULL},
+    {1, suspects_v1_sqlite, skv__mgr_store_suspects_v1_pg},
 };
 
 static const skv__mgr_migration net[] = {
-    {1, net_v1_sqlite, NULL},
+    {1, net_v1_sqlite, skv__mgr_store_net_v1_pg},
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

@@ -1,0 +1,190 @@
+/* admin.resource_group: rows in resource_groups, groups in the scheduler.
+ * The scheduler has no way to change a group's sequencer in place, so a
+ * new scheduler needs an empty group (removed and added again); the agent
+ * selector changes in place.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "admin_int.h"
+
+#define DEFAULT_SELECTOR "concentrated"
+
+typedef struct gchange {
+    const skv_proto_resource_group *g;
+    uint32_t op;
+    char old_sched[SKV__ADM_NAME_MAX];   /* UPDATE/DELETE: as stored */
+    char old_sel[SKV__ADM_NAME_MAX];
+    const char *new_sched;               /* CREATE/UPDATE */
+    const char *new_sel;
+    char *types;                         /* "a,b" to store; NULL: keep */
+    skv_proto_admin_resource_group_reply *rp;
+} gchange;
+
+static int write_group(skv__mgr_admin_ctx *ctx, const gchange *c,
+                       skv_error *err)
+{
+    const skv_proto_resource_group *g = c->g;
+    skv__mgr_store_admin_group row = {
+        g->name, g->description, c->new_sched, c->new_sel,
+        g->lost_batch_policy, g->pending_timeout_ms, c->types, g->active};
+    return c->op == SKV_PROTO_ADMIN_CREATE
+               ? skv__mgr_admin_group_insert(ctx, &row, err)
+               : skv__mgr_store_admin_group_update(ctx->db, &row, err);
+}
+
+static int apply(skv__mgr_admin_ctx *ctx, void *arg, skv_error *err)
+{
+    gchange *c = arg;
+    const char *n = c->g->name;
+    int rc;
+    if (c->op == SKV_PROTO_ADMIN_DELETE) {
+        rc = skv__mgr_store_admin_group_read(ctx->db, c->rp, n, err);
+        return rc ? rc : skv__mgr_store_admin_group_delete(ctx->db, n, err);
+    }
+    rc = write_group(ctx, c, err);
+    return rc ? rc : skv__mgr_store_admin_group_read(ctx->db, c->rp, n, err);
+}
+
+static int busy(int rc, const char *name, const char *what, skv_error *err)
+{
+    if (rc == SKV_EBUSY)
+        return skv__err(err, SKV_EBUSY, "resource group '%s' still has agents"
+                        " or sessions: cannot %s it", name, what);
+    return rc;
+}
+
+static int mirror(skv__mgr_admin_ctx *ctx, void *arg, bool undo,
+                  skv_error *err)
+{
+    gchange *c = arg;
+    const char *n = c->g->name;
+    int rc;
+    switch (c->op) {
+    case SKV_PROTO_ADMIN_CREATE:
+        if (undo)
+            return skv_sched_group_remove(ctx->sched, n, err);
+        return skv__mgr_admin_sched_group_add(ctx, n, c->new_sched,
+                                              c->new_sel, err);
+    case SKV_PROTO_ADMIN_DELETE:
+        if (undo)
+            return skv__mgr_admin_sched_group_add(ctx, n, c->old_sched,
+                                                  c->old_sel, err);
+        return busy(skv_sched_group_remove(ctx->sched, n, err), n, "delete",
+                    err);
+    default:
+        if (strcmp(c->old_sched, c->new_sched) == 0)
+            return strcmp(c->old_sel, c->new_sel) == 0
+                       ? 0
+                       : skv_sched_group_set_selector(ctx->sched, n, undo
+                                                      ? c->old_sel
+                                                      : c->new_sel, NULL,
+                                                      err);
+        rc = skv_sched_group_remove(ctx->sched, n, err);
+        if (undo && rc && rc != SKV_ENOENT)
+            return rc;
+        if (!undo && rc)
+            return busy(rc, n, "change the scheduler of", err);
+        return skv__mgr_admin_sched_group_add(ctx, n, undo ? c->old_sched
+                                              : c->new_sched, undo
+                                              ? c->old_sel : c->new_sel, err);
+    }
+}
+
+static int check_fields(const skv_proto_resource_group *g, skv_error *err)
+{
+    int rc = skv__mgr_admin_text_check("description", g->description, err);
+    if (!rc)
+        rc = skv__mgr_admin_opt_name_check("scheduler", g->scheduler, err);
+    if (!rc)
+        rc = skv__mgr_admin_opt_name_check("selector", g->selector, err);
+    const char *lp = g->lost_batch_policy;
+    if (!rc && lp && strcmp(lp, "requeue") != 0 && strcmp(lp, "fail") != 0)
+        rc = skv__err(err, SKV_EINVAL, "lost_batch_policy '%s' is not "
+                      "'requeue' or 'fail'", lp);
+    if (!rc && g->pending_timeout_ms > (uint64_t)INT64_MAX)
+        rc = skv__err(err, SKV_ERANGE, "pending_timeout_ms too large");
+    for (size_t i = 0; !rc && i < g->n_session_types; i++) {
+        const char *t = g->session_types[i];
+        if (!t || (strcmp(t, "interactive") != 0 && strcmp(t, "batch") != 0 &&
+                   strcmp(t, "inference") != 0))
+            rc = skv__err(err, SKV_EINVAL, "session type '%s' is not "
+                          "interactive, batch or inference", t ? t : "");
+    }
+    if (rc)
+        skv__err_prefix(err, "resource group '%s'", g->name);
+    return rc;
+}
+
+/* The stored scheduler and selector: 1 when the group exists. */
+static int old_row(skv__mgr_admin_ctx *ctx, gchange *c, skv_error *err)
+{
+    int rc = skv__mgr_store_admin_group_sched(ctx->db, c->g->name,
+                                              c->old_sched,
+                                              sizeof c->old_sched, c->old_sel,
+                                              sizeof c->old_sel, err);
+    if (rc > 0 && !c->old_sched[0])
+        snprintf(c->old_sched, sizeof c->old_sched, "fifo");
+    if (rc > 0 && !c->old_sel[0])
+        snprintf(c->old_sel, sizeof c->old_sel, "%s", DEFAULT_SELECTOR);
+    return rc;
+}
+
+static int prepare(skv__mgr_admin_ctx *ctx, gchange *c, skv_error *err)
+{
+    const skv_proto_resource_group *g = c->g;
+    int rc = old_row(ctx, c, err);
+    if (rc < 0)
+        return rc;
+    if (c->op == SKV_PROTO_ADMIN_CREATE && rc)
+        return skv__err(err, SKV_EEXIST, "resource group '%s' exists already",
+                        g->name);
+    if (c->op != SKV_PROTO_ADMIN_CREATE && !rc)
+        return skv__err(err, SKV_ENOENT, "resource group '%s' does not exist",
+                        g->name);
+    if (c->op == SKV_PROTO_ADMIN_DELETE)
+        return 0;
+    rc = check_fields(g, err);
+    if (rc)
+        return rc;
+    c->new_sched = g->scheduler && g->scheduler[0] ? g->scheduler
+                   : c->op == SKV_PROTO_ADMIN_CREATE ? "fifo" : c->old_sched;
+    c->new_sel = g->selector && g->selector[0] ? g->selector
+                 : c->op == SKV_PROTO_ADMIN_CREATE ? DEFAULT_SELECTOR
+                                                   : c->old_sel;
+    if (c->op == SKV_PROTO_ADMIN_CREATE || g->n_session_types) {
+        c->types = skv__mgr_admin_join(g->session_types, g->n_session_types);
+        if (!c->types)
+            return skv__err(err, SKV_ENOMEM, "admin: out of memory");
+    }
+    return 0;
+}
+
+int skv__mgr_admin_on_group(skv__mgr_admin_ctx *ctx,
+                            const skv_proto_admin_resource_group *rq,
+                            skv_proto_admin_resource_group_reply *rp,
+                            skv_error *err)
+{
+    int rc = skv__mgr_admin_op_check(rq->op, "resource_group", err);
+    if (rc)
+        return rc;
+    if (rq->op == SKV_PROTO_ADMIN_LIST) {
+        rc = skv__mgr_store_admin_group_read(ctx->db, rp, rq->group.name,
+                                             err);
+    } else {
+        gchange c;
+        memset(&c, 0, sizeof c);
+        c.g = &rq->group;
+        c.op = rq->op;
+        c.rp = rp;
+        rc = skv__mgr_admin_name_check("resource group name", rq->group.name,
+                                       err);
+        if (!rc)
+            rc = prepare(ctx, &c, err);
+        if (!rc)
+            rc = skv__mgr_admin_run(ctx, apply, mirror, &c, err);
+        skv__free(c.types);
+    }
+    if (rc)
+        skv_proto_body_free(SKV_PROTO_ADMIN_RESOURCE_GROUP_REPLY, rp);
+    return rc;
+}

@@ -1,0 +1,117 @@
+/* Resource-group and limit queries of the manager core.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "admin_int.h"
+
+/* Whether the comma list csv ("" = everything) contains item. */
+static bool csv_has(const char *csv, const char *item)
+{
+    if (!csv[0])
+        return true;
+    size_t n = strlen(item);
+    for (const char *s = csv; *s;) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (len == n && strncmp(s, item, n) == 0)
+            return true;
+        s = e ? e + 1 : s + len;
+    }
+    return false;
+}
+
+static int group_row(skv__mgr_admin_ctx *ctx, bool *active, char *types,
+                     size_t tsz, const char *group, skv_error *err)
+{
+    int rc = skv__mgr_store_admin_group_admits(ctx->db, group, active, types,
+                                               tsz, err);
+    if (rc == 0)
+        return skv__err(err, SKV_ENOENT, "resource group '%s' does not "
+                        "exist", group);
+    return rc < 0 ? rc : 0;
+}
+
+int skv__mgr_admin_group_allows(skv__mgr_admin_ctx *ctx, const char *user,
+                                const char *group, const char *session_type,
+                                skv_error *err)
+{
+    if (!ctx || !ctx->db || !user || !group || !session_type)
+        return skv__err(err, SKV_EINVAL, "admin group_allows: NULL argument");
+    skv__mgr_user_info u;
+    bool active = false;
+    char types[256];
+    int rc = skv__mgr_admin_user(ctx, &u, user, err);
+    if (!rc && !u.active)
+        rc = skv__err(err, SKV_EPERM, "user '%s' is deactivated", user);
+    if (!rc)
+        rc = group_row(ctx, &active, types, sizeof types, group, err);
+    if (rc)
+        return rc;
+    if (!active)
+        return skv__err(err, SKV_EPERM, "resource group '%s' is deactivated",
+                        group);
+    bool dactive;
+    rc = skv__mgr_store_admin_domain_active(ctx->db, u.domain, &dactive, err);
+    if (rc < 0)
+        return rc;
+    if (rc == 0 || !dactive)
+        return skv__err(err, SKV_EPERM, "domain '%s' of user '%s' is %s",
+                        u.domain, user, rc ? "deactivated" : "missing");
+    rc = skv__mgr_store_admin_domain_has_group(ctx->db, u.domain, group, err);
+    if (rc == 0)
+        return skv__err(err, SKV_EPERM, "domain '%s' (user '%s') may not use "
+                        "resource group '%s'", u.domain, user, group);
+    if (rc < 0)
+        return rc;
+    if (!csv_has(types, session_type))
+        return skv__err(err, SKV_EPERM, "resource group '%s' does not allow "
+                        "%s sessions (allowed: %s)", group, session_type,
+                        types);
+    return 0;
+}
+
+int skv__mgr_admin_group(skv__mgr_admin_ctx *ctx, skv__mgr_group_info *out,
+                         const char *group, skv_error *err)
+{
+    if (!ctx || !ctx->db || !out || !group)
+        return skv__err(err, SKV_EINVAL, "admin group: NULL argument");
+    skv__mgr_group_info gi;
+    memset(&gi, 0, sizeof gi);
+    int rc = skv__mgr_store_admin_group_info(ctx->db, group,
+        gi.lost_batch_policy, sizeof gi.lost_batch_policy,
+        &gi.pending_timeout_ms, err);
+    if (rc == 0)
+        return skv__err(err, SKV_ENOENT, "resource group '%s' does not "
+                        "exist", group);
+    if (rc < 0)
+        return rc;
+    if (!gi.lost_batch_policy[0])
+        snprintf(gi.lost_batch_policy, sizeof gi.lost_batch_policy,
+                 "requeue");
+    *out = gi;
+    return 0;
+}
+
+int skv__mgr_admin_user_limits(skv__mgr_admin_ctx *ctx,
+                               skv__mgr_user_limits *out, const char *user,
+                               skv_error *err)
+{
+    if (!ctx || !ctx->db || !out || !user)
+        return skv__err(err, SKV_EINVAL, "admin user_limits: NULL argument");
+    memset(out, 0, sizeof *out);
+    int rc = skv__mgr_admin_need(ctx, SKV__MGR_STORE_ADMIN_USERS, "user",
+                                 user, err);
+    char pol[SKV__ADM_NAME_MAX];
+    if (!rc)
+        rc = skv__mgr_admin_user_policy_name(ctx, pol, sizeof pol, user, err);
+    if (rc || !pol[0])
+        return rc;
+    skv__mgr_store_admin_limits l;
+    rc = skv__mgr_store_admin_policy_get(ctx->db, pol, &l, err);
+    skv_slots_free(l.max_slots);
+    if (rc > 0) {
+        out->max_cluster_size = l.max_cluster_size;
+        out->max_session_lifetime_ms = l.max_session_lifetime_ms;
+    }
+    return rc < 0 ? rc : 0;
+}

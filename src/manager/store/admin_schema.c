@@ -1,0 +1,77 @@
+/* The admin plane's tables. References are checked by the admin plane
+ * (with messages naming the culprit); the REFERENCES clauses document them
+ * and hold when the core enables foreign keys. Secret keys are stored as
+ * given because verification needs them: the database must be owner-only
+ * (admin_protect.c).
+ *
+ * The "admin" component of the versioned migrations (migrate.h). Step 1
+ * is the schema the admin plane had before migrations were versioned,
+ * written with IF NOT EXISTS, so a database from that time passes through
+ * it unchanged and keeps its rows. A later change is a step appended to
+ * the list. The PostgreSQL DDL (NULL until the engine's owner writes it,
+ * refused loudly there) mirrors this one: BYTEA for max_slots, BIGINT for
+ * the integers, the column "user" quoted.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "admin_sql.h"
+#include "migrate.h"
+#include "schema_pg.h"
+
+static const char admin_v1_sqlite[] =
+    "CREATE TABLE IF NOT EXISTS domains ("
+    " name TEXT PRIMARY KEY, description TEXT,"
+    " active INTEGER NOT NULL DEFAULT 1);"
+    "CREATE TABLE IF NOT EXISTS resource_policies ("
+    " name TEXT PRIMARY KEY,"
+    " max_slots BLOB,"                         /* skv_slots msgpack */
+    " max_concurrent_sessions INTEGER NOT NULL DEFAULT 0,"
+    " max_pending_sessions INTEGER NOT NULL DEFAULT 0,"
+    " max_cluster_size INTEGER NOT NULL DEFAULT 0,"
+    " max_session_lifetime_ms INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE IF NOT EXISTS resource_groups ("
+    " name TEXT PRIMARY KEY, description TEXT,"
+    " scheduler TEXT NOT NULL, selector TEXT NOT NULL,"
+    " lost_batch_policy TEXT NOT NULL DEFAULT 'requeue'"
+    "  CHECK (lost_batch_policy IN ('requeue','fail')),"
+    " pending_timeout_ms INTEGER NOT NULL DEFAULT 0,"
+    " session_types TEXT NOT NULL DEFAULT '',"  /* "batch,inference"; "" all */
+    " active INTEGER NOT NULL DEFAULT 1);"
+    "CREATE TABLE IF NOT EXISTS domain_groups ("
+    " domain TEXT NOT NULL REFERENCES domains(name),"
+    " resource_group TEXT NOT NULL REFERENCES resource_groups(name),"
+    " PRIMARY KEY (domain, resource_group));"
+    "CREATE TABLE IF NOT EXISTS projects ("
+    " name TEXT PRIMARY KEY,"
+    " domain TEXT NOT NULL REFERENCES domains(name), description TEXT,"
+    " resource_policy TEXT REFERENCES resource_policies(name),"
+    " active INTEGER NOT NULL DEFAULT 1);"
+    "CREATE TABLE IF NOT EXISTS users ("
+    " name TEXT PRIMARY KEY, email TEXT,"
+    " role TEXT NOT NULL CHECK (role IN ('user','admin','agent')),"
+    " domain TEXT NOT NULL REFERENCES domains(name),"
+    " resource_policy TEXT REFERENCES resource_policies(name),"
+    " description TEXT, active INTEGER NOT NULL DEFAULT 1);"
+    "CREATE TABLE IF NOT EXISTS user_projects ("
+    " user TEXT NOT NULL REFERENCES users(name),"
+    " project TEXT NOT NULL REFERENCES projects(name),"
+    " PRIMARY KEY (user, project));"
+    "CREATE TABLE IF NOT EXISTS keypairs ("
+    " access_key TEXT PRIMARY KEY, secret_key TEXT NOT NULL,"
+    " user TEXT NOT NULL REFERENCES users(name),"
+    " resource_policy TEXT REFERENCES resource_policies(name),"
+    " active INTEGER NOT NULL DEFAULT 1, created_ms INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS keypairs_user ON keypairs(user);"
+    "CREATE INDEX IF NOT EXISTS users_domain ON users(domain);"
+    "CREATE INDEX IF NOT EXISTS user_projects_project"
+    " ON user_projects(project);";
+
+static const skv__mgr_migration admin[] = {
+    {1, admin_v1_sqlite, skv__mgr_store_admin_v1_pg},
+};
+
+int skv__mgr_store_admin_schema(skv__db *db, skv_error *err)
+{
+    if (!db)
+        return skv__err(err, SKV_EINVAL, "admin schema: no database");
+    return skv__mgr_store_migrate(db, "admin", admin,
+                                  sizeof admin / sizeof admin[0], err);
+}

@@ -1,0 +1,216 @@
+/* db.h on PostgreSQL through libpq: the connection, transactions and the
+ * mapping of SQLSTATEs onto SKV_E*. Statements are in db_pg_stmt.c, values
+ * in db_pg_value.c.
+ *
+ * A lost connection is not re-established here: with several managers on
+ * one database the leader's advisory lock lives on this connection, so a
+ * new one would be a different session that no longer holds it. The store
+ * reports SKV_EIO and the manager steps down or exits.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_pg_int.h"
+#include "skv_internal.h"
+
+/* SQLSTATE classes the store tells apart: 23xxx integrity (a duplicate or
+ * a violated constraint), serialization failure, deadlock, lock not
+ * available (NOWAIT) are contention a caller may retry. */
+static int state_to_rc(const char *state)
+{
+    if (!state)
+        return SKV_EIO;
+    if (!strncmp(state, "23", 2))
+        return SKV_EEXIST;
+    if (!strcmp(state, "40001") || !strcmp(state, "40P01") ||
+        !strcmp(state, "55P03"))
+        return SKV_EBUSY;
+    return SKV_EIO;
+}
+
+static const char *first_line(const char *msg, int *len)
+{
+    const char *nl = msg ? strchr(msg, '\n') : NULL;
+    *len = !msg ? 0 : nl ? (int)(nl - msg) : (int)strlen(msg);
+    return msg ? msg : "";
+}
+
+int skv__pg_error(PGconn *conn, const PGresult *res, skv_error *err,
+                  const char *what)
+{
+    int len = 0;
+    if (PQstatus(conn) == CONNECTION_BAD) {
+        const char *m = first_line(PQerrorMessage(conn), &len);
+        return skv__err(err, SKV_EIO, "manager database: connection to "
+                        "PostgreSQL lost (%.80s): %.*s", what, len, m);
+    }
+    const char *msg = res ? PQresultErrorMessage(res) : PQerrorMessage(conn);
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    msg = first_line(msg, &len);
+    return skv__err(err, state_to_rc(state), "manager database: %.80s: "
+                    "%.*s (SQLSTATE %s)", what, len, msg,
+                    state ? state : "none");
+}
+
+static void pg_close(skv__db *db)
+{
+    pg_db *d = skv__pg_db(db);
+    for (size_t i = 0; i < d->n_cache; i++)
+        skv__pg_free_stmt(d->cache[i]);
+    PQfinish(d->conn);
+    skv__free(d);
+}
+
+static int pg_exec(skv__db *db, const char *sql, skv_error *err)
+{
+    PGconn *c = skv__pg_db(db)->conn;
+    PGresult *r = PQexec(c, sql);
+    ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    int rc = 0;
+    if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK)
+        rc = skv__pg_error(c, r, err, sql);
+    PQclear(r);
+    return rc;
+}
+
+static int pg_begin(skv__db *db, skv_error *err)
+{
+    return pg_exec(db, "BEGIN", err);
+}
+
+static bool pg_in_transaction(skv__db *db)
+{
+    PGTransactionStatusType t = PQtransactionStatus(skv__pg_db(db)->conn);
+    return t == PQTRANS_INTRANS || t == PQTRANS_INERROR ||
+           t == PQTRANS_ACTIVE;
+}
+
+static void pg_rollback(skv__db *db)
+{
+    if (pg_in_transaction(db))
+        PQclear(PQexec(skv__pg_db(db)->conn, "ROLLBACK"));
+}
+
+/* A statement that failed inside the transaction aborted it; PostgreSQL
+ * then answers COMMIT with "ROLLBACK" and no error, which must not read
+ * as success. */
+static int pg_commit(skv__db *db, skv_error *err)
+{
+    PGconn *c = skv__pg_db(db)->conn;
+    bool aborted = PQtransactionStatus(c) == PQTRANS_INERROR;
+    PGresult *r = PQexec(c, "COMMIT");
+    int rc = 0;
+    if (!r || PQresultStatus(r) != PGRES_COMMAND_OK)
+        rc = skv__pg_error(c, r, err, "COMMIT");
+    else if (aborted || !strcmp(PQcmdStatus(r), "ROLLBACK"))
+        rc = skv__err(err, SKV_EIO, "manager database: COMMIT: the "
+                      "transaction was aborted by an earlier error and "
+                      "rolled back");
+    PQclear(r);
+    if (rc)
+        pg_rollback(db);
+    return rc;
+}
+
+static int64_t pg_changes(skv__db_stmt *st)
+{
+    return skv__pg_stmt(st)->changes;
+}
+
+static const skv__db_ops pg_ops = {
+    .kind = SKV__DB_POSTGRES,
+    .close = pg_close,
+    .exec = pg_exec,
+    .begin = pg_begin,
+    .commit = pg_commit,
+    .rollback = pg_rollback,
+    .in_transaction = pg_in_transaction,
+    .prepare = skv__pg_prepare,
+    .done = skv__pg_done,
+    .reset = skv__pg_reset,
+    .bind_int64 = skv__pg_bind_int64,
+    .bind_double = skv__pg_bind_double,
+    .bind_text = skv__pg_bind_text,
+    .bind_blob = skv__pg_bind_blob,
+    .bind_null = skv__pg_bind_null,
+    .step = skv__pg_step,
+    .column_int64 = skv__pg_column_int64,
+    .column_double = skv__pg_column_double,
+    .column_text = skv__pg_column_text,
+    .column_blob = skv__pg_column_blob,
+    .column_is_null = skv__pg_column_is_null,
+    .changes = pg_changes,
+};
+
+/* Server notices (e.g. "relation already exists, skipping") are not the
+ * manager's log lines. */
+static void quiet(void *arg, const char *msg)
+{
+    (void)arg;
+    (void)msg;
+}
+
+/* Where the connection went, for messages: never the password. */
+static void describe(PGconn *c, char *buf, size_t n)
+{
+    const char *host = PQhost(c), *port = PQport(c), *db = PQdb(c);
+    snprintf(buf, n, "host %s port %s database %s",
+             host && *host ? host : "(default)",
+             port && *port ? port : "(default)", db ? db : "(default)");
+}
+
+static int connect_checked(const char *conninfo, PGconn **out,
+                           skv_error *err)
+{
+    char *why = NULL;
+    PQconninfoOption *opts = PQconninfoParse(conninfo, &why);
+    if (!opts) {
+        int rc = skv__err(err, SKV_EINVAL, "manager database: bad "
+                          "PostgreSQL connection string: %s",
+                          why ? why : "out of memory");
+        PQfreemem(why);
+        return rc;
+    }
+    PQconninfoFree(opts);
+    /* Defaults before dbname so the caller's string overrides them. */
+    const char *keys[] = {"application_name", "connect_timeout", "dbname",
+                          NULL};
+    const char *vals[] = {"sokovan-manager", "5", conninfo, NULL};
+    *out = PQconnectdbParams(keys, vals, 1);
+    if (!*out)
+        return skv__err(err, SKV_ENOMEM, "manager database: out of memory");
+    if (PQstatus(*out) == CONNECTION_OK)
+        return 0;
+    char where[256];
+    int len = 0;
+    describe(*out, where, sizeof(where));
+    const char *m = first_line(PQerrorMessage(*out), &len);
+    int rc = skv__err(err, SKV_EIO, "manager database: cannot connect to "
+                      "PostgreSQL (%s): %.*s", where, len, m);
+    PQfinish(*out);
+    *out = NULL;
+    return rc;
+}
+
+int skv__db_open_postgres(const char *conninfo, skv__db **out,
+                          skv_error *err)
+{
+    *out = NULL;
+    if (!conninfo || !*conninfo)
+        return skv__err(err, SKV_EINVAL, "manager database: empty "
+                        "PostgreSQL connection string");
+    PGconn *c = NULL;
+    int rc = connect_checked(conninfo, &c, err);
+    if (rc)
+        return rc;
+    PQsetNoticeProcessor(c, quiet, NULL);
+    pg_db *d = skv__calloc(1, sizeof(*d));
+    if (!d) {
+        PQfinish(c);
+        return skv__err(err, SKV_ENOMEM, "manager database: out of memory");
+    }
+    d->base.ops = &pg_ops;
+    d->conn = c;
+    *out = &d->base;
+    return 0;
+}

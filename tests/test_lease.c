@@ -1,0 +1,218 @@
+/* Leader election and fencing (src/manager/store/lease.c) on a real
+ * PostgreSQL: one leader among several managers, a standby elected once
+ * the leader's process is killed with SIGKILL, and a deposed leader's
+ * write refused by the epoch check.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <sqlite3.h>
+#include <string.h>
+#include <time.h>
+
+#include "../src/manager/store/db.h"
+#include "../src/manager/store/lease.h"
+#include "pg_harness.h"
+#include "skv_test.h"
+
+static skv_pg g_pg;
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool pg_up(void)
+{
+    const char *skip = skv_pg_start(&g_pg);
+    if (skip) {
+        fprintf(stderr, "lease: SKIP: %s\n", skip);
+        return false;
+    }
+    ck_assert_msg(skv_pg_running(&g_pg), "postgres: %s", g_pg.why);
+    return true;
+}
+
+static skv__db *conn(void)
+{
+    skv__db *db = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_open_postgres(g_pg.conninfo, &db, &e), &e);
+    return db;
+}
+
+static int try_lead(skv__db *db, const char *who, int64_t *epoch)
+{
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv__mgr_store_lease_try(db, who, 1, epoch, &e);
+    ck_assert_msg(rc >= 0, "lease_try %s: %s", who, e.message);
+    return rc;
+}
+
+/* A write as a leader makes it: check, then insert, in one transaction. */
+static int fenced_write(skv__db *db, int64_t epoch, const char *k,
+                        skv_error *e)
+{
+    int rc = skv__db_begin(db, e);
+    if (!rc)
+        rc = skv__mgr_store_lease_check(db, epoch, e);
+    if (!rc)
+        rc = skv__db_exec(db, "CREATE TABLE IF NOT EXISTS w (k TEXT)", e);
+    skv__db_stmt *st = NULL;
+    if (!rc && !(rc = skv__db_prepare(db, "INSERT INTO w (k) VALUES (?)",
+                                      &st, e))) {
+        skv__db_bind_text(st, 1, k);
+        rc = skv__db_step(st, e);
+        skv__db_done(st);
+    }
+    if (rc < 0) {
+        skv__db_rollback(db);
+        return rc;
+    }
+    return skv__db_commit(db, e);
+}
+
+START_TEST(test_lease_one_leader)
+{
+    if (!pg_up())
+        return;
+    skv__db *a = conn(), *b = conn(), *c = conn();
+    int64_t ea = 0, eb = 0;
+    ck_assert_int_eq(try_lead(a, "a:1", &ea), 1);
+    ck_assert_int_eq(ea, 1);
+    ck_assert_int_eq(try_lead(b, "b:2", &eb), 0);
+    ck_assert_int_eq(try_lead(c, "c:3", &eb), 0);
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(fenced_write(a, ea, "x", &e), &e);
+    char holder[128];
+    SKV_CK_OK(skv__mgr_store_lease_read(b, &eb, holder, &e), &e);
+    ck_assert_int_eq(eb, 1);
+    ck_assert_str_eq(holder, "a:1");
+    /* a clean stop hands over at once */
+    skv__mgr_store_lease_release(a);
+    ck_assert_int_eq(try_lead(b, "b:2", &eb), 1);
+    ck_assert_int_eq(eb, 2);
+    ck_assert_int_eq(skv__mgr_store_lease_try(c, "", 1, &eb, &e), SKV_EINVAL);
+    skv__db_close(a);
+    skv__db_close(b);
+    skv__db_close(c);
+}
+END_TEST
+
+/* The leader is a separate process, killed with SIGKILL: its connection
+ * ends, PostgreSQL drops its lock, the polling standby is elected well
+ * within 5 s, and the epoch says a new leader reigns. */
+START_TEST(test_lease_standby_takes_over_after_kill)
+{
+    if (!pg_up())
+        return;
+    int ready[2];
+    ck_assert_int_eq(pipe(ready), 0);
+    pid_t leader = fork();
+    ck_assert_int_ge(leader, 0);
+    if (leader == 0) {
+        skv__db *db = NULL;
+        int64_t ep = 0;
+        char ok = skv__db_open_postgres(g_pg.conninfo, &db, NULL) == 0 &&
+                  skv__mgr_store_lease_try(db, "leader", 1, &ep, NULL) == 1;
+        if (write(ready[1], &ok, 1) != 1)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    close(ready[1]);
+    char ok = 0;
+    ck_assert_int_eq(read(ready[0], &ok, 1), 1);
+    close(ready[0]);
+    ck_assert_msg(ok, "the leader process was not elected");
+    skv__db *standby = conn();
+    int64_t ep = 0;
+    ck_assert_int_eq(try_lead(standby, "standby", &ep), 0);
+    kill(leader, SIGKILL);
+    int64_t t0 = now_ms();
+    waitpid(leader, NULL, 0);
+    int elected = 0;
+    while (!(elected = try_lead(standby, "standby", &ep)) &&
+           now_ms() - t0 < 10000)
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    int64_t took = now_ms() - t0;
+    fprintf(stderr, "lease: standby elected %lld ms after the kill\n",
+            (long long)took);
+    ck_assert_int_eq(elected, 1);
+    ck_assert_int_le(took, 5000);
+    ck_assert_int_eq(ep, 2);
+    skv__db_close(standby);
+}
+END_TEST
+
+/* A leader that lost its connection and comes back on a new one, with
+ * its old epoch, after a standby took over: its write is refused and
+ * leaves nothing; the new leader's goes through. */
+START_TEST(test_lease_deposed_write_refused)
+{
+    if (!pg_up())
+        return;
+    skv__db *old = conn(), *next = conn(), *admin = conn();
+    int64_t e_old = 0, e_new = 0, pid = 0;
+    skv_error e = SKV_ERROR_INIT;
+    ck_assert_int_eq(try_lead(old, "old", &e_old), 1);
+    SKV_CK_OK(fenced_write(old, e_old, "before", &e), &e);
+    skv__db_stmt *st = NULL;
+    SKV_CK_OK(skv__db_prepare(old, "SELECT pg_backend_pid()", &st, &e), &e);
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+    pid = skv__db_column_int64(st, 0);
+    skv__db_done(st);
+    SKV_CK_OK(skv__db_prepare(admin, "SELECT pg_terminate_backend(?)", &st,
+                              &e), &e);
+    skv__db_bind_int64(st, 1, pid);
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+    skv__db_done(st);
+    /* the old connection is gone for good: its writes fail outright */
+    ck_assert_int_eq(fenced_write(old, e_old, "lost", &e), SKV_EIO);
+    for (int i = 0; i < 100 && !try_lead(next, "next", &e_new); i++)
+        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    ck_assert_int_eq(e_new, e_old + 1);
+    skv__db_close(old);
+    old = conn();                          /* it reconnects, not elected */
+    ck_assert_int_eq(fenced_write(old, e_old, "late", &e), SKV_ESTATE);
+    ck_assert_ptr_nonnull(strstr(e.message, "deposed"));
+    SKV_CK_OK(fenced_write(next, e_new, "after", &e), &e);
+    SKV_CK_OK(skv__db_prepare(admin, "SELECT string_agg(k, ',' ORDER BY k)"
+                              " FROM w", &st, &e), &e);
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+    ck_assert_str_eq(skv__db_column_text(st, 0), "after,before");
+    skv__db_done(st);
+    skv__db_close(old);
+    skv__db_close(next);
+    skv__db_close(admin);
+}
+END_TEST
+
+/* SQLite: one manager per file; elected at once, checks pass. */
+START_TEST(test_lease_sqlite_single)
+{
+    sqlite3 *h = NULL;
+    ck_assert_int_eq(sqlite3_open(":memory:", &h), SQLITE_OK);
+    skv__db *db = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_wrap_sqlite(h, &db, &e), &e);
+    int64_t ep = 0;
+    ck_assert_int_eq(try_lead(db, "only", &ep), 1);
+    ck_assert_int_eq(ep, 1);
+    SKV_CK_OK(fenced_write(db, ep, "x", &e), &e);
+    skv__db_close(db);
+}
+END_TEST
+
+Suite *skv_test_suite_lease(void);
+Suite *skv_test_suite_lease(void)
+{
+    Suite *s = suite_create("lease");
+    TCase *tc = tcase_create("lease");
+    tcase_add_test(tc, test_lease_one_leader);
+    tcase_add_test(tc, test_lease_standby_takes_over_after_kill);
+    tcase_add_test(tc, test_lease_deposed_write_refused);
+    tcase_add_test(tc, test_lease_sqlite_single);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    return s;
+}
