@@ -1,14 +1,12 @@
 #!/bin/sh
 # The store is the only SQL speaker: no sqlite3_*/PQ* call and no SQL
 # statement text in src/ or daemons/ outside src/manager/store/.
-# Known exception until the admin branch lands: the admin plane's files
-# (src/manager/mgr_admin_*) still hold their SQL; h/admin moves them to
-# src/manager/admin/ and their statements to src/manager/store/admin_*.c,
-# after which this exception matches nothing and must be deleted.
+# The admin plane (src/manager/admin/) keeps its rules and calls the
+# store's admin_*.c for rows, like the rest of the manager.
 # SPDX-License-Identifier: Apache-2.0
 set -u
 cd "$(dirname "$0")/.." || exit 2
-EXCEPT='^src/manager/store/|^src/manager/mgr_admin_[a-z_]*\.[ch]:'
+EXCEPT='^src/manager/store/'
 calls='\b(sqlite3_[a-z0-9_]+|PQ[a-z][A-Za-z]*)[[:space:]]*\('
 stmts='"[^"]*\b(SELECT [^"]*FROM|SELECT [a-z0-9*(]|INSERT INTO|UPDATE [a-z_]+ SET|DELETE FROM|CREATE (TABLE|INDEX|UNIQUE INDEX)|ALTER TABLE|DROP TABLE|PRAGMA [a-z_]+)'
 tx='"(BEGIN( IMMEDIATE| TRANSACTION)?|COMMIT|ROLLBACK)"'
@@ -19,4 +17,4 @@ if [ -n "$bad" ]; then
     echo "$bad"
     exit 1
 fi
-echo "check-sql: no SQL outside src/manager/store/ (admin files excepted until h/admin lands)"
+echo "check-sql: no SQL outside src/manager/store/"
