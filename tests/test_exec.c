@@ -1153,12 +1153,15 @@ static int listen_unix(const char *path)
 static pid_t spawn_agent(const char *dir, const char *sock)
 {
     char prog[PATH_MAX], key[PATH_MAX], state[PATH_MAX], mgr[PATH_MAX],
-        log[PATH_MAX];
+        log[PATH_MAX], run[PATH_MAX];
     snprintf(prog, sizeof(prog), "%s/bin/sokovan-agent", skv_test_build_dir());
     snprintf(key, sizeof(key), "%s/agent.key", dir);
     snprintf(state, sizeof(state), "%s/state", dir);
     snprintf(mgr, sizeof(mgr), "unix:%s", sock);
     snprintf(log, sizeof(log), "%s/agent.log", dir);
+    /* Its own run dir (the default is under /run, shared with any real
+     * agent on the host), so the test destroys exactly its containers. */
+    snprintf(run, sizeof(run), "%s/run", dir);
     FILE *f = fopen(key, "w");
     ck_assert_ptr_nonnull(f);
     fprintf(f, "access_key=%s\nsecret_key=%s\n", AK, SK);
@@ -1172,7 +1175,8 @@ static pid_t spawn_agent(const char *dir, const char *sock)
         dup2(fd, 1);
         dup2(fd, 2);
         execl(prog, prog, "--manager", mgr, "--key-file", key,
-              "--state-dir", state, "--image-dir", skv_rtfx_images,
+              "--state-dir", state, "--run-dir", run,
+              "--image-dir", skv_rtfx_images,
               "--plugins", "cpu;mem", "--reconnect-min-ms", "20",
               "--reconnect-max-ms", "100", (char *)NULL);
         _exit(127);
@@ -1275,9 +1279,9 @@ START_TEST(test_agent_daemon_exec)
     close(w.fd);
     close(lfd);
     skv_proto_reader_free(w.r);
-    char state[PATH_MAX];
-    snprintf(state, sizeof(state), "%s/state/containers", dir);
-    destroy_all(state);
+    char run[PATH_MAX];
+    snprintf(run, sizeof(run), "%s/run", dir);
+    destroy_all(run);
 }
 END_TEST
 
