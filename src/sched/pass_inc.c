@@ -249,21 +249,37 @@ static int prepare(skv__pass *P, skv__inc **out, skv_error *err)
 }
 
 /* Where does the class fit now (cached until the next visit)? */
+/* Within a pass free capacity only shrinks, so an agent the request did
+ * not fit stays unfit: each class resumes its scan where the last one
+ * found the first fitting agent, and a pass scans each agent about once
+ * per class instead of once per placement (10,000 agents filling in
+ * order made every verdict walk past all the full ones). */
+static uint32_t scan_start(skv__inc *I, inc_cls *k)
+{
+    if (k->pass != I->pass)
+        k->scan_from = 0;
+    return k->scan_from;
+}
+
 static const inc_cls *verdict(skv__pass *P, skv__inc *I, uint32_t c)
 {
     inc_cls *k = &I->cls[c];
     /* within a pass free capacity only shrinks: what fits nowhere stays so */
     if (k->ver == I->ver || (k->pass == I->pass && k->fits == FITS_NONE))
         return k;
+    uint32_t from = scan_start(I, k);
     k->ver = I->ver;
     k->pass = I->pass;
     k->fits = FITS_NONE;
     k->until = INT64_MIN;
+    k->scan_from = P->g->nagents;
     skv_sched_device_share sh[SKV_SCHED_DEVICES_MAX];
-    for (uint32_t i = 0; i < P->g->nagents; i++) {
+    for (uint32_t i = from; i < P->g->nagents; i++) {
         const skv__agent *a = P->s->agents[P->g->agents[i]];
         if (!a->schedulable || skv__dmap_trial(&a->d, k->req, sh, NULL) != 0)
             continue;
+        if (k->scan_from > i)
+            k->scan_from = i;
         if (P->ignore_resv || a->resv_epoch != P->epoch) {
             k->fits = FITS_FREE;
             return k;

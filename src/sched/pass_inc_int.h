@@ -31,6 +31,7 @@ typedef struct inc_cls {
     uint8_t fits;
     int64_t until;             /* FITS_RESERVED: latest known start of a
                                   reservation on a fitting agent */
+    uint32_t scan_from;        /* this pass: agents before it cannot fit */
 } inc_cls;
 
 typedef struct skv__inc skv__inc;
