@@ -57,6 +57,9 @@ typedef struct e2e_cluster {
     int nagents;
     pid_t agent[E2E_MAX_AGENTS];
     char agent_cpus[E2E_MAX_AGENTS][32];
+    /* Agent i's --plugins, e.g. "cpu;mem;mock:count=2,prefix=cuda"; ""
+     * = the agent's default. */
+    char agent_plugins[E2E_MAX_AGENTS][128];
     char admin_ak[SKV_AUTH_ACCESS_KEY_MAX];
     char admin_sk[SKV_AUTH_SECRET_KEY_MAX];
     char why[768];             /* the last failure, for assertion messages */
@@ -301,14 +304,16 @@ static inline int e2e_start_agent(e2e_cluster *c, int i)
     snprintf(mgr, sizeof(mgr), "unix:%s", c->sock);
     snprintf(state, sizeof(state), "%s/agent-%s", c->root, id);
     e2e_run_dir(c, id, run, sizeof(run));
+    if (i >= E2E_MAX_AGENTS)
+        return e2e_fail(c, "at most 4 agents%s%s", "", "");
+    char *plugins = c->agent_plugins[i][0] ? c->agent_plugins[i] : NULL;
     char *const argv[] = {exe, "--agent-id", id, "--manager", mgr,
                           "--data-dir", c->data, "--state-dir", state,
                           "--run-dir", run, "--image-dir", c->images, "--cpus",
                           c->agent_cpus[i], "--memory", "4g",
                           "--poll-interval-ms", "10", "--stats-interval-ms",
-                          "1000", "--reconnect-max-ms", "500", NULL};
-    if (i >= E2E_MAX_AGENTS)
-        return e2e_fail(c, "at most 4 agents%s%s", "", "");
+                          "1000", "--reconnect-max-ms", "500",
+                          plugins ? "--plugins" : NULL, plugins, NULL};
     if (!c->agent_cpus[i][0])
         snprintf(c->agent_cpus[i], sizeof(c->agent_cpus[i]), "%s", "0");
     c->agent[i] = e2e_spawn(c, id, argv);

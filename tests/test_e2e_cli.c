@@ -115,6 +115,17 @@ static void sessions_all(skv_client *cl, skv_proto_session_list_reply *rep)
     SKV_CK_OK(skv_client_call(cl, SKV_PROTO_SESSION_LIST, &q, rep, &e), &e);
 }
 
+/* A manager and agent a1, registered; the admin's client. */
+static skv_client *one_agent_cluster(void)
+{
+    E2E_OK(e2e_start_manager(&g, "a1"));
+    skv_client *cl = NULL;
+    E2E_OK(e2e_connect(&g, &cl, NULL, NULL));
+    E2E_OK(e2e_start_agent(&g, 0));
+    E2E_OK(e2e_wait_agents(&g, cl, 1));
+    return cl;
+}
+
 /* ---- run while the manager is down ---------------------------------------- */
 
 /* The manager is killed -9 (its socket stays behind, refusing), `sokovan
@@ -269,11 +280,7 @@ END_TEST
 START_TEST(test_e2e_cli_job_file)
 {
     REQUIRE();
-    E2E_OK(e2e_start_manager(&g, "a1"));
-    skv_client *cl = NULL;
-    E2E_OK(e2e_connect(&g, &cl, NULL, NULL));
-    E2E_OK(e2e_start_agent(&g, 0));
-    E2E_OK(e2e_wait_agents(&g, cl, 1));
+    skv_client *cl = one_agent_cluster();
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/job.yaml", g.root);
     FILE *f = fopen(path, "w");
@@ -314,6 +321,213 @@ START_TEST(test_e2e_cli_job_file)
 }
 END_TEST
 
+/* ---- start times, lifetimes and reasons ------------------------------------ */
+
+/* `sokovan run ...` without --wait prints the session id on stdout. */
+static void run_id(char *sid, size_t cap, const char *const *args)
+{
+    cli_run r;
+    cli(&r, args);
+    ck_assert_msg(r.status == 0, "run: exit %d: %s", r.status, r.err);
+    snprintf(sid, cap, "%.*s", (int)strcspn(r.out, "\n"), r.out);
+    ck_assert_msg(sid[0], "run printed no id: %s", r.err);
+}
+
+/* The `sokovan ps` line of session sid (empty when absent). */
+static void ps_line(char *line, size_t cap, const char *sid)
+{
+    cli_run r;
+    cli(&r, ARGS("ps"));
+    ck_assert_msg(r.status == 0, "ps: exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.out, "REASON"), "ps has no REASON column: %s",
+                  r.out);
+    const char *at = strstr(r.out, sid);
+    line[0] = '\0';
+    if (at)
+        snprintf(line, cap, "%.*s", (int)strcspn(at, "\n"), at);
+}
+
+/* --not-before: pending with reason not-before (ps's REASON column), and
+ * started no earlier than asked. */
+static void not_before_case(skv_client *cl)
+{
+    char sid[E2E_ID_MAX], line[1024];
+    int64_t t0 = e2e_now_ms();
+    run_id(sid, sizeof sid, ARGS("run", "--not-before", "+4s", "--cpu", "0.1",
+                                 "busybox", "echo", "late"));
+    ps_line(line, sizeof line, sid);
+    ck_assert_msg(strstr(line, "PENDING") && strstr(line, "not-before"),
+                  "ps line: %s", line);
+    skv_proto_session_show_reply sh;
+    E2E_OK(e2e_wait_final(&g, cl, sid, 30000, &sh));
+    ck_assert_str_eq(sh.session.status, "TERMINATED");
+    ck_assert_msg(sh.session.started_ms >= t0 + 4000,
+                  "started %lld ms after the run began, asked >= 4000",
+                  (long long)(sh.session.started_ms - t0));
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
+}
+
+/* --max-lifetime: terminated by the manager, saying why. */
+static void lifetime_case(skv_client *cl)
+{
+    char sid[E2E_ID_MAX];
+    run_id(sid, sizeof sid, ARGS("run", "--max-lifetime", "2s", "--cpu", "0.1",
+                                 "busybox", "sleep", "120"));
+    skv_proto_session_show_reply sh;
+    E2E_OK(e2e_wait_final(&g, cl, sid, 30000, &sh));
+    ck_assert_str_eq(sh.session.status, "TERMINATED");
+    int64_t ran = sh.session.finished_ms - sh.session.started_ms;
+    ck_assert_msg(ran >= 2000 && ran < 60000, "ran %lld ms", (long long)ran);
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
+    cli_run r;
+    cli(&r, ARGS("show", sid));
+    ck_assert_msg(strstr(r.out, "maximum lifetime"), "show: %s", r.out);
+}
+
+/* A blocked session holding a reservation: `show` gives a wall-clock
+ * estimated start from the running session's --estimated-duration. */
+static void estimate_case(skv_client *cl)
+{
+    char a[E2E_ID_MAX], b[E2E_ID_MAX], line[1024];
+    run_id(a, sizeof a, ARGS("run", "--estimated-duration", "10m", "--cpu",
+                             "1", "busybox", "sleep", "120"));
+    E2E_OK(e2e_wait_running(&g, cl, a, 30000));
+    run_id(b, sizeof b, ARGS("run", "--cpu", "1", "busybox", "echo", "b"));
+    cli_run r;
+    for (int i = 0; i < 100; i++) {    /* until a pass has looked at it */
+        cli(&r, ARGS("show", b));
+        if (strstr(r.out, "Estimated start:"))
+            break;
+        e2e_sleep_ms(100);
+    }
+    ck_assert_msg(strstr(r.out, "has-reservation") &&
+                  strstr(r.out, "Estimated start:"), "show: %s", r.out);
+    ck_assert_msg(strstr(r.out, "(in 9m)") || strstr(r.out, "(in 10m)"),
+                  "estimate not ~10 minutes away: %s", r.out);
+    ps_line(line, sizeof line, b);
+    ck_assert_msg(strstr(line, "has-reservation"), "ps line: %s", line);
+    cli(&r, ARGS("--json", "show", b));
+    ck_assert_msg(strstr(r.out, "\"estimated_start_ms\":"), "%s", r.out);
+    cli(&r, ARGS("terminate", a));
+    ck_assert_int_eq(r.status, 0);
+    skv_proto_session_show_reply sh;
+    E2E_OK(e2e_wait_final(&g, cl, b, 30000, &sh));
+    ck_assert_str_eq(sh.session.status, "TERMINATED");
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
+}
+
+START_TEST(test_e2e_cli_times_and_reasons)
+{
+    REQUIRE();
+    skv_client *cl = one_agent_cluster();
+    cli_run r;
+    cli(&r, ARGS("run", "--not-before", "tomorrow", "busybox", "true"));
+    ck_assert_msg(r.status == 2 && strstr(r.err, "not a time"), "exit %d: %s",
+                  r.status, r.err);
+    cli(&r, ARGS("run", "--max-lifetime", "0", "busybox", "true"));
+    ck_assert_msg(r.status == 2 && strstr(r.err, "must be positive"),
+                  "exit %d: %s", r.status, r.err);
+    not_before_case(cl);
+    lifetime_case(cl);
+    estimate_case(cl);
+    skv_client_free(cl);
+    e2e_stop(&g);
+}
+END_TEST
+
+/* ---- preemption per resource group ----------------------------------------- */
+
+/* True when session sid's history has a change whose reason holds text. */
+static bool history_has(skv_client *cl, const char *sid, const char *text)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_proto_session_show_reply sh = {0};
+    SKV_CK_OK(skv_client_show(cl, &sh, sid, &e), &e);
+    bool found = false;
+    for (size_t i = 0; i < sh.session.n_history; i++) {
+        const char *r = sh.session.history[i].reason;
+        found |= r && strstr(r, text) != NULL;
+    }
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
+    return found;
+}
+
+/* Four low-priority 1-GPU sessions fill two agents of 2 mock GPUs; with
+ * preemption turned on through `sokovan admin group update`, a
+ * high-priority 2-kernel multi-node gang needing 2 GPUs on each agent
+ * evicts all four (whole sessions), runs, and the victims run again to
+ * completion (requeued, not lost). Without preemption it would wait. */
+START_TEST(test_e2e_cli_preemption)
+{
+    REQUIRE();
+    for (int i = 0; i < 2; i++)
+        snprintf(g.agent_plugins[i], sizeof g.agent_plugins[i], "%s",
+                 "cpu;mem;mock:count=2,prefix=cuda");
+    snprintf(g.agent_cpus[1], sizeof g.agent_cpus[1], "%s", "1");
+    E2E_OK(e2e_start_manager(&g, "a1,a2"));
+    skv_client *cl = NULL;
+    E2E_OK(e2e_connect(&g, &cl, NULL, NULL));
+    cli_run r;
+    cli(&r, ARGS("admin", "group", "update", "default", "--preemption",
+                 "maybe"));
+    ck_assert_msg(r.status == 2, "exit %d: %s", r.status, r.err);
+    cli(&r, ARGS("admin", "group", "update", "default", "--preemption", "on"));
+    ck_assert_msg(r.status != 0 && strstr(r.err, "orders by priority"),
+                  "exit %d: %s", r.status, r.err);
+    /* While the group is empty: the scheduler that orders by priority. */
+    cli(&r, ARGS("admin", "group", "update", "default", "--scheduler",
+                 "priority"));
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    E2E_OK(e2e_start_agent(&g, 0));
+    E2E_OK(e2e_start_agent(&g, 1));
+    E2E_OK(e2e_wait_agents(&g, cl, 2));
+    char low[4][E2E_ID_MAX], gang[E2E_ID_MAX];
+    for (int i = 0; i < 4; i++) {
+        run_id(low[i], sizeof low[i], ARGS("run", "--preemptible", "--gpus",
+               "1", "--cpu", "0.1", "busybox", "sh", "-c", "sleep 3; echo ok"));
+        E2E_OK(e2e_wait_running(&g, cl, low[i], 30000));
+    }
+    run_id(gang, sizeof gang, ARGS("run", "--priority", "10",
+           "--cluster-size", "2", "--cluster-mode", "multi-node", "--gpus",
+           "2", "--cpu", "0.1", "busybox", "echo", "gang"));
+    e2e_sleep_ms(1500);     /* passes run; preemption is off: it waits */
+    ck_assert(!history_has(cl, low[0], "preempted"));
+    cli(&r, ARGS("admin", "group", "update", "default", "--preemption", "on",
+                 "--min-runtime", "0"));
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    cli(&r, ARGS("admin", "group", "list"));
+    ck_assert_msg(strstr(r.out, "on (requeue"), "%s", r.out);
+    skv_proto_session_show_reply sh;
+    if (e2e_wait_final(&g, cl, gang, 60000, &sh)) {
+        char tail[2048];
+        e2e_log_tail(&g, "manager", tail, sizeof tail);
+        cli(&r, ARGS("show", gang));
+        ck_abort_msg("gang did not end: %s\n%s\nmanager: %s", g.why, r.out,
+                     tail);
+    }
+    ck_assert_msg(!strcmp(sh.session.status, "TERMINATED") &&
+                  sh.session.exit_code == 0, "gang %s %d: %s",
+                  sh.session.status, (int)sh.session.exit_code,
+                  sh.session.status_reason ? sh.session.status_reason : "");
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
+    char want[E2E_ID_MAX + 32];
+    snprintf(want, sizeof want, "preempted for %s", gang);
+    for (int i = 0; i < 4; i++) {
+        E2E_OK(e2e_wait_final(&g, cl, low[i], 60000, &sh));
+        ck_assert_msg(!strcmp(sh.session.status, "TERMINATED") &&
+                      sh.session.exit_code == 0, "%s: %s %d", low[i],
+                      sh.session.status, (int)sh.session.exit_code);
+        skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
+        ck_assert_msg(history_has(cl, low[i], want), "%s not preempted",
+                      low[i]);
+    }
+    cli(&r, ARGS("show", low[0]));
+    ck_assert_msg(strstr(r.out, want), "show: %s", r.out);
+    skv_client_free(cl);
+    e2e_stop(&g);
+}
+END_TEST
+
 #define ADD_CASE(s, name, test)                                                \
     do {                                                                       \
         TCase *tc_ = tcase_create(name);                                       \
@@ -331,5 +545,7 @@ Suite *skv_test_suite_e2e_cli(void)
     ADD_CASE(s, "cli_control_chars", test_e2e_cli_control_chars);
     ADD_CASE(s, "cli_logs_agent_away", test_e2e_cli_logs_agent_away);
     ADD_CASE(s, "cli_job_file", test_e2e_cli_job_file);
+    ADD_CASE(s, "cli_times_and_reasons", test_e2e_cli_times_and_reasons);
+    ADD_CASE(s, "cli_preemption", test_e2e_cli_preemption);
     return s;
 }

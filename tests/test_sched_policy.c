@@ -370,6 +370,46 @@ static void hol_run(uint32_t reservations, int64_t *big_start, int64_t *max_wait
     skv_sched_free(s);
 }
 
+/* Preemption turned on in place (as the manager does on `admin group
+ * update --preemption on`): the same queue preempts only after it. */
+START_TEST(test_preempt_set_in_place)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_sched *s = NULL;
+    SKV_CK_OK(skv_sched_new(&s, NULL, &e), &e);
+    skv_sched_group_options go = SKV_SCHED_GROUP_OPTIONS_INIT;
+    go.sequencer = "priority";
+    SKV_CK_OK(skv_sched_group_add(s, "default", &go, &e), &e);
+    add_agent(s, "a0", "cpu=64", 2);
+    submit(s, "low", "cuda.device=2", &(sub_opts){.preemptible = true}, 0);
+    skv_sched_result *r = pass(s, 0);
+    ck_assert_uint_eq(r->n_placements, 1);
+    skv_sched_result_free(r);
+    SKV_CK_OK(skv_sched_mark_started(s, "low", 0, &e), &e);
+    submit(s, "vip", "cuda.device=2", &(sub_opts){.prio = 10}, 10);
+    r = pass(s, 1000);
+    ck_assert_uint_eq(r->n_preemptions, 0);     /* preemption is off */
+    skv_sched_result_free(r);
+    ck_assert_int_eq(skv_sched_group_set_preemption(s, "default", true, -1,
+                                                    &e), SKV_EINVAL);
+    ck_assert_int_eq(skv_sched_group_set_preemption(s, "nogroup", true, 0,
+                                                    &e), SKV_ENOENT);
+    ck_assert_int_eq(skv_sched_group_set_preemption(s, NULL, true, 0, &e),
+                     SKV_EINVAL);
+    SKV_CK_OK(skv_sched_group_set_preemption(s, "default", true, 5000, &e),
+              &e);
+    r = pass(s, 2000);                          /* "low" ran 2 s < 5 s */
+    ck_assert_uint_eq(r->n_preemptions, 0);
+    skv_sched_result_free(r);
+    r = pass(s, 6000);
+    ck_assert_uint_eq(r->n_preemptions, 1);
+    ck_assert_str_eq(r->preemptions[0].victim_id, "low");
+    ck_assert_str_eq(r->preemptions[0].for_session_id, "vip");
+    skv_sched_result_free(r);
+    skv_sched_free(s);
+}
+END_TEST
+
 START_TEST(test_head_of_line)
 {
     int64_t big, wait;
@@ -558,6 +598,7 @@ Suite *skv_test_suite_sched_policy(void)
     tcase_add_test(tc, test_fairshare_history);
     tcase_add_test(tc, test_borrow_and_reclaim);
     tcase_add_test(tc, test_preempt_whole_sessions);
+    tcase_add_test(tc, test_preempt_set_in_place);
     tcase_add_test(tc, test_head_of_line);
     tcase_add_test(tc, test_backfill_with_estimates);
     tcase_add_test(tc, test_gang_atomic_failure_injection);

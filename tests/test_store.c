@@ -505,6 +505,13 @@ START_TEST(test_migrate_unversioned_db)
     skv_manager *m = open_ok(T0 + 10);
     skv_manager_free(m);
     exec_sql("manager.db", "DROP TABLE schema_version");
+    /* As such a database was: without the columns later steps add. */
+    exec_sql("manager.db", "ALTER TABLE resource_groups DROP COLUMN "
+             "preemption");
+    exec_sql("manager.db", "ALTER TABLE resource_groups DROP COLUMN "
+             "preempt_min_runtime_ms");
+    exec_sql("manager.db", "ALTER TABLE resource_groups DROP COLUMN "
+             "preempt_mode");
     ck_assert_int_eq(query_int("PRAGMA user_version"), 1);
     int64_t hist = query_int("SELECT count(*) FROM session_history");
     int64_t nonces = query_int("SELECT count(*) FROM auth_nonces");

@@ -7,7 +7,7 @@
 enum { F_DESC = 1, F_INACTIVE, F_ACTIVE, F_EMAIL, F_ROLE, F_DOMAIN, F_PROJECT,
        F_POLICY, F_USER, F_OUT, F_RG, F_MAX_SLOTS, F_MAX_CONC, F_MAX_PEND,
        F_MAX_CLUSTER, F_MAX_LIFE, F_SCHED, F_SELECTOR, F_LOST, F_PEND_TIMEOUT,
-       F_SESSION_TYPE };
+       F_SESSION_TYPE, F_PREEMPT, F_MIN_RUNTIME, F_PREEMPT_MODE };
 
 #define COMMON_FLAGS {"description", 1, F_DESC}, {"inactive", 0, F_INACTIVE}, \
                      {"active", 0, F_ACTIVE}
@@ -189,7 +189,36 @@ static void policy_finish(admin_req *r, const char *name)
 static const cli_opt group_opts[] = {COMMON_FLAGS, {"scheduler", 1, F_SCHED},
     {"selector", 1, F_SELECTOR},
     {"lost-batch-policy", 1, F_LOST}, {"pending-timeout", 1, F_PEND_TIMEOUT},
-    {"session-type", 1, F_SESSION_TYPE}, {NULL, 0, 0}};
+    {"session-type", 1, F_SESSION_TYPE}, {"preemption", 1, F_PREEMPT},
+    {"min-runtime", 1, F_MIN_RUNTIME}, {"preempt-mode", 1, F_PREEMPT_MODE},
+    {NULL, 0, 0}};
+
+/* --preemption, --min-runtime, --preempt-mode; 1: not one of them. */
+static int group_take_preempt(cli *c, skv_proto_resource_group *g, int id,
+                              const char *val)
+{
+    static const char *const onoff[] = {"on", "off", NULL};
+    static const char *const modes[] = {"requeue", "terminate", NULL};
+    uint64_t ms;
+    switch (id) {
+    case F_PREEMPT:
+        g->preemption = (char *)val;
+        return cli_parse_word(c, "--preemption", val, onoff);
+    case F_PREEMPT_MODE:
+        g->preempt_mode = (char *)val;
+        return cli_parse_word(c, "--preempt-mode", val, modes);
+    case F_MIN_RUNTIME:
+        if (cli_parse_duration(c, "--min-runtime", val, &ms))
+            return CLI_USAGE;
+        if (ms > (uint64_t)INT64_MAX)
+            return cli_usage(c, "--min-runtime: '%s' is too long", val);
+        /* 0 on the wire means "unchanged"; negative sets it to 0. */
+        g->preempt_min_runtime_ms = ms ? (int64_t)ms : -1;
+        return 0;
+    default:
+        return 1;
+    }
+}
 
 static int group_take(cli *c, admin_req *r, int id, const char *val)
 {
@@ -214,8 +243,10 @@ static int group_take(cli *c, admin_req *r, int id, const char *val)
         if (cli_parse_word(c, "--session-type", val, types))
             return CLI_USAGE;
         return cli_strv_push(&r->list, val);
-    default:
-        return take_common(c, r, id, val, &g->description);
+    default: {
+        int rc = group_take_preempt(c, g, id, val);
+        return rc == 1 ? take_common(c, r, id, val, &g->description) : rc;
+    }
     }
 }
 
@@ -264,7 +295,11 @@ const admin_kind cli_admin_kinds[] = {
      "[options]\n  --scheduler S  --selector concentrated|dispersed|roundrobin|"
      "frag\n  --lost-batch-policy requeue|fail  "
      "--pending-timeout DURATION\n  --session-type T (repeatable)  "
-     "--description D\n" ACTIVE_HELP,
+     "--description D\n"
+     "  --preemption on|off  (higher-priority sessions evict preemptible "
+     "ones)\n  --min-runtime DURATION  (victims must have run this long)\n"
+     "  --preempt-mode requeue|terminate  (what happens to a victim)\n"
+     ACTIVE_HELP,
      group_take, group_finish, cli_admin_print_group},
 };
 

@@ -266,23 +266,33 @@ void cli_admin_print_group(const cli *c, const admin_reply *rp)
             cli_json_key(&j, "session_types");
             cli_json_strs(&j, g->session_types, g->n_session_types);
             kbool(&j, "active", g->active);
+            kstr(&j, "preemption", g->preemption);
+            cli_json_key(&j, "preempt_min_runtime_ms");
+            cli_json_int(&j, g->preempt_min_runtime_ms);
+            kstr(&j, "preempt_mode", g->preempt_mode);
             cli_json_obj_end(&j);
         }
         doc_end(&j);
         return;
     }
     static const char *const hdr[] = {"NAME", "SCHEDULER", "SELECTOR",
-        "LOST_BATCH", "PENDING_TIMEOUT_MS", "TYPES", "ACTIVE", "DESCRIPTION"};
+        "LOST_BATCH", "PENDING_TIMEOUT_MS", "TYPES", "PREEMPTION", "ACTIVE",
+        "DESCRIPTION"};
     cli_table t;
-    cli_table_init(&t, 8, hdr);
+    cli_table_init(&t, 9, hdr);
     for (size_t i = 0; i < r->n_groups; i++) {
         const skv_proto_resource_group *g = &r->groups[i];
-        char pt[24], ty[256];
+        char pt[24], ty[256], pe[96];
+        snprintf(pe, sizeof pe, "%s", g->preemption ? g->preemption : "off");
+        if (g->preemption && !strcmp(g->preemption, "on"))
+            snprintf(pe, sizeof pe, "on (%s, min %llds)",
+                     g->preempt_mode ? g->preempt_mode : "requeue",
+                     (long long)(g->preempt_min_runtime_ms / 1000));
         const char *row[] = {g->name, g->scheduler, g->selector,
             g->lost_batch_policy,
             num_or_any(pt, sizeof pt, g->pending_timeout_ms),
             join(ty, sizeof ty, g->session_types, g->n_session_types),
-            yes(g->active), g->description};
+            pe, yes(g->active), g->description};
         cli_table_row(&t, row);
     }
     cli_table_print(&t, stdout);

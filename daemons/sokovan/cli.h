@@ -88,6 +88,9 @@ int cli_parse_qty(const cli *c, const char *opt, const char *text,
 /* Milliseconds: "1500", "1500ms", "30s", "5m", "2h", "1d". */
 int cli_parse_duration(const cli *c, const char *opt, const char *text,
                        uint64_t *out);
+/* Unix ms of "+30m", "@SECONDS", "2026-11-26T18:00[:SS][Z]" (opt_time.c). */
+int cli_parse_time(const cli *c, const char *opt, const char *text,
+                   int64_t *out);
 /* One of a NULL-terminated list of words. */
 int cli_parse_word(const cli *c, const char *opt, const char *text,
                    const char *const *words);
@@ -185,6 +188,8 @@ const char *cli_fmt_qty(char *buf, size_t n, const char *slot, skv_qty q);
 const char *cli_fmt_time(char *buf, size_t n, int64_t ms);
 /* "5s", "3m", "2h", "4d" since ms ("-" for 0). */
 const char *cli_fmt_age(char *buf, size_t n, int64_t ms);
+/* A duration the same way ("90s", "3m", ...); negative counts as 0. */
+const char *cli_fmt_span(char *buf, size_t n, int64_t span_ms);
 const char *cli_fmt_bytes(char *buf, size_t n, uint64_t bytes);
 int64_t cli_now_ms(void);
 void cli_sleep_ms(int ms);

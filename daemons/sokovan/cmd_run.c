@@ -31,6 +31,11 @@ static const char run_help[] =
     "                      (repeatable)\n"
     "  --estimated-duration D  how long it will run (e.g. 90s, 30m, 2h):\n"
     "                      lets the scheduler backfill it around reservations\n"
+    "  --not-before TIME   start no earlier than TIME: +30m (from now),\n"
+    "                      2026-11-26T18:00[:SS] (local time; Z for UTC)\n"
+    "                      or @UNIX_SECONDS\n"
+    "  --max-lifetime D    terminate it D after it started (e.g. 8h); the\n"
+    "                      owner's resource policy limit applies as well\n"
     "  --preemptible, --no-preemptible\n"
     "                      whether a higher-priority session may evict it\n"
     "                      (default: not preemptible)\n"
@@ -57,7 +62,8 @@ const cli_opt cli_run_opts[] = {
     {"depends-on", 1, O_DEPENDS, 0},
     {"estimated-duration", 1, O_ESTDUR, 0},
     {"preemptible", 0, O_PREEMPT, 0}, {"no-preemptible", 0, O_NOPREEMPT, 0},
-    {"file", 1, O_FILE, 'f'}, {NULL, 0, 0, 0}};
+    {"file", 1, O_FILE, 'f'}, {"not-before", 1, O_NOTBEFORE, 0},
+    {"max-lifetime", 1, O_MAXLIFE, 0}, {NULL, 0, 0, 0}};
 
 static int set_slot(cli *c, run_kernel *a, const char *opt, const char *name,
                     const char *text, skv_slot_kind kind)
@@ -174,6 +180,17 @@ static int take_estimate(cli *c, run_args *a, const char *val)
     return 0;
 }
 
+static int take_lifetime(cli *c, run_args *a, const char *val)
+{
+    uint64_t ms;
+    if (cli_parse_duration(c, "--max-lifetime", val, &ms))
+        return CLI_USAGE;
+    if (!ms)
+        return cli_usage(c, "--max-lifetime: must be positive");
+    a->sub.max_lifetime_ms = ms;
+    return 0;
+}
+
 static int take_dep(cli *c, run_args *a, const char *val)
 {
     if (!val[0])
@@ -214,6 +231,10 @@ static int take_typed(cli *c, run_args *a, int id, const char *val)
         return take_dep(c, a, val);
     case O_ESTDUR:
         return take_estimate(c, a, val);
+    case O_NOTBEFORE:
+        return cli_parse_time(c, "--not-before", val, &s->not_before_ms);
+    case O_MAXLIFE:
+        return take_lifetime(c, a, val);
     default:
         return 1;       /* not one of these */
     }

@@ -26,21 +26,38 @@ static int take_statuses(cli *c, cli_strv *list, char *val)
     return 0;
 }
 
+/* A pending session's reason in a few words: "resources (cuda.device)". */
+static const char *reason_word(char *buf, size_t n,
+                               const skv_proto_session_info *s)
+{
+    buf[0] = '\0';
+    if (!s->n_pending || !s->pending[0].predicate)
+        return buf;
+    const skv_proto_pending_reason *p = &s->pending[0];
+    if (p->slot && p->slot[0])
+        snprintf(buf, n, "%s (%s)", p->predicate, p->slot);
+    else
+        snprintf(buf, n, "%s", p->predicate);
+    return buf;
+}
+
 static void ps_table(const skv_proto_session_list_reply *r)
 {
     static const char *const hdr[] = {"SESSION", "NAME", "OWNER", "STATUS",
-                                      "TYPE", "IMAGE", "SLOTS", "AGE", "EXIT"};
+                                      "TYPE", "IMAGE", "SLOTS", "AGE", "EXIT",
+                                      "REASON"};
     cli_table t;
-    cli_table_init(&t, 9, hdr);
+    cli_table_init(&t, 10, hdr);
     for (size_t i = 0; i < r->n_sessions; i++) {
         const skv_proto_session_info *s = &r->sessions[i];
-        char slots[512], age[32], code[16] = "";
+        char slots[512], age[32], code[16] = "", why[160];
         if (s->status && strcmp(s->status, "TERMINATED") == 0)
             snprintf(code, sizeof code, "%d", (int)s->exit_code);
         const char *row[] = {s->session_id, s->name, s->owner, s->status,
                              s->session_type, s->image,
                              cli_fmt_slots(slots, sizeof slots, s->slots),
-                             cli_fmt_age(age, sizeof age, s->created_ms), code};
+                             cli_fmt_age(age, sizeof age, s->created_ms), code,
+                             reason_word(why, sizeof why, s)};
         cli_table_row(&t, row);
     }
     cli_table_print(&t, stdout);

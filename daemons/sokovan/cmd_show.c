@@ -93,6 +93,21 @@ static void history(const skv_proto_session_info *s)
     cli_table_free(&t);
 }
 
+/* A session holding a reservation starts when the running sessions'
+ * estimated durations say the reserved agents free up. */
+static void estimated_start(const skv_proto_session_info *s)
+{
+    for (size_t i = 0; i < s->n_pending; i++) {
+        int64_t at = s->pending[i].estimated_start_ms;
+        if (at <= 0)
+            continue;
+        char t[64], in[32];
+        printf("Estimated start: %s (in %s)\n", cli_fmt_time(t, sizeof t, at),
+               cli_fmt_span(in, sizeof in, at - cli_now_ms()));
+        return;
+    }
+}
+
 static void pending(const skv_proto_session_info *s)
 {
     if (!s->n_pending)
@@ -113,6 +128,7 @@ static void pending(const skv_proto_session_info *s)
     printf("\nWhy pending:\n");
     cli_table_print(&t, stdout);
     cli_table_free(&t);
+    estimated_start(s);
 }
 
 int cli_cmd_show(cli *c, int argc, char **argv)

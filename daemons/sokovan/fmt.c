@@ -51,13 +51,9 @@ const char *cli_fmt_time(char *buf, size_t n, int64_t ms)
     return buf;
 }
 
-const char *cli_fmt_age(char *buf, size_t n, int64_t ms)
+const char *cli_fmt_span(char *buf, size_t n, int64_t span_ms)
 {
-    if (ms <= 0) {
-        snprintf(buf, n, "-");
-        return buf;
-    }
-    int64_t s = (cli_now_ms() - ms) / 1000;
+    int64_t s = span_ms / 1000;
     if (s < 0)
         s = 0;
     if (s < 120)
@@ -69,6 +65,15 @@ const char *cli_fmt_age(char *buf, size_t n, int64_t ms)
     else
         snprintf(buf, n, "%" PRId64 "d", s / 86400);
     return buf;
+}
+
+const char *cli_fmt_age(char *buf, size_t n, int64_t ms)
+{
+    if (ms <= 0) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
+    return cli_fmt_span(buf, n, cli_now_ms() - ms);
 }
 
 const char *cli_fmt_bytes(char *buf, size_t n, uint64_t bytes)

@@ -46,6 +46,8 @@ static void pending(cli_json *j, const skv_proto_session_info *s)
         else
             cli_json_int(j, p->shortfall);
         kstr(j, "message", p->message);
+        cli_json_key(j, "estimated_start_ms");
+        cli_json_int(j, p->estimated_start_ms);
         cli_json_obj_end(j);
     }
     cli_json_arr_end(j);

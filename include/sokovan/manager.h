@@ -167,7 +167,7 @@ SKV_EXTERN int skv_manager_flush(skv_manager *m, int64_t now_ms,
                                  skv_error *err);
 
 /* Counters for logs and metrics (a snapshot). */
-#define SKV_MANAGER_STATS_VERSION 1
+#define SKV_MANAGER_STATS_VERSION 2
 typedef struct skv_manager_stats {
     unsigned version;              /* SKV_MANAGER_STATS_VERSION */
     uint64_t sessions_by_state[10];/* index: skv_manager_session_state */
@@ -178,6 +178,8 @@ typedef struct skv_manager_stats {
     uint64_t pass_ns_total;        /* time spent in passes */
     uint64_t requests;             /* frames handled */
     uint64_t requests_refused;     /* error replies sent */
+    /* version >= 2 */
+    uint64_t preemptions;          /* sessions evicted (priority, reclaim) */
 } skv_manager_stats;
 
 typedef enum skv_manager_session_state {

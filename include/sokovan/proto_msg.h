@@ -283,6 +283,10 @@ typedef struct skv_proto_session_submit {        /* "session.submit" */
                                           publish on its agent (cluster
                                           network) */
     size_t n_ports;
+    int64_t not_before_ms;             /* earliest start, Unix ms; 0: none */
+    uint64_t max_lifetime_ms;          /* terminated this long after it
+                                          started (the owner's policy limit
+                                          still applies); 0: no own limit */
 } skv_proto_session_submit;
 
 typedef struct skv_proto_session_ref { /* "session.submit.reply",
@@ -312,6 +316,8 @@ typedef struct skv_proto_pending_reason {        /* why a session waits */
     char *slot;                        /* the short slot, if any */
     int64_t shortfall;                 /* skv_qty of that slot */
     char *message;
+    int64_t estimated_start_ms;        /* has-reservation: wall-clock Unix
+                                          ms it should start; 0: unknown */
 } skv_proto_pending_reason;
 
 typedef struct skv_proto_kernel_info {
@@ -484,6 +490,12 @@ typedef struct skv_proto_resource_group {
     uint8_t active;
     char *selector;                    /* agent selector name; NULL: keep
                                           (create: "concentrated") */
+    char *preemption;                  /* "on" / "off"; NULL: keep (create:
+                                          "off") */
+    int64_t preempt_min_runtime_ms;    /* victims must have run this long;
+                                          0: keep (create: 0), < 0: set 0 */
+    char *preempt_mode;                /* "requeue" / "terminate"; NULL:
+                                          keep (create: "requeue") */
 } skv_proto_resource_group;
 
 /* Requests ("admin.user", ...) carry op and one object; replies

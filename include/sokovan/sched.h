@@ -110,6 +110,13 @@ SKV_EXTERN int skv_sched_group_set_selector(skv_sched *s, const char *name,
                                             const char *selector,
                                             const char *config,
                                             skv_error *err);
+/* Turn a group's priority preemption on or off and set how long a victim
+ * must have run (>= 0), in place; the next pass uses them. Unknown group:
+ * SKV_ENOENT; a negative min_runtime_ms: SKV_EINVAL (nothing changes). */
+SKV_EXTERN int skv_sched_group_set_preemption(skv_sched *s, const char *name,
+                                              bool preemption,
+                                              int64_t min_runtime_ms,
+                                              skv_error *err);
 
 /* ---- agents ------------------------------------------------------------- */
 

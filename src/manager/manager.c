@@ -2,6 +2,7 @@
  * connections, and the counters.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -149,6 +150,7 @@ SKV_EXTERN void skv_manager_free(skv_manager *m)
     skv__free(m->agents);
     skv__free(m->conns);
     skv__free(m->reqs);
+    skv__mgr_drain_free(m);
     skv__mgr_batch_close(m);    /* commits what was accepted */
     skv__mgr_outbox_free(m);    /* sends nothing */
     skv__mgr_db_close(m);
@@ -255,13 +257,23 @@ SKV_EXTERN int skv_manager_get_stats(const skv_manager *m,
 {
     if (!m || !out)
         return skv__err(err, SKV_EINVAL, "get_stats: NULL argument");
-    *out = m->st;
-    memset(out->sessions_by_state, 0, sizeof out->sessions_by_state);
-    out->agents_alive = out->agents_lost = 0;
+    if (out->version < 1 || out->version > SKV_MANAGER_STATS_VERSION)
+        return skv__err(err, SKV_EVERSION, "manager stats version %u, "
+                        "expected 1..%u", out->version,
+                        SKV_MANAGER_STATS_VERSION);
+    /* A caller built for version 1 has a shorter structure. */
+    size_t n = out->version >= 2 ? sizeof *out
+                                 : offsetof(skv_manager_stats, preemptions);
+    unsigned v = out->version;
+    skv_manager_stats st = m->st;
+    memset(st.sessions_by_state, 0, sizeof st.sessions_by_state);
+    st.agents_alive = st.agents_lost = 0;
     for (size_t i = 0; i < m->n_agents; i++) {
-        out->agents_alive += m->agents[i].state == SKV__AGENT_ALIVE;
-        out->agents_lost += m->agents[i].state == SKV__AGENT_LOST;
+        st.agents_alive += m->agents[i].state == SKV__AGENT_ALIVE;
+        st.agents_lost += m->agents[i].state == SKV__AGENT_LOST;
     }
-    count_states(m, out);
+    count_states(m, &st);
+    memcpy(out, &st, n);
+    out->version = v;
     return 0;
 }

@@ -19,7 +19,9 @@ static int kernels(skv_manager *m, skv_proto_session_info *i, skv_error *err)
     return rc;
 }
 
-static int pending(skv_manager *m, skv_proto_session_info *i, skv_error *err)
+/* Also used by session.list, so `sokovan ps` can show a REASON column. */
+int skv__mgr_session_pending(skv_manager *m, skv_proto_session_info *i,
+                             skv_error *err)
 {
     skv_sched_reason r;
     if (skv_sched_session_reason(&r, m->sched, i->session_id, NULL))
@@ -39,6 +41,8 @@ static int pending(skv_manager *m, skv_proto_session_info *i, skv_error *err)
         p->slot = skv__strdup(r.slots[0].slot);
         p->shortfall = r.slots[0].min_shortfall;
     }
+    if (r.code == SKV_SCHED_REASON_HAS_RESERVATION && r.reserved_at_ms > 0)
+        p->estimated_start_ms = r.reserved_at_ms;
     int rc = skv_sched_reason_format(&p->message, &r, err);
     if (!rc && (!p->resource_group || !p->predicate))
         rc = skv__err(err, SKV_ENOMEM, "out of memory");
@@ -52,6 +56,6 @@ int skv__mgr_session_details(skv_manager *m, skv_proto_session_info *i,
     if (!rc)
         rc = kernels(m, i, err);
     if (!rc && !strcmp(i->status, "PENDING"))
-        rc = pending(m, i, err);
+        rc = skv__mgr_session_pending(m, i, err);
     return rc;
 }

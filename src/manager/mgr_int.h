@@ -74,6 +74,7 @@ typedef struct skv__mgr_req {           /* a request sent to an agent */
 } skv__mgr_req;
 
 struct skv__mgr_metrics;
+typedef struct skv__mgr_drain skv__mgr_drain;   /* mgr_drain.c */
 
 typedef enum skv__mgr_out_kind {
     SKV__OUT_OTHER = 0,     /* errors, events */
@@ -116,6 +117,8 @@ struct skv_manager {
     skv__mgr_req *reqs;
     size_t n_reqs;
     uint64_t next_req;
+    skv__mgr_drain *drains;  /* requeued sessions still being destroyed */
+    size_t n_drains;
     bool dirty;              /* something changed: run a pass soon */
     int64_t last_pass_ms;
     int64_t last_sweep_ms;
@@ -167,6 +170,18 @@ int skv__mgr_kernel_set(skv_manager *m, const char *kid, const char *status,
                         skv_error *err);
 int skv__mgr_history_add(skv_manager *m, const char *sid, const char *status,
                          const char *reason, int64_t now_ms, skv_error *err);
+
+/* mgr_drain.c: a requeued session goes back to the scheduler's queue once
+ * its kernels' destroys were answered. */
+void skv__mgr_drain_add(skv_manager *m, const char *sid, const char *key,
+                        char **kids, size_t n, int64_t now_ms);
+/* skv__mgr_session_requeue for a preemption victim: released to the
+ * scheduler together with the preemptor's other victims. */
+int skv__mgr_session_requeue_for(skv_manager *m, const char *sid,
+                                 const char *preemptor, const char *reason,
+                                 int64_t now_ms, skv_error *err);
+void skv__mgr_drain_check(skv_manager *m, int64_t now_ms);
+void skv__mgr_drain_free(skv_manager *m);
 
 /* Kernel ids of sid whose status is in `in` ("A,B"; idx order). */
 int skv__mgr_kernel_ids(skv_manager *m, const char *sid, const char *in,
@@ -250,6 +265,8 @@ int skv__mgr_on_submit(skv_manager *m, const skv__mgr_call *c,
 int skv__mgr_session_info(skv_manager *m, skv_proto_session_info *out,
                           const char *sid, skv_error *err);
 /* Fill history, kernels and (pending sessions) the scheduler's reason. */
+int skv__mgr_session_pending(skv_manager *m, skv_proto_session_info *i,
+                             skv_error *err);
 int skv__mgr_session_details(skv_manager *m, skv_proto_session_info *i,
                              skv_error *err);
 int skv__mgr_on_list(skv_manager *m, const skv__mgr_call *c, skv_error *err);

@@ -28,6 +28,9 @@ static int counters(skv__mgr_metrics *x, const skv_manager_stats *st,
     if (!rc)
         rc = skv_metrics_set(f->refused, NULL, 0,
                              (double)st->requests_refused, err);
+    if (!rc)
+        rc = skv_metrics_set(f->preemptions, NULL, 0,
+                             (double)st->preemptions, err);
     /* The rate over the interval since the previous collect; 0 until two
      * collects (or a clock that did not move) make one. */
     double pps = 0;

@@ -70,6 +70,9 @@ static const fam_def defs[] = {
      "Frames handled from users and agents.", NOLBL, NOBKT},
     {OFF(refused), SKV_METRIC_COUNTER, "sokovan_requests_refused_total",
      "Error replies sent.", NOLBL, NOBKT},
+    {OFF(preemptions), SKV_METRIC_COUNTER, "sokovan_preemptions_total",
+     "Sessions evicted for a higher-priority session or to reclaim "
+     "borrowed capacity since the manager started.", NOLBL, NOBKT},
 };
 
 int skv__mgr_metrics_families(skv__mgr_families *f, skv_metrics *reg,

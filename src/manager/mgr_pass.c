@@ -142,14 +142,37 @@ static size_t record(skv_manager *m, const skv_sched_result *res,
     return 0;
 }
 
+/* The victim's group says what happens to it: back to PENDING in its
+ * original place (requeue, the default) or TERMINATED. */
+static bool terminates(skv_manager *m, const char *victim)
+{
+    skv__mgr_group_info gi;
+    char group[SKV__MGR_ID_MAX];
+    return skv__mgr_store_session_group(m->store, victim, group,
+                                        sizeof group, NULL) == 0 &&
+           skv__mgr_admin_group(&m->admin, &gi, group, NULL) == 0 &&
+           strcmp(gi.preempt_mode, "terminate") == 0;
+}
+
 static void preempt(skv_manager *m, const skv_sched_preemption *v, int64_t now)
 {
-    char why[SKV__MGR_ID_MAX + 32];
-    snprintf(why, sizeof why, "preempted for %s", v->for_session_id);
+    char why[SKV__MGR_ID_MAX + 64];
+    snprintf(why, sizeof why, "preempted for %s (%s)", v->for_session_id,
+             v->cause == SKV_SCHED_PREEMPT_RECLAIM ? "reclaiming borrowed "
+             "capacity" : "higher priority");
     skv_error e = SKV_ERROR_INIT;
-    if (skv__mgr_session_requeue(m, v->victim_id, why, now, &e))
+    int rc = terminates(m, v->victim_id)
+                 ? skv__mgr_session_stop(m, v->victim_id,
+                                         SKV_SESSION_TERMINATED, why, NULL,
+                                         now, &e)
+                 : skv__mgr_session_requeue_for(m, v->victim_id,
+                                                v->for_session_id, why, now,
+                                                &e);
+    if (rc)
         skv__log(SKV_LOG_ERROR, "manager", "preempting %s: %s", v->victim_id,
                  e.message);
+    else
+        m->st.preemptions++;
 }
 
 static uint64_t mono_ns(void)

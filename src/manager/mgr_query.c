@@ -5,11 +5,19 @@
 
 #include "mgr_int.h"
 
+/* Pending sessions carry their reason, so a listing says why they wait
+ * without one session.show per row. */
 static int list_fill(skv_manager *m, skv_proto_session_list_reply *rep,
                      const skv_proto_session_list *l, const char *owner,
                      skv_error *err)
 {
-    return skv__mgr_store_session_list(m->store, l, owner, rep, err);
+    int rc = skv__mgr_store_session_list(m->store, l, owner, rep, err);
+    for (size_t i = 0; !rc && i < rep->n_sessions; i++) {
+        skv_proto_session_info *s = &rep->sessions[i];
+        if (s->status && !strcmp(s->status, "PENDING") && !s->n_pending)
+            rc = skv__mgr_session_pending(m, s, err);
+    }
+    return rc;
 }
 
 int skv__mgr_on_list(skv_manager *m, const skv__mgr_call *c, skv_error *err)

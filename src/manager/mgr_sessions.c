@@ -183,9 +183,27 @@ int skv__mgr_session_requeue(skv_manager *m, const char *sid,
     return skv__mgr_session_requeue_lost(m, sid, NULL, reason, now_ms, err);
 }
 
+static int requeue(skv_manager *m, const char *sid, const char *lost_agent,
+                   const char *key, const char *reason, int64_t now_ms,
+                   skv_error *err);
+
 int skv__mgr_session_requeue_lost(skv_manager *m, const char *sid,
                                   const char *lost_agent, const char *reason,
                                   int64_t now_ms, skv_error *err)
+{
+    return requeue(m, sid, lost_agent, NULL, reason, now_ms, err);
+}
+
+int skv__mgr_session_requeue_for(skv_manager *m, const char *sid,
+                                 const char *preemptor, const char *reason,
+                                 int64_t now_ms, skv_error *err)
+{
+    return requeue(m, sid, NULL, preemptor, reason, now_ms, err);
+}
+
+static int requeue(skv_manager *m, const char *sid, const char *lost_agent,
+                   const char *key, const char *reason, int64_t now_ms,
+                   skv_error *err)
 {
     char **ids = NULL;
     size_t n = 0;
@@ -197,18 +215,19 @@ int skv__mgr_session_requeue_lost(skv_manager *m, const char *sid,
         skv__mgr_send_destroy(m, ids[i], reason);
         skv__mgr_metrics_kernel_gone(m, ids[i]);
     }
-    skv__mgr_ids_free(ids, n);
     rc = skv__mgr_begin(m, err);
     if (!rc)
         rc = requeue_tx(m, sid, reason, lost_agent, now_ms, err);
     if (rc) {
         skv__mgr_rollback(m);
+        skv__mgr_ids_free(ids, n);
         return rc;
     }
     rc = skv__mgr_commit(m, err);
-    skv_error e = SKV_ERROR_INIT;
-    if (!rc && skv_sched_requeue(m->sched, sid, now_ms, &e))
-        skv__log(SKV_LOG_WARN, "manager", "requeue %s: %s", sid, e.message);
+    if (rc)
+        skv__mgr_ids_free(ids, n);
+    else     /* the scheduler frees its capacity once the agents did */
+        skv__mgr_drain_add(m, sid, key, ids, n, now_ms);
     m->dirty = true;
     return rc;
 }

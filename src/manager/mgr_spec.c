@@ -130,6 +130,7 @@ int skv__mgr_spec_build(skv__mgr_spec *x, const skv_proto_session_submit *s,
     x->spec.resource_group = s->resource_group;
     x->spec.priority = s->priority;
     x->spec.estimated_duration_ms = (int64_t)s->estimated_duration_ms;
+    x->spec.not_before_ms = s->not_before_ms;
     x->spec.preemptible = s->preemptible != 0;
     size_t n = 0;
     int rc = map_type(&x->spec.type, s->session_type, err);

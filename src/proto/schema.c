@@ -276,6 +276,8 @@ static const skv__pfield submit_f[] = {
     BOOL(S, "preemptible", preemptible),
     STR(S, "client_token", client_token, ID),
     U32S(S, "ports", ports, 64),
+    I64(S, "not_before_ms", not_before_ms),
+    U64(S, "max_lifetime_ms", max_lifetime_ms),
 };
 DESC(submit_d, "session.submit", S, submit_f);
 #undef S
@@ -308,6 +310,7 @@ static const skv__pfield pending_f[] = {
     STR(skv_proto_pending_reason, "slot", slot, ID),
     I64(skv_proto_pending_reason, "shortfall", shortfall),
     STR(skv_proto_pending_reason, "message", message, TEXT),
+    I64(skv_proto_pending_reason, "estimated_start_ms", estimated_start_ms),
 };
 DESC(pending_d, "pending reason", skv_proto_pending_reason, pending_f);
 
@@ -494,6 +497,9 @@ static const skv__pfield group_f[] = {
     STRS(S, "session_types", session_types, 64, ID),
     BOOL(S, "active", active),
     STR(S, "selector", selector, ID),
+    STR(S, "preemption", preemption, ID),
+    I64(S, "preempt_min_runtime_ms", preempt_min_runtime_ms),
+    STR(S, "preempt_mode", preempt_mode, ID),
 };
 DESC(group_d, "resource group", S, group_f);
 #undef S

@@ -269,6 +269,26 @@ SKV_EXTERN int skv_sched_group_set_selector(skv_sched *s, const char *name,
     return 0;
 }
 
+SKV_EXTERN int skv_sched_group_set_preemption(skv_sched *s, const char *name,
+                                              bool preemption,
+                                              int64_t min_runtime_ms,
+                                              skv_error *err)
+{
+    if (!s || !name)
+        return skv__err(err, SKV_EINVAL, "group_set_preemption: NULL argument");
+    if (min_runtime_ms < 0)
+        return skv__err(err, SKV_EINVAL, "group '%s': min_runtime_ms must be "
+                        ">= 0", name);
+    skv__group *g = skv__sched_group(s, name, NULL);
+    if (!g)
+        return skv__err(err, SKV_ENOENT, "no resource group '%s'", name);
+    /* Read by every pass (the incremental walk checks it each time), so
+     * nothing cached needs to change. */
+    g->preemption = preemption;
+    g->min_runtime_ms = min_runtime_ms;
+    return 0;
+}
+
 SKV_EXTERN int skv_sched_group_remove(skv_sched *s, const char *name,
                                       skv_error *err)
 {

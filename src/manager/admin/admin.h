@@ -83,6 +83,7 @@ int skv__mgr_admin_group_allows(skv__mgr_admin_ctx *ctx, const char *user,
 typedef struct skv__mgr_group_info {
     char lost_batch_policy[16];     /* "requeue" or "fail" */
     uint64_t pending_timeout_ms;    /* 0 = forever */
+    char preempt_mode[16];          /* "requeue" or "terminate" */
 } skv__mgr_group_info;
 int skv__mgr_admin_group(skv__mgr_admin_ctx *ctx, skv__mgr_group_info *out,
                          const char *group, skv_error *err);

@@ -17,6 +17,7 @@ typedef struct gchange {
     const char *new_sched;               /* CREATE/UPDATE */
     const char *new_sel;
     char *types;                         /* "a,b" to store; NULL: keep */
+    skv__mgr_store_preempt old_p, new_p; /* preemption before and after */
     skv_proto_admin_resource_group_reply *rp;
 } gchange;
 
@@ -42,6 +43,9 @@ static int apply(skv__mgr_admin_ctx *ctx, void *arg, skv_error *err)
         return rc ? rc : skv__mgr_store_admin_group_delete(ctx->db, n, err);
     }
     rc = write_group(ctx, c, err);
+    if (!rc)
+        rc = skv__mgr_store_admin_group_preempt_set(ctx->db, n, &c->new_p,
+                                                    err);
     return rc ? rc : skv__mgr_store_admin_group_read(ctx->db, c->rp, n, err);
 }
 
@@ -53,10 +57,29 @@ static int busy(int rc, const char *name, const char *what, skv_error *err)
     return rc;
 }
 
+static int mirror_sched(skv__mgr_admin_ctx *ctx, gchange *c, bool undo,
+                        skv_error *err);
+
+/* The scheduler's group, then its preemption settings (which a group
+ * added again by mirror_sched starts without). */
 static int mirror(skv__mgr_admin_ctx *ctx, void *arg, bool undo,
                   skv_error *err)
 {
     gchange *c = arg;
+    int rc = mirror_sched(ctx, c, undo, err);
+    const skv__mgr_store_preempt *p = undo ? &c->old_p : &c->new_p;
+    bool gone = c->op == SKV_PROTO_ADMIN_DELETE ? !undo
+                                                : c->op == SKV_PROTO_ADMIN_CREATE
+                                                      && undo;
+    if (rc || gone)
+        return rc;
+    return skv_sched_group_set_preemption(ctx->sched, c->g->name, p->on > 0,
+                                          p->min_runtime_ms, err);
+}
+
+static int mirror_sched(skv__mgr_admin_ctx *ctx, gchange *c, bool undo,
+                        skv_error *err)
+{
     const char *n = c->g->name;
     int rc;
     switch (c->op) {
@@ -101,6 +124,13 @@ static int check_fields(const skv_proto_resource_group *g, skv_error *err)
     if (!rc && lp && strcmp(lp, "requeue") != 0 && strcmp(lp, "fail") != 0)
         rc = skv__err(err, SKV_EINVAL, "lost_batch_policy '%s' is not "
                       "'requeue' or 'fail'", lp);
+    const char *pe = g->preemption, *pm = g->preempt_mode;
+    if (!rc && pe && strcmp(pe, "on") != 0 && strcmp(pe, "off") != 0)
+        rc = skv__err(err, SKV_EINVAL, "preemption '%s' is not 'on' or 'off'",
+                      pe);
+    if (!rc && pm && strcmp(pm, "requeue") != 0 && strcmp(pm, "terminate"))
+        rc = skv__err(err, SKV_EINVAL, "preempt_mode '%s' is not 'requeue' or "
+                      "'terminate'", pm);
     if (!rc && g->pending_timeout_ms > (uint64_t)INT64_MAX)
         rc = skv__err(err, SKV_ERANGE, "pending_timeout_ms too large");
     for (size_t i = 0; !rc && i < g->n_session_types; i++) {
@@ -129,6 +159,24 @@ static int old_row(skv__mgr_admin_ctx *ctx, gchange *c, skv_error *err)
     return rc;
 }
 
+/* The settings after the change: the request's, else the stored ones
+ * (create: off, 0, requeue). */
+static void merge_preempt(gchange *c)
+{
+    const skv_proto_resource_group *g = c->g;
+    skv__mgr_store_preempt p = {0, 0, "requeue"};
+    if (c->op != SKV_PROTO_ADMIN_CREATE)
+        p = c->old_p;
+    if (g->preemption)
+        p.on = strcmp(g->preemption, "on") == 0;
+    if (g->preempt_min_runtime_ms)
+        p.min_runtime_ms = g->preempt_min_runtime_ms < 0
+                               ? 0 : g->preempt_min_runtime_ms;
+    if (g->preempt_mode)
+        snprintf(p.mode, sizeof p.mode, "%s", g->preempt_mode);
+    c->new_p = p;
+}
+
 static int prepare(skv__mgr_admin_ctx *ctx, gchange *c, skv_error *err)
 {
     const skv_proto_resource_group *g = c->g;
@@ -141,6 +189,9 @@ static int prepare(skv__mgr_admin_ctx *ctx, gchange *c, skv_error *err)
     if (c->op != SKV_PROTO_ADMIN_CREATE && !rc)
         return skv__err(err, SKV_ENOENT, "resource group '%s' does not exist",
                         g->name);
+    if (rc && (rc = skv__mgr_store_admin_group_preempt(ctx->db, g->name,
+                                                       &c->old_p, err)) < 0)
+        return rc;
     if (c->op == SKV_PROTO_ADMIN_DELETE)
         return 0;
     rc = check_fields(g, err);
@@ -151,6 +202,15 @@ static int prepare(skv__mgr_admin_ctx *ctx, gchange *c, skv_error *err)
     c->new_sel = g->selector && g->selector[0] ? g->selector
                  : c->op == SKV_PROTO_ADMIN_CREATE ? DEFAULT_SELECTOR
                                                    : c->old_sel;
+    merge_preempt(c);
+    /* A victim is requeued in its original place: under 'fifo' it would
+     * be placed again ahead of the session that evicted it, over and
+     * over. Priority order puts the preemptor first. */
+    if (c->new_p.on > 0 && strcmp(c->new_sched, "fifo") == 0)
+        return skv__err(err, SKV_EINVAL, "resource group '%s': preemption "
+                        "needs a scheduler that orders by priority (the "
+                        "'fifo' scheduler orders by submission): use "
+                        "--scheduler priority", g->name);
     if (c->op == SKV_PROTO_ADMIN_CREATE || g->n_session_types) {
         c->types = skv__mgr_admin_join(g->session_types, g->n_session_types);
         if (!c->types)

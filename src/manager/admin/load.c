@@ -19,9 +19,17 @@ static int load_keys(skv__mgr_admin_ctx *ctx, skv_error *err)
 static int add_group(void *arg, const char *name, const char *scheduler,
                      const char *selector, skv_error *err)
 {
-    int rc = skv__mgr_admin_sched_group_add(arg, name, scheduler, selector,
+    skv__mgr_admin_ctx *ctx = arg;
+    int rc = skv__mgr_admin_sched_group_add(ctx, name, scheduler, selector,
                                             err);
-    return rc == SKV_EEXIST ? 0 : rc;   /* loaded before: nothing to do */
+    if (rc == SKV_EEXIST)
+        return 0;                       /* loaded before: nothing to do */
+    skv__mgr_store_preempt p;
+    if (!rc && (rc = skv__mgr_store_admin_group_preempt(ctx->db, name, &p,
+                                                        err)) > 0)
+        rc = skv_sched_group_set_preemption(ctx->sched, name, p.on > 0,
+                                            p.min_runtime_ms, err);
+    return rc;
 }
 
 int skv__mgr_admin_load(skv__mgr_admin_ctx *ctx, skv_error *err)

@@ -88,6 +88,12 @@ int skv__mgr_admin_group(skv__mgr_admin_ctx *ctx, skv__mgr_group_info *out,
     if (!gi.lost_batch_policy[0])
         snprintf(gi.lost_batch_policy, sizeof gi.lost_batch_policy,
                  "requeue");
+    skv__mgr_store_preempt p;
+    rc = skv__mgr_store_admin_group_preempt(ctx->db, group, &p, err);
+    if (rc < 0)
+        return rc;
+    snprintf(gi.preempt_mode, sizeof gi.preempt_mode, "%s",
+             p.mode[0] ? p.mode : "requeue");
     *out = gi;
     return 0;
 }

@@ -64,8 +64,20 @@ static const char admin_v1_sqlite[] =
     "CREATE INDEX IF NOT EXISTS user_projects_project"
     " ON user_projects(project);";
 
+/* Step 2: per-group preemption (off by default, as before). preempt_mode
+ * is checked by the admin plane (no CHECK: a column under a CHECK cannot
+ * be dropped again, which the migration tests do). */
+static const char admin_v2_sqlite[] =
+    "ALTER TABLE resource_groups ADD COLUMN preemption INTEGER NOT NULL"
+    " DEFAULT 0;"
+    "ALTER TABLE resource_groups ADD COLUMN preempt_min_runtime_ms INTEGER"
+    " NOT NULL DEFAULT 0;"
+    "ALTER TABLE resource_groups ADD COLUMN preempt_mode TEXT NOT NULL"
+    " DEFAULT 'requeue';";
+
 static const skv__mgr_migration admin[] = {
     {1, admin_v1_sqlite, skv__mgr_store_admin_v1_pg},
+    {2, admin_v2_sqlite, skv__mgr_store_admin_v2_pg},
 };
 
 int skv__mgr_store_admin_schema(skv__db *db, skv_error *err)

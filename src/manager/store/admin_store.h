@@ -300,6 +300,20 @@ int skv__mgr_store_admin_group_each(skv__db *db,
 int skv__mgr_store_admin_group_admits(skv__db *db, const char *name,
                                       bool *active, char *types,
                                       size_t typesz, skv_error *err);
+/* A group's preemption settings. For _set, on < 0 / min_runtime_ms < 0 /
+ * mode "" leave that column unchanged. */
+typedef struct skv__mgr_store_preempt {
+    int on;                     /* 1 preemption on, 0 off */
+    int64_t min_runtime_ms;     /* a victim must have run this long */
+    char mode[16];              /* "requeue" or "terminate" */
+} skv__mgr_store_preempt;
+int skv__mgr_store_admin_group_preempt_set(skv__db *db, const char *name,
+                                           const skv__mgr_store_preempt *p,
+                                           skv_error *err);
+/* 1 with the settings (defaults when the row has none), 0: no group. */
+int skv__mgr_store_admin_group_preempt(skv__db *db, const char *name,
+                                       skv__mgr_store_preempt *out,
+                                       skv_error *err);
 /* 1 with the group's lost-batch policy and pending timeout. */
 int skv__mgr_store_admin_group_info(skv__db *db, const char *name,
                                     char *lost, size_t lostsz,

@@ -97,6 +97,24 @@ static int kernel_rows(skv__db *db, const skv_proto_session_submit *s,
     return rc;
 }
 
+/* The session's own lifetime limit, only when it asked for one. */
+static int limits_row(skv__db *db, const skv_proto_session_submit *s,
+                      const char *sid, skv_error *err)
+{
+    if (!s->max_lifetime_ms)
+        return 0;
+    skv__db_stmt *st = NULL;
+    int rc = skv__db_prepare(db, "INSERT INTO session_limits(session_id,"
+                             "max_lifetime_ms) VALUES(?,?)", &st, err);
+    if (!rc) {
+        skv__db_bind_text(st, 1, sid);
+        skv__db_bind_int64(st, 2, (int64_t)s->max_lifetime_ms);
+        rc = skv__mgr_store_run(st, err);
+    }
+    skv__db_done(st);
+    return rc;
+}
+
 /* A new PENDING session with one row per kernel (requests, in index
  * order) and its first history entry; inside the caller's transaction. */
 int skv__mgr_store_session_insert(skv__db *db,
@@ -108,6 +126,8 @@ int skv__mgr_store_session_insert(skv__db *db,
     int rc = session_row(db, s, sid, domain, req, n, now, err);
     if (!rc)
         rc = kernel_rows(db, s, sid, req, n, err);
+    if (!rc)
+        rc = limits_row(db, s, sid, err);
     if (!rc)
         rc = skv__mgr_store_history_add(db, sid, "PENDING", "submitted", now,
                                         err);

@@ -68,6 +68,18 @@ int skv__mgr_store_session_owner(skv__db *db, const char *sid, char *owner,
                                             "'%s'", sid);
 }
 
+int skv__mgr_store_session_group(skv__db *db, const char *sid, char *group,
+                                 size_t cap, skv_error *err)
+{
+    int rc = skv__mgr_store_text1(db, "SELECT resource_group FROM sessions "
+                                  "WHERE id=?", SKV__ARGS(sid), group, cap,
+                                  err);
+    if (rc < 0)
+        return rc;
+    return rc == SKV__DB_ROW ? 0 : skv__err(err, SKV_ENOENT, "no session "
+                                            "'%s'", sid);
+}
+
 /* Status name and exit code (0 when none) of sid; SKV_ENOENT. */
 int skv__mgr_store_session_result(skv__db *db, const char *sid,
                                   char *status, size_t cap, int *exit_code,

@@ -274,7 +274,8 @@ bool skv__mgr_store_kernel_stopping_on(skv__db *db, const char *kid,
 }
 
 /* Sessions of one status in submission order with a key column (group
- * for PENDING, owner for RUNNING) and their age's start. */
+ * for PENDING, owner for RUNNING), their age's start and (RUNNING) their
+ * own lifetime limit. */
 int skv__mgr_store_sessions_aging(skv__db *db, bool running,
                                   skv__mgr_store_aging **out, size_t *n,
                                   skv_error *err)
@@ -283,9 +284,10 @@ int skv__mgr_store_sessions_aging(skv__db *db, bool running,
     *out = NULL;
     *n = 0;
     int rc = skv__db_prepare(db, running
-        ? "SELECT id, owner, started_ms FROM sessions WHERE status='RUNNING' "
-          "ORDER BY seq"
-        : "SELECT id, resource_group, created_ms FROM sessions WHERE "
+        ? "SELECT s.id, s.owner, s.started_ms, COALESCE(l.max_lifetime_ms,0)"
+          " FROM sessions s LEFT JOIN session_limits l ON l.session_id=s.id"
+          " WHERE s.status='RUNNING' ORDER BY s.seq"
+        : "SELECT id, resource_group, created_ms, 0 FROM sessions WHERE "
           "status='PENDING' ORDER BY seq", &st, err);
     if (rc)
         return rc;
@@ -301,6 +303,7 @@ int skv__mgr_store_sessions_aging(skv__db *db, bool running,
         snprintf(v->sid, sizeof v->sid, "%s", skv__db_column_text(st, 0));
         snprintf(v->key, sizeof v->key, "%s", key ? key : "");
         v->since_ms = skv__db_column_int64(st, 2);
+        v->own_limit_ms = skv__db_column_int64(st, 3);
     }
     skv__db_done(st);
     return rc < 0 ? rc : 0;

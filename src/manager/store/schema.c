@@ -1,6 +1,7 @@
 /* The store's own components and their migration steps: "core" (agents,
  * sessions, kernels, allocations, history), "nonces" (the replay window),
- * "suspects" (kernels of lost agents) and "net" (the cluster network). Version 1 of each is the schema
+ * "suspects" (kernels of lost agents), "net" (the cluster network) and
+ * "limits" (per-session limits). Version 1 of each is the schema
  * the manager had before migrations were versioned per component, written
  * with IF NOT EXISTS, so a database from that time (PRAGMA user_version=1,
  * no schema_version table) passes through step 1 unchanged and keeps its
@@ -91,6 +92,11 @@ static const char net_v1_sqlite[] =
     "CREATE TABLE IF NOT EXISTS kernel_net(kernel_id TEXT PRIMARY KEY,"
     " address TEXT, published TEXT);";
 
+/* Per-session limits a submission asked for (only sessions that did). */
+static const char limits_v1_sqlite[] =
+    "CREATE TABLE IF NOT EXISTS session_limits(session_id TEXT PRIMARY KEY,"
+    " max_lifetime_ms INTEGER NOT NULL);";
+
 static const skv__mgr_migration core[] = {
     {1, core_v1_sqlite, skv__mgr_store_core_v1_pg},
 };
@@ -107,6 +113,10 @@ static const skv__mgr_migration net[] = {
     {1, net_v1_sqlite, skv__mgr_store_net_v1_pg},
 };
 
+static const skv__mgr_migration limits[] = {
+    {1, limits_v1_sqlite, skv__mgr_store_limits_v1_pg},
+};
+
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* core first: the others reference its tables. */
@@ -120,5 +130,7 @@ int skv__mgr_store_schema(skv__db *db, skv_error *err)
                                     err);
     if (!rc)
         rc = skv__mgr_store_migrate(db, "net", net, N(net), err);
+    if (!rc)
+        rc = skv__mgr_store_migrate(db, "limits", limits, N(limits), err);
     return rc;
 }

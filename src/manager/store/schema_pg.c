@@ -129,3 +129,15 @@ const char skv__mgr_store_net_v1_pg[] =
     " seed BYTEA NOT NULL);"
     "CREATE TABLE IF NOT EXISTS kernel_net(kernel_id TEXT PRIMARY KEY,"
     " address TEXT, published TEXT);";
+
+const char skv__mgr_store_limits_v1_pg[] =
+    "CREATE TABLE IF NOT EXISTS session_limits(session_id TEXT PRIMARY KEY,"
+    " max_lifetime_ms BIGINT NOT NULL);";
+
+const char skv__mgr_store_admin_v2_pg[] =
+    "ALTER TABLE resource_groups ADD COLUMN preemption BIGINT NOT NULL"
+    " DEFAULT 0;"
+    "ALTER TABLE resource_groups ADD COLUMN preempt_min_runtime_ms BIGINT"
+    " NOT NULL DEFAULT 0;"
+    "ALTER TABLE resource_groups ADD COLUMN preempt_mode TEXT NOT NULL"
+    " DEFAULT 'requeue';";

@@ -14,6 +14,8 @@ extern const char skv__mgr_store_suspects_v1_pg[];
 /* Components whose SQLite DDL is not on migrate.h yet (admin plane,
  * kernel networks): ready for their lists. */
 extern const char skv__mgr_store_admin_v1_pg[];
+extern const char skv__mgr_store_admin_v2_pg[];
 extern const char skv__mgr_store_net_v1_pg[];
+extern const char skv__mgr_store_limits_v1_pg[];
 
 #endif

@@ -183,6 +183,9 @@ int skv__mgr_store_session_submit(skv__db *db, const char *sid,
                                   skv_proto_session_submit *out,
                                   char *domain, char *project, char *owner,
                                   skv_error *err);
+/* The resource group of sid; SKV_ENOENT. */
+int skv__mgr_store_session_group(skv__db *db, const char *sid, char *group,
+                                 size_t cap, skv_error *err);
 int skv__mgr_store_session_owner(skv__db *db, const char *sid, char *owner,
                                  size_t cap, skv_error *err);
 int skv__mgr_store_session_result(skv__db *db, const char *sid,
@@ -218,6 +221,7 @@ typedef struct skv__mgr_store_aging {
     char sid[SKV__STORE_ID_MAX];
     char key[SKV__STORE_ID_MAX];
     int64_t since_ms;
+    int64_t own_limit_ms;   /* the session's own limit; 0: none */
 } skv__mgr_store_aging;
 int skv__mgr_store_sessions_aging(skv__db *db, bool running,
                                   skv__mgr_store_aging **out, size_t *n,
