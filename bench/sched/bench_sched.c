@@ -3,9 +3,11 @@
  * 80% single-kernel (half a fraction of one GPU, half 1-8 whole GPUs),
  * 15% 8-GPU, 5% multi-node gangs of 4 x 8 GPUs, for each selector given
  * (--selector NAME[:CONFIG], repeatable; default: the default selector and
- * "frag"), each in a child process so peak RSS is its own. Ends with one
- * JSON line holding every selector's figures.
+ * "frag"), each in a child process so peak RSS is its own; --full-walk
+ * makes every pass take the full walk instead of the incremental one. Ends
+ * with one JSON line holding every selector's figures.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,13 +128,16 @@ static double cpu_s(void)
 }
 
 static double last_pass_cpu; /* CPU seconds of the last pass() */
+static bool full_walk;       /* --full-walk: every pass re-walks the queue */
 
 static double pass(skv_sched *s, int64_t now, size_t *placed)
 {
     skv_error e = SKV_ERROR_INIT;
     skv_sched_result *r = NULL;
+    skv_sched_pass_options po = SKV_SCHED_PASS_OPTIONS_INIT;
+    po.full_walk = full_walk;
     double t0 = now_s(), c0 = cpu_s();
-    if (skv_sched_pass(&r, s, now, NULL, &e))
+    if (skv_sched_pass(&r, s, now, &po, &e))
         die("pass", &e);
     double t = now_s() - t0;
     last_pass_cpu = cpu_s() - c0;
@@ -291,9 +296,14 @@ int main(int argc, char **argv)
             specs[nspec++] = argv[++i];
             continue;
         }
-        fprintf(stderr, "usage: %s [--selector NAME[:CONFIG]]... (at most 8; "
-                "NAME 'default' is the default selector; without any: default "
-                "and frag)\n", argv[0]);
+        if (strcmp(argv[i], "--full-walk") == 0) {
+            full_walk = true;
+            continue;
+        }
+        fprintf(stderr, "usage: %s [--selector NAME[:CONFIG]]... [--full-walk] "
+                "(at most 8 selectors; NAME 'default' is the default selector; "
+                "without any: default and frag; --full-walk: passes take the "
+                "full walk, not the incremental one)\n", argv[0]);
         return 2;
     }
     if (nspec == 0)
@@ -301,8 +311,8 @@ int main(int argc, char **argv)
     static char res[8][1024];
     for (int i = 0; i < nspec; i++)
         run_child(specs[i], res[i], sizeof(res[i]));
-    printf("{\"bench\":\"sched\",\"agents\":%d,\"pending\":%d,\"selectors\":[",
-           AGENTS, PENDING);
+    printf("{\"bench\":\"sched\",\"agents\":%d,\"pending\":%d,\"full_walk\":%s,"
+           "\"selectors\":[", AGENTS, PENDING, full_walk ? "true" : "false");
     for (int i = 0; i < nspec; i++)
         printf("%s%s", i ? "," : "", res[i]);
     printf("]}\n");
