@@ -304,6 +304,7 @@ static void add_incremental_tcase(Suite *su)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_inc_lockstep, 0, 3);
     tcase_add_test(tc, test_inc_deferred_reason);
+    tcase_add_test(tc, test_inc_scan_resumes);
     suite_add_tcase(su, tc);
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "sched_util.h"
+#include "sched_inc_scan.h"
 #include "sched_inc_lockstep.h"
 #include "sokovan/alloc.h"
 

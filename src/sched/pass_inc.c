@@ -229,6 +229,7 @@ static int prepare(skv__pass *P, skv__inc **out, skv_error *err)
     }
     I->ver++; /* the agents may have changed since the last pass */
     I->pass++;
+    I->looked = 0;
     I->policies = false;
     for (uint32_t i = 0; i < P->s->nowners; i++)
         I->policies |= P->s->owners[i]->has_policy;
@@ -248,46 +249,102 @@ static int prepare(skv__pass *P, skv__inc **out, skv_error *err)
     return rc;
 }
 
-/* Where does the class fit now (cached until the next visit)? */
-/* Within a pass free capacity only shrinks, so an agent the request did
- * not fit stays unfit: each class resumes its scan where the last one
- * found the first fitting agent, and a pass scans each agent about once
- * per class instead of once per placement (10,000 agents filling in
- * order made every verdict walk past all the full ones). */
-static uint32_t scan_start(skv__inc *I, inc_cls *k)
+/* Where does the class fit now? Kept until the next visit that changes
+ * state (a placement or a reservation). Verdicts are asked only once the
+ * pass has taken its reservations (skippable), and from then on until the
+ * pass ends free capacity only shrinks and the reserved agents stay the
+ * ones they are. So an agent the class did not fit stays unfit: the scans
+ * of a class resume where the last one left off, and a pass looks at each
+ * agent about once per class instead of once per placement (10,000 agents
+ * filling in order made every verdict walk past all the full ones). */
+static bool takes(const skv__agent *a, const inc_cls *k)
 {
-    if (k->pass != I->pass)
-        k->scan_from = 0;
-    return k->scan_from;
+    skv_sched_device_share sh[SKV_SCHED_DEVICES_MAX];
+    return a->schedulable && skv__dmap_trial(&a->d, k->req, sh, NULL) == 0;
 }
 
-static const inc_cls *verdict(skv__pass *P, skv__inc *I, uint32_t c)
+static bool reserved(const skv__pass *P, const skv__agent *a)
 {
-    inc_cls *k = &I->cls[c];
-    /* within a pass free capacity only shrinks: what fits nowhere stays so */
-    if (k->ver == I->ver || (k->pass == I->pass && k->fits == FITS_NONE))
-        return k;
-    uint32_t from = scan_start(I, k);
-    k->ver = I->ver;
-    k->pass = I->pass;
+    return !P->ignore_resv && a->resv_epoch == P->epoch;
+}
+
+/* An unreserved agent that takes the class, from the last one found. */
+static bool scan_free(skv__pass *P, skv__inc *I, inc_cls *k)
+{
+    for (uint32_t i = k->free_from; i < P->g->nagents; i++) {
+        const skv__agent *a = P->s->agents[P->g->agents[i]];
+        I->looked++;
+        if (!reserved(P, a) && takes(a, k)) {
+            k->free_from = i;
+            return true;
+        }
+    }
+    k->free_from = P->g->nagents; /* none: none will this pass */
+    return false;
+}
+
+/* No unreserved agent takes it: the reserved ones that do, and the latest
+ * start of their reservations. Later scans look between the first and the
+ * last of them, at reserved agents only. */
+static void scan_reserved(skv__pass *P, skv__inc *I, inc_cls *k)
+{
+    uint32_t first = P->g->nagents, last = 0;
     k->fits = FITS_NONE;
     k->until = INT64_MIN;
-    k->scan_from = P->g->nagents;
-    skv_sched_device_share sh[SKV_SCHED_DEVICES_MAX];
-    for (uint32_t i = from; i < P->g->nagents; i++) {
+    for (uint32_t i = k->scan_from; i < k->scan_to; i++) {
         const skv__agent *a = P->s->agents[P->g->agents[i]];
-        if (!a->schedulable || skv__dmap_trial(&a->d, k->req, sh, NULL) != 0)
+        I->looked++;
+        if (!reserved(P, a) || !takes(a, k))
             continue;
-        if (k->scan_from > i)
-            k->scan_from = i;
-        if (P->ignore_resv || a->resv_epoch != P->epoch) {
-            k->fits = FITS_FREE;
-            return k;
-        }
+        first = first < i ? first : i;
+        last = i;
         k->fits = FITS_RESERVED;
         if (a->resv_start != INT64_MAX && a->resv_start > k->until)
             k->until = a->resv_start;
     }
+    k->scan_from = first;
+    k->scan_to = k->fits == FITS_NONE ? first : last + 1;
+}
+
+static void scan(skv__pass *P, skv__inc *I, inc_cls *k)
+{
+    if (k->pass != I->pass) {
+        k->pass = I->pass;
+        k->free_from = k->scan_from = 0;
+        k->scan_to = P->g->nagents;
+    }
+    k->ver = I->ver;
+    if (k->free_from < P->g->nagents && scan_free(P, I, k))
+        k->fits = FITS_FREE;
+    else
+        scan_reserved(P, I, k);
+}
+
+/* May a session of est_dur backfill onto the class's reserved agents
+ * (place.c, resv_blocks)? */
+static bool backfills(const skv__pass *P, const inc_cls *k, int64_t est_dur)
+{
+    return k->fits == FITS_RESERVED && est_dur > 0 && k->until != INT64_MIN &&
+           P->now + est_dur <= k->until;
+}
+
+/* The verdict for a session of est_dur. Within the pass a class that fits
+ * nowhere stays so, and one that fits only reserved agents fits at most
+ * those (all still reserved) later, so its latest reservation start can
+ * only move earlier: a stale "reserved" that already rules out a backfill
+ * rules it out now too, and skipping needs no new scan. Only a session
+ * that the stale verdict would let backfill has it brought up to date. */
+static const inc_cls *verdict(skv__pass *P, skv__inc *I, uint32_t c,
+                              int64_t est_dur)
+{
+    inc_cls *k = &I->cls[c];
+    if (k->ver == I->ver)
+        return k;
+    if (k->pass == I->pass &&
+        (k->fits == FITS_NONE ||
+         (k->fits == FITS_RESERVED && !backfills(P, k, est_dur))))
+        return k;
+    scan(P, I, k);
     return k;
 }
 
@@ -309,13 +366,9 @@ static bool skippable(skv__pass *P, skv__inc *I, const ord_ent *e)
         (P->o->max_placements && P->placed >= P->o->max_placements) ||
         (I->policies && !owners_free(P->s, e)))
         return false;
-    const inc_cls *k = verdict(P, I, e->cls);
-    if (k->fits == FITS_FREE)
-        return false;
-    /* reserved agents take a backfill that ends before they are needed
-     * (place.c, resv_blocks) */
-    return !(k->fits == FITS_RESERVED && e->est_dur > 0 &&
-             k->until != INT64_MIN && P->now + e->est_dur <= k->until);
+    const inc_cls *k = verdict(P, I, e->cls, e->est_dur);
+    /* reserved agents take a backfill that ends before they are needed */
+    return k->fits != FITS_FREE && !backfills(P, k, e->est_dur);
 }
 
 void skv__pass_inc_forget(skv__group *g)
@@ -401,4 +454,19 @@ int skv__pass_inc_walk(skv__pass *P, skv__pass_visit_fn fn, skv_error *err)
         I->ord[w++] = I->ord[i];
     I->n = w;
     return rc < 0 ? rc : 0;
+}
+
+/* For the tests (suite sched): the agents the verdicts looked at in the
+ * group's last incremental pass. What the resumed scans save shows here
+ * and nowhere else (decisions are the same without them). */
+int skv__pass_inc_looked(const skv_sched *s, const char *group, uint64_t *out,
+                         skv_error *err)
+{
+    const skv__group *g = s && group && out ? skv__sched_group(s, group, NULL)
+                                            : NULL;
+    if (!g)
+        return skv__err(err, SKV_ENOENT, "no resource group '%s'",
+                        group ? group : "(null)");
+    *out = g->inc ? g->inc->looked : 0;
+    return 0;
 }

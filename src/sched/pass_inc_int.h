@@ -31,7 +31,9 @@ typedef struct inc_cls {
     uint8_t fits;
     int64_t until;             /* FITS_RESERVED: latest known start of a
                                   reservation on a fitting agent */
-    uint32_t scan_from;        /* this pass: agents before it cannot fit */
+    /* this pass: unreserved agents before free_from cannot fit, and once
+     * none fits, reserved agents outside [scan_from, scan_to) cannot */
+    uint32_t free_from, scan_from, scan_to;
 } inc_cls;
 
 typedef struct skv__inc skv__inc;
@@ -46,6 +48,7 @@ struct skv__inc {
     uint32_t ht_cap;
     uint64_t ver;              /* bumped by every visit that changed state */
     uint64_t pass;             /* bumped by every pass */
+    uint64_t looked;           /* agents the verdicts looked at, this pass */
     uint32_t *fresh;           /* sessions added to the pending list since */
     uint32_t nfresh, fresh_cap;
     bool fresh_lost;           /* fresh overflowed: scan the pending list */
@@ -61,6 +64,10 @@ bool skv__inc_live(const skv__pass *P, const ord_ent *e);
  * error; *visited: the visit function ran. */
 int skv__inc_step(skv__pass *P, skv__inc *I, ord_ent *e, skv__pass_visit_fn fn,
                   bool *visited);
+/* Tests: agents the verdicts looked at in the group's last incremental
+ * pass (SKV_ENOENT: no such group). */
+int skv__pass_inc_looked(const skv_sched *s, const char *group, uint64_t *out,
+                         skv_error *err);
 /* The walk of a per-owner order (pass_inc_owner.c). */
 int skv__inc_walk_owners(skv__pass *P, skv__inc *I, skv__pass_visit_fn fn,
                          skv_error *err);
