@@ -483,7 +483,7 @@ typedef struct skv_proto_resource_group {
     size_t n_session_types;
     uint8_t active;
     char *selector;                    /* agent selector name; NULL: keep
-                                          (create: "concentrated") */
+                                          (create: "auto") */
 } skv_proto_resource_group;
 
 /* Requests ("admin.user", ...) carry op and one object; replies

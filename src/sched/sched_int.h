@@ -223,6 +223,8 @@ typedef struct skv__group {
     struct skv__inc *inc;          /* incremental pass state (pass_inc.c) */
     uint32_t last_epoch;           /* epoch of its last pass (reservations) */
     int64_t last_pass_ms;          /* now_ms of its last pass */
+    void *auto_state;              /* selector "auto" before its switch:
+                                      frag's state (selector_auto.c) */
 } skv__group;
 
 struct skv_sched {
@@ -362,6 +364,13 @@ int skv__sched_map_verify(const skv__agent *a, skv_error *err);
 
 /* ---- built-in plugins ---- */
 extern const skv_sched_selector skv__sel_concentrated;
+
+/* selector_auto.c: the default selector ("auto" or none named). */
+bool skv__sched_sel_auto_name(const char *name);
+int skv__sched_sel_auto_start(skv_sched *s, skv__group *g, const char *config,
+                              skv_error *err);
+void skv__sched_sel_auto_agent(skv__group *g, const skv__agent *a);
+void skv__sched_sel_auto_drop(skv__group *g);
 extern const skv_sched_selector skv__sel_dispersed;
 extern const skv_sched_selector skv__sel_roundrobin;
 extern const skv_sched_sequencer skv__seq_fifo;
