@@ -364,13 +364,6 @@ int skv__sched_map_verify(const skv__agent *a, skv_error *err);
 
 /* ---- built-in plugins ---- */
 extern const skv_sched_selector skv__sel_concentrated;
-
-/* selector_auto.c: the default selector ("auto" or none named). */
-bool skv__sched_sel_auto_name(const char *name);
-int skv__sched_sel_auto_start(skv_sched *s, skv__group *g, const char *config,
-                              skv_error *err);
-void skv__sched_sel_auto_agent(skv__group *g, const skv__agent *a);
-void skv__sched_sel_auto_drop(skv__group *g);
 extern const skv_sched_selector skv__sel_dispersed;
 extern const skv_sched_selector skv__sel_roundrobin;
 extern const skv_sched_sequencer skv__seq_fifo;
@@ -378,5 +371,12 @@ extern const skv_sched_sequencer skv__seq_lifo;
 extern const skv_sched_sequencer skv__seq_priority;
 extern const skv_sched_sequencer skv__seq_drf;
 extern const skv_sched_sequencer skv__seq_fairshare;
+
+/* selector_auto.c: the default selector ("auto" or none named). */
+bool skv__sched_sel_auto_name(const char *name);
+int skv__sched_sel_auto_start(skv_sched *s, skv__group *g, const char *config,
+                              skv_error *err);
+void skv__sched_sel_auto_agent(skv__group *g, const skv__agent *a);
+void skv__sched_sel_auto_drop(skv__group *g);
 
 #endif
