@@ -701,9 +701,9 @@ START_TEST(test_group_crud)
     /* Updating other fields of a busy group is fine. */
     SKV_CK_OK(group_op(&f, SKV_PROTO_ADMIN_UPDATE, "gpu", NULL, &e), &e);
     /* So is its agent selector, which changes in place; an unknown one is
-     * refused with nothing changed. */
+     * refused with nothing changed. Created without one: the default. */
     ck_assert_int_eq(count(&f, "SELECT count(*) FROM resource_groups WHERE"
-                               " name='gpu' AND selector='concentrated'"), 1);
+                               " name='gpu' AND selector='auto'"), 1);
     memset(&rq, 0, sizeof rq);
     rq.op = SKV_PROTO_ADMIN_UPDATE;
     rq.group.name = "gpu";

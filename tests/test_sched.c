@@ -6,6 +6,7 @@
 #include "sched_util.h"
 #include "sched_inc_scan.h"
 #include "sched_inc_lockstep.h"
+#include "sched_auto.h"
 #include "sokovan/alloc.h"
 
 START_TEST(test_bad_input)
@@ -917,6 +918,7 @@ Suite *skv_test_suite_sched(void)
 {
     Suite *su = suite_create("sched");
     add_incremental_tcase(su);
+    sched_auto_tcase(su);
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_bad_input);

@@ -2,10 +2,11 @@
  * 10,000 agents x 8 GPUs (device-level maps), 100,000 pending sessions:
  * 80% single-kernel (half a fraction of one GPU, half 1-8 whole GPUs),
  * 15% 8-GPU, 5% multi-node gangs of 4 x 8 GPUs, for each selector given
- * (--selector NAME[:CONFIG], repeatable; default: the default selector and
- * "frag"), each in a child process so peak RSS is its own; --full-walk
- * makes every pass take the full walk instead of the incremental one. Ends
- * with one JSON line holding every selector's figures.
+ * (--selector NAME[:CONFIG], repeatable; default: "concentrated" and
+ * "frag"; "default" names the default selector, "auto", which is frag on
+ * these GPU agents), each in a child process so peak RSS is its own;
+ * --full-walk makes every pass take the full walk instead of the
+ * incremental one. Ends with one JSON line holding every selector's figures.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <stdbool.h>
 #include <stdio.h>
@@ -289,7 +290,7 @@ static void run_child(const char *spec, char *buf, size_t cap)
 
 int main(int argc, char **argv)
 {
-    const char *specs[8] = {"default", "frag"};
+    const char *specs[8] = {"concentrated", "frag"};
     int nspec = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--selector") == 0 && i + 1 < argc && nspec < 8) {
@@ -302,8 +303,8 @@ int main(int argc, char **argv)
         }
         fprintf(stderr, "usage: %s [--selector NAME[:CONFIG]]... [--full-walk] "
                 "(at most 8 selectors; NAME 'default' is the default selector; "
-                "without any: default and frag; --full-walk: passes take the "
-                "full walk, not the incremental one)\n", argv[0]);
+                "without any: concentrated and frag; --full-walk: passes take "
+                "the full walk, not the incremental one)\n", argv[0]);
         return 2;
     }
     if (nspec == 0)

@@ -79,7 +79,8 @@ static const skvd_key g_keys[] = {
     {"manager", "default_scheduler", K_ID, MO(default_scheduler), M, "fifo",
      0, 0, "NAME", "sequencer of created resource groups"},
     {"manager", "default_selector", K_ID, MO(default_selector), M,
-     "concentrated", 0, 0, "NAME", "agent selector of created groups"},
+     "auto", 0, 0, "NAME", "agent selector of created groups (auto: frag "
+     "with accelerators, else concentrated)"},
     {"manager", "max_frame", K_BYTES, MO(max_frame), M, "16m", 1024, GiB,
      "BYTES", "largest frame payload accepted"},
     {"manager", "max_queue", K_BYTES, MO(max_queue), M, "64m", 65536,

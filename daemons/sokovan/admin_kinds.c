@@ -292,8 +292,8 @@ const admin_kind cli_admin_kinds[] = {
      policy_take, policy_finish, cli_admin_print_policy},
     {"group", "groups", SKV_PROTO_ADMIN_RESOURCE_GROUP, group_opts,
      "usage: sokovan admin group create|update|delete|list [NAME] "
-     "[options]\n  --scheduler S  --selector concentrated|dispersed|roundrobin|"
-     "frag\n  --lost-batch-policy requeue|fail  "
+     "[options]\n  --scheduler S  --selector auto|concentrated|dispersed|"
+     "roundrobin|frag\n  --lost-batch-policy requeue|fail  "
      "--pending-timeout DURATION\n  --session-type T (repeatable)  "
      "--description D\n"
      "  --preemption on|off  (higher-priority sessions evict preemptible "

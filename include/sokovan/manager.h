@@ -57,7 +57,8 @@ typedef struct skv_manager_options {
     int64_t max_clock_skew_ms;      /* signed requests; 0 = 300000 */
     const char *default_resource_group; /* created when missing; NULL = "default" */
     const char *default_scheduler;  /* sequencer of created groups; NULL = "fifo" */
-    const char *default_selector;   /* NULL = "concentrated" */
+    const char *default_selector;   /* NULL = "auto" (frag for groups with
+                                       accelerators, else concentrated) */
     /* Agent ids whose keypairs are created on first start (comma separated,
      * may be NULL); each is written to data_dir/agents/<id>.key. */
     const char *bootstrap_agents;

@@ -489,7 +489,7 @@ typedef struct skv_proto_resource_group {
     size_t n_session_types;
     uint8_t active;
     char *selector;                    /* agent selector name; NULL: keep
-                                          (create: "concentrated") */
+                                          (create: "auto") */
     char *preemption;                  /* "on" / "off"; NULL: keep (create:
                                           "off") */
     int64_t preempt_min_runtime_ms;    /* victims must have run this long;

@@ -71,12 +71,18 @@ SKV_EXTERN void skv_sched_free(skv_sched *s);
 
 /* ---- resource groups ---------------------------------------------------- */
 
+/* The default selector: "frag" for a group with accelerators (switched to
+ * when the first agent with a device joins it, and kept), "concentrated"
+ * until then. Not a registered selector: a name no plugin may take. */
+#define SKV_SCHED_SELECTOR_AUTO "auto"
+
 #define SKV_SCHED_GROUP_OPTIONS_VERSION 1
 typedef struct skv_sched_group_options {
     unsigned version;            /* SKV_SCHED_GROUP_OPTIONS_VERSION */
     const char *sequencer;       /* registered name; NULL = "fifo" */
     const char *sequencer_config;/* passed to the plugin's create(); may be NULL */
-    const char *selector;        /* registered name; NULL = "concentrated" */
+    const char *selector;        /* registered name; NULL = "auto"
+                                    (SKV_SCHED_SELECTOR_AUTO) */
     const char *selector_config; /* may be NULL */
     /* Aging: a pending session gains one priority level per aging_ms waited
      * (0 = no aging). Applies to the ordering (sequencers see the aged

@@ -76,7 +76,7 @@ static int boot(skv_manager *m, const skv_manager_options *o, int64_t now,
     skv__mgr_bootstrap b = {
         o->default_resource_group ? o->default_resource_group : "default",
         o->default_scheduler ? o->default_scheduler : "fifo",
-        o->default_selector ? o->default_selector : "concentrated",
+        o->default_selector ? o->default_selector : SKV_SCHED_SELECTOR_AUTO,
         o->bootstrap_agents};
     int rc = skv__mgr_db_open(m, o->version >= 3 && o->init, err);
     if (!rc)

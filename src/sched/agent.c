@@ -238,6 +238,7 @@ static int agent_link(skv_sched *s, skv__agent *a, skv_error *err)
     }
     cap_total(s, a->cap, +1);
     skv__fidx_invalidate(g);
+    skv__sched_sel_auto_agent(g, a);
     return 0;
 }
 
@@ -441,6 +442,7 @@ SKV_EXTERN int skv_sched_agent_update(skv_sched *s,
     skv__hmap_put(&s->agent_ix, na->id, ai, NULL); /* a slot was just freed */
     skv__sched_agent_free(old);
     skv__sched_rebucket(s, na); /* the device list may have changed */
+    skv__sched_sel_auto_agent(g, na);
     s->whole_mask |= na->whole_mask;
     s->share_mask |= na->d.dev_slot_mask & ~na->whole_mask;
     for (int k = 0; k < NSL; k++)

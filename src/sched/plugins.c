@@ -49,7 +49,7 @@ SKV_EXTERN int skv_sched_register_selector(skv_sched *s,
     if (!sel->score)
         return skv__err(err, SKV_EINVAL, "selector '%s' has no score function",
                         sel->name);
-    if (find_sel(s, sel->name))
+    if (find_sel(s, sel->name) || skv__sched_sel_auto_name(sel->name))
         return skv__err(err, SKV_EEXIST, "selector '%s' is already registered",
                         sel->name);
     if ((rc = grow_ptrs(&s->selectors, s->nselectors, err)))
@@ -152,17 +152,18 @@ void skv__sched_plugins_close(skv_sched *s)
     skv__free(s->dl_handles);
 }
 
-static int group_plugins(skv__group *g, const skv_sched *s,
+static int group_plugins(skv__group *g, skv_sched *s,
                          const skv_sched_group_options *o, skv_error *err)
 {
     const char *seqn = o->sequencer ? o->sequencer : "fifo";
-    const char *seln = o->selector ? o->selector : "concentrated";
+    const char *seln = o->selector;
     g->seq = find_seq(s, seqn);
     if (!g->seq)
         return skv__err(err, SKV_ENOENT, "group '%s': unknown sequencer '%s'",
                         g->name, seqn);
-    g->sel = find_sel(s, seln);
-    if (!g->sel)
+    bool autosel = skv__sched_sel_auto_name(seln);
+    g->sel = autosel ? NULL : find_sel(s, seln);
+    if (!autosel && !g->sel)
         return skv__err(err, SKV_ENOENT, "group '%s': unknown selector '%s'",
                         g->name, seln);
     int rc = 0;
@@ -172,6 +173,8 @@ static int group_plugins(skv__group *g, const skv_sched *s,
         skv__err_prefix(err, "group '%s' sequencer '%s'", g->name, seqn);
         return rc;
     }
+    if (autosel)
+        return skv__sched_sel_auto_start(s, g, o->selector_config, err);
     if (g->sel->create &&
         (rc = g->sel->create(&g->sel_state, o->selector_config, err))) {
         g->sel = NULL;
@@ -187,6 +190,7 @@ void skv__sched_group_free(skv__group *g)
         return;
     if (g->sel && g->sel->destroy)
         g->sel->destroy(g->sel_state);
+    skv__sched_sel_auto_drop(g);
     if (g->seq && g->seq->destroy)
         g->seq->destroy(g->seq_state);
     for (int i = 0; i < SKV__NBUCKETS; i++)
@@ -250,6 +254,8 @@ SKV_EXTERN int skv_sched_group_set_selector(skv_sched *s, const char *name,
     skv__group *g = skv__sched_group(s, name, NULL);
     if (!g)
         return skv__err(err, SKV_ENOENT, "no resource group '%s'", name);
+    if (skv__sched_sel_auto_name(selector))
+        return skv__sched_sel_auto_start(s, g, config, err);
     const skv_sched_selector *sel = find_sel(s, selector);
     if (!sel)
         return skv__err(err, SKV_ENOENT, "group '%s': unknown selector '%s'",
@@ -263,6 +269,7 @@ SKV_EXTERN int skv_sched_group_set_selector(skv_sched *s, const char *name,
     }
     if (g->sel && g->sel->destroy)
         g->sel->destroy(g->sel_state);
+    skv__sched_sel_auto_drop(g); /* a named selector ends "auto" */
     g->sel = sel;
     g->sel_state = state;
     skv__fidx_invalidate(g); /* its cached scores are the old selector's */

@@ -223,6 +223,8 @@ typedef struct skv__group {
     struct skv__inc *inc;          /* incremental pass state (pass_inc.c) */
     uint32_t last_epoch;           /* epoch of its last pass (reservations) */
     int64_t last_pass_ms;          /* now_ms of its last pass */
+    void *auto_state;              /* selector "auto" before its switch:
+                                      frag's state (selector_auto.c) */
 } skv__group;
 
 struct skv_sched {
@@ -369,5 +371,12 @@ extern const skv_sched_sequencer skv__seq_lifo;
 extern const skv_sched_sequencer skv__seq_priority;
 extern const skv_sched_sequencer skv__seq_drf;
 extern const skv_sched_sequencer skv__seq_fairshare;
+
+/* selector_auto.c: the default selector ("auto" or none named). */
+bool skv__sched_sel_auto_name(const char *name);
+int skv__sched_sel_auto_start(skv_sched *s, skv__group *g, const char *config,
+                              skv_error *err);
+void skv__sched_sel_auto_agent(skv__group *g, const skv__agent *a);
+void skv__sched_sel_auto_drop(skv__group *g);
 
 #endif

@@ -154,7 +154,8 @@ static uint32_t cls_new(skv__fidx *ix, const skv__agent *a, uint64_t h)
     c->ndev = a->d.ndev;
     c->dev_slot_mask = a->d.dev_slot_mask;
     c->whole_slot_mask = a->d.whole_slot_mask;
-    memcpy(c->dev, a->d.dev, c->ndev * sizeof(*c->dev));
+    if (c->ndev) /* an agent without devices has no array (NULL) */
+        memcpy(c->dev, a->d.dev, c->ndev * sizeof(*c->dev));
     for (uint32_t i = 0; i < c->ndev; i++)
         c->dev[i].id = NULL;
     uint32_t id = ix->freel[--ix->nfree];

@@ -22,20 +22,16 @@ typedef struct slot_tally {
     skv_qty min;
 } slot_tally;
 
-static void tally_class(slot_tally *t, const fhot *h, const skv_qty *shortv,
-                        const uint8_t *slots, int nslots)
+/* Slot j is short by q on a class whose first member is at first. */
+static inline void tally_short(slot_tally *t, int j, skv_qty q, uint32_t nmem,
+                               uint64_t first)
 {
-    uint64_t first = (uint64_t)h->first << 8;
-    for (int i = 0; i < nslots; i++) {
-        int j = slots[i];
-        if (!shortv[j])
-            continue;
-        if (!t[j].agents || (first | (uint64_t)j) < t[j].first)
-            t[j].first = first | (uint64_t)j;
-        if (!t[j].agents || shortv[j] < t[j].min)
-            t[j].min = shortv[j];
-        t[j].agents += h->nmem;
-    }
+    uint64_t f = first | (uint64_t)j;
+    if (!t[j].agents || f < t[j].first)
+        t[j].first = f;
+    if (!t[j].agents || q < t[j].min)
+        t[j].min = q;
+    t[j].agents += nmem;
 }
 
 /* The slots the walk would have kept, in the order it met them. */
@@ -94,31 +90,36 @@ static bool class_refuses(const skv__fidx *ix, uint32_t id, int64_t *sv,
     return refuses;
 }
 
-/* The class's shortfall for req on the requested slots, as
- * skv__dmap_shortfall computes it, from the packed avail row. */
-static void class_short(const skv__fidx *ix, uint32_t id, int64_t *sv,
-                        const skv_qty *req, const uint8_t *slots, int nslots,
-                        skv_qty *shortv)
+/* One class's shortfall for req on the requested slots, as
+ * skv__dmap_shortfall computes it from the packed avail rows, tallied at
+ * once (this loop runs once per class for every session that fits nowhere:
+ * the replay's hottest). A request short on no slot that the map refuses
+ * fails only as a whole: every device slot it uses is blamed (by 1). */
+static void tally_one(const skv__fidx *ix, uint32_t id, int64_t *sv,
+                      const skv_qty *req, const uint8_t *slots, int nslots,
+                      slot_tally *t)
 {
+    const fhot *h = &ix->hot[id];
+    uint64_t first = (uint64_t)h->first << 8;
     bool any = false;
     for (int i = 0; i < nslots; i++) {
         int j = slots[i];
         skv_qty av = ix->avail[(size_t)j * ix->capcls + id];
-        shortv[j] = req[j] > av ? req[j] - av : 0;
-        any |= shortv[j] != 0;
+        if (req[j] > av) {
+            any = true;
+            tally_short(t, j, req[j] - av, h->nmem, first);
+        }
     }
-    /* fails only as a whole: every device slot it uses is blamed */
     if (!any && class_refuses(ix, id, sv, req))
         for (int i = 0; i < nslots; i++)
-            if (ix->hot[id].dev_mask & (1u << slots[i]))
-                shortv[slots[i]] = 1;
+            if (h->dev_mask & (1u << slots[i]))
+                tally_short(t, slots[i], 1, h->nmem, first);
 }
 
 static void tally(skv__fidx *ix, const skv__session *x, const skv_qty *req,
                   int64_t *sv, skv__reason *r)
 {
     slot_tally t[NSL] = {{0, 0, 0}};
-    skv_qty shortv[NSL];
     uint8_t slots[NSL];
     int nslots = 0;
     for (int j = 0; j < NSL; j++)
@@ -131,8 +132,7 @@ static void tally(skv__fidx *ix, const skv__session *x, const skv_qty *req,
             (constrained && !skv__fidx_class_ok(x, ix->cls[id])))
             continue;   /* a free id, not schedulable, or refused by x */
         r->agents_candidate += h->nmem;
-        class_short(ix, id, sv, req, slots, nslots, shortv);
-        tally_class(t, h, shortv, slots, nslots);
+        tally_one(ix, id, sv, req, slots, nslots, t);
     }
     keep_first(r, t);
 }

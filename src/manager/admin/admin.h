@@ -33,7 +33,7 @@ typedef struct skv__mgr_admin_ctx {
 typedef struct skv__mgr_bootstrap {
     const char *default_group;      /* "default" */
     const char *default_scheduler;  /* sequencer, "fifo" */
-    const char *default_selector;   /* "concentrated" */
+    const char *default_selector;   /* "auto" */
     const char *bootstrap_agents;   /* "a1,a2" or NULL */
 } skv__mgr_bootstrap;
 

@@ -96,7 +96,7 @@ static int boot_group(boot *bt, const skv__mgr_bootstrap *b, skv_error *err)
     skv__mgr_store_admin_group row = {
         g, "default resource group",
         b->default_scheduler ? b->default_scheduler : "fifo",
-        b->default_selector ? b->default_selector : "concentrated",
+        b->default_selector ? b->default_selector : SKV_SCHED_SELECTOR_AUTO,
         "requeue", 0, "", true};
     rc = skv__mgr_admin_group_insert(bt->ctx, &row, err);
     if (!rc)

@@ -7,7 +7,7 @@
 
 #include "admin_int.h"
 
-#define DEFAULT_SELECTOR "concentrated"
+#define DEFAULT_SELECTOR SKV_SCHED_SELECTOR_AUTO
 
 typedef struct gchange {
     const skv_proto_resource_group *g;
