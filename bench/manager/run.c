@@ -60,9 +60,9 @@ static int wait_registered(bm_sim *s, bm_cluster *c, int n, char *why,
 }
 
 /* Until no route event (agent.routes, agent.routes.delta) came for 2 s (at
- * most 600 s): a manager is still sending the route tables of the last registrations when their
- * replies are in, and a client connecting meanwhile may not be served
- * within auth_timeout_ms. */
+ * most 600 s): a manager may still be sending route changes of the last
+ * registrations when their replies are in, and a client connecting
+ * meanwhile may not be served within auth_timeout_ms. */
 static int wait_quiet(bm_sim *s, bm_cluster *c, char *why, size_t wl)
 {
     long last = -1;
