@@ -1872,6 +1872,7 @@ static void route_reg(skv_manager *m, uint64_t conn, const char *id,
     r.route_deltas = deltas;
     ck_assert_int_eq(feed(m, conn, SKV_PROTO_AGENT_REGISTER, &r, &c, now,
                           NULL), 0);
+    free_devs(dev, nd);
     skv_proto_agent_register_reply rep = {0};
     ck_assert(take(conn, SKV_PROTO_AGENT_REGISTER_REPLY, &rep, NULL));
     ck_assert_uint_eq(rep.n_routes, want_routes);   /* the full table */
