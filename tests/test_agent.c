@@ -1322,6 +1322,67 @@ START_TEST(test_cluster_routes)
 }
 END_TEST
 
+/* agent.routes.delta (issue 14): after the table of the register reply,
+ * withdrawals then additions, one route at a time; repeating a route that
+ * is there or withdrawing one that is gone is fine; its own subnet is
+ * never routed; agent.register says route_deltas. */
+START_TEST(test_cluster_routes_delta)
+{
+    SKV_RTFX_REQUIRE();
+    private_netns();
+    ck_assert_int_eq(system("ip link add skvr0 type veth peer name skvr1 && "
+                            "ip addr add 10.77.0.2/24 dev skvr0 && "
+                            "ip link set skvr0 up && ip link set skvr1 up"),
+                     0);
+    conn c = {0};
+    char state[PATH_MAX], out[512];
+    skv_agent *a = open_agent(&c, agent_state(state, sizeof(state), "rdelta"),
+                              NULL, NULL, 0);
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_agent_connected(a, wall_ms(), &e), &e);
+    skv_proto_agent_register reg;
+    long at = find(&c, 0, SKV_PROTO_AGENT_REGISTER);
+    ck_assert_int_ge(at, 0);
+    body_of(&reg, &c, (size_t)at, SKV_PROTO_AGENT_REGISTER, NULL);
+    ck_assert(reg.route_deltas);
+    skv_proto_body_free(SKV_PROTO_AGENT_REGISTER, &reg);
+    skv_proto_route routes[] = {{"10.128.0.0/20", "10.77.0.2", "a1"},
+                                {"10.128.16.0/20", "10.77.0.3", "a2"}};
+    skv_proto_agent_register_reply rep = {1000, 5000, wall_ms(),
+                                          "10.128.0.0/20", "10.128.0.0/9",
+                                          routes, 2};
+    ck_assert_int_eq(feed(a, SKV_PROTO_RESPONSE, 1,
+                          SKV_PROTO_AGENT_REGISTER_REPLY, &rep, wall_ms()),
+                     0);
+    skv_test_sh_output(ROUTES, out, sizeof(out));
+    ck_assert_str_eq(out, "10.128.16.0/20 via 10.77.0.3 ");
+    /* a3 joins (a2 repeated, as a delta right after the reply may) */
+    skv_proto_route add1[] = {{"10.128.16.0/20", "10.77.0.3", "a2"},
+                              {"10.128.32.0/20", "10.77.0.4", "a3"},
+                              {"10.128.0.0/20", "10.77.0.2", "a1"}};
+    skv_proto_agent_routes_delta d1 = {NULL, 0, add1, 3};
+    ck_assert_int_eq(feed(a, SKV_PROTO_EVENT, 0, SKV_PROTO_AGENT_ROUTES_DELTA,
+                          &d1, wall_ms()), 0);
+    skv_test_sh_output(ROUTES, out, sizeof(out));
+    ck_assert_str_eq(out, "10.128.16.0/20 via 10.77.0.3 "
+                     "10.128.32.0/20 via 10.77.0.4 ");
+    /* a2 leaves, a3 moves to another host, a4 joins; a gone one again */
+    skv_proto_route rm2[] = {{"10.128.16.0/20", "10.77.0.3", "a2"},
+                             {"10.128.32.0/20", "10.77.0.4", "a3"},
+                             {"10.128.64.0/20", "10.77.0.9", "gone"}};
+    skv_proto_route add2[] = {{"10.128.32.0/20", "10.77.0.6", "a3"},
+                              {"10.128.48.0/20", "10.77.0.5", "a4"}};
+    skv_proto_agent_routes_delta d2 = {rm2, 3, add2, 2};
+    ck_assert_int_eq(feed(a, SKV_PROTO_EVENT, 0, SKV_PROTO_AGENT_ROUTES_DELTA,
+                          &d2, wall_ms()), 0);
+    skv_test_sh_output(ROUTES, out, sizeof(out));
+    ck_assert_str_eq(out, "10.128.32.0/20 via 10.77.0.6 "
+                     "10.128.48.0/20 via 10.77.0.5 ");
+    skv_agent_free(a);
+    conn_clear(&c);
+}
+END_TEST
+
 /* Containers of agent state directories a failed test left behind. */
 static void agent_fx_teardown(void)
 {
@@ -1364,6 +1425,7 @@ Suite *skv_test_suite_agent(void)
     tcase_add_test(rt, test_cluster_network);
     tcase_add_test(rt, test_cluster_network_restart);
     tcase_add_test(rt, test_cluster_routes);
+    tcase_add_test(rt, test_cluster_routes_delta);
     suite_add_tcase(s, rt);
     return s;
 }

@@ -825,6 +825,62 @@ START_TEST(test_e2e_cluster_network)
 }
 END_TEST
 
+/* Routes stay right as agents join and leave (issue 14: route deltas):
+ * with a1 alone, no peer route; a2 joins: each has the route to the other
+ * (a1's from a delta, a2's from its register reply); a2 is killed -9 and
+ * declared lost: a1's route to it is withdrawn (before, a lost agent's
+ * route stayed forever); a2 comes back: the route returns. */
+static bool ns_route_poll(int ns, const char *via, bool want, int ms)
+{
+    char cmd[256], out[512];
+    snprintf(cmd, sizeof(cmd), "ip -n %s route show proto 173 | grep -c "
+             "'via %s ' || true", ns_name[ns], via);
+    for (int64_t end = e2e_now_ms() + ms; e2e_now_ms() < end;) {
+        skv_test_sh_output(cmd, out, sizeof(out));
+        if ((atoi(out) == 1) == want)
+            return true;
+        e2e_sleep_ms(100);
+    }
+    return false;
+}
+
+START_TEST(test_e2e_routes_join_leave)
+{
+    E2E_REQUIRE();
+    if (ncpus() < 2 || access("/usr/sbin/ip", X_OK) != 0) {
+        fprintf(stderr, "%s: skipped: needs 2 CPUs and /usr/sbin/ip\n",
+                __func__);
+        return;
+    }
+    skv_client *admin = NULL;
+    ns_setup();
+    snprintf(g.mgr_ns, sizeof(g.mgr_ns), "%s", ns_name[NS_M]);
+    snprintf(g.mgr_tcp, sizeof(g.mgr_tcp), "10.77.0.1:5021");
+    snprintf(g.hb_timeout_ms, sizeof(g.hb_timeout_ms), "3000");
+    E2E_OK(e2e_start_manager(&g, "a1,a2"));
+    start_ns_agent(NS_A);
+    E2E_OK(e2e_connect(&g, &admin, NULL, NULL));
+    E2E_OK(e2e_wait_agents(&g, admin, 1));
+    ck_assert(ns_route_poll(NS_A, "10.77.0.3", false, 1000));
+    start_ns_agent(NS_B);
+    E2E_OK(e2e_wait_agents(&g, admin, 2));
+    ck_assert_msg(ns_route_poll(NS_A, "10.77.0.3", true, 10000),
+                  "a1 has no route to a2 after a2 joined");
+    ck_assert_msg(ns_route_poll(NS_B, "10.77.0.2", true, 10000),
+                  "a2 has no route to a1");
+    e2e_kill(&g, &g.agent[NS_B], SIGKILL, "a2");
+    ck_assert_msg(ns_route_poll(NS_A, "10.77.0.3", false, 15000),
+                  "a1 still routes to a2 after a2 was lost");
+    start_ns_agent(NS_B);
+    ck_assert_msg(ns_route_poll(NS_A, "10.77.0.3", true, 15000),
+                  "a1 has no route to a2 after a2 came back");
+    ck_assert(ns_route_poll(NS_B, "10.77.0.2", true, 10000));
+    skv_client_free(admin);
+    e2e_stop(&g);
+    ns_teardown();
+}
+END_TEST
+
 /* bench/manager, small: a real manager, simulated agents and clients run
  * 300 sessions on 3 and on 20 agents, each TERMINATED by the manager's own
  * count (the bench checks it) with its figures in the JSON line; a --store
@@ -897,6 +953,7 @@ Suite *skv_test_suite_e2e(void)
     ADD_CASE(s, "auth", test_e2e_auth);
     ADD_CASE(s, "isolation", test_e2e_isolation);
     ADD_CASE(s, "cluster_network", test_e2e_cluster_network);
+    ADD_CASE(s, "routes_join_leave", test_e2e_routes_join_leave);
     ADD_CASE(s, "bench_manager", test_e2e_bench_manager);
     return s;
 }

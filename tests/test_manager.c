@@ -1659,7 +1659,10 @@ START_TEST(test_cluster_network)
     ck_assert_uint_eq(rep.n_routes, 1);
     ck_assert_str_eq(rep.routes[0].via, "10.77.0.2");
     skv_proto_body_free(SKV_PROTO_AGENT_REGISTER_REPLY, &rep);
+    /* an agent without route_deltas: the whole table, at the tick */
+    tick(m, T0 + 1);
     ck_assert_int_ge(count_type(AGENT, SKV_PROTO_AGENT_ROUTES), 1);
+    ck_assert_int_eq(count_type(AGENT, SKV_PROTO_AGENT_ROUTES_DELTA), 0);
     const char *sid = submit_n(m, ADMIN, &ad, "cpu=1", "batch", NULL, 2,
                                T0 + 1);
     char s[64];
@@ -1846,6 +1849,136 @@ START_TEST(test_submit_batch)
 }
 END_TEST
 
+/* ---- route deltas (issue 14) ---------------------------------------- */
+#define RA1 11
+#define RA2 12
+#define RA3 13
+
+static void route_reg(skv_manager *m, uint64_t conn, const char *id,
+                      const char *addr, bool deltas, int64_t now,
+                      size_t want_routes)
+{
+    char rel[64];
+    cred c;
+    snprintf(rel, sizeof rel, "agents/%s.key", id);
+    read_key(&c, rel);
+    skv_proto_device dev[2];
+    size_t nd = make_devs(dev, "cpu=4", "mem=8g", 0);
+    skv_proto_agent_register r = {0};
+    r.agent_id = (char *)id;
+    r.address = (char *)addr;
+    r.devices = dev;
+    r.n_devices = nd;
+    r.route_deltas = deltas;
+    ck_assert_int_eq(feed(m, conn, SKV_PROTO_AGENT_REGISTER, &r, &c, now,
+                          NULL), 0);
+    free_devs(dev, nd);
+    skv_proto_agent_register_reply rep = {0};
+    ck_assert(take(conn, SKV_PROTO_AGENT_REGISTER_REPLY, &rep, NULL));
+    ck_assert_uint_eq(rep.n_routes, want_routes);   /* the full table */
+    skv_proto_body_free(SKV_PROTO_AGENT_REGISTER_REPLY, &rep);
+}
+
+static void route_hb(skv_manager *m, uint64_t conn, const char *id,
+                     int64_t now)
+{
+    char rel[64];
+    cred c;
+    snprintf(rel, sizeof rel, "agents/%s.key", id);
+    read_key(&c, rel);
+    skv_proto_agent_heartbeat hb = {0};
+    hb.agent_id = (char *)id;
+    ck_assert_int_eq(feed(m, conn, SKV_PROTO_AGENT_HEARTBEAT, &hb, &c, now,
+                          NULL), 0);
+}
+
+/* "-10.0.0.1 a1 +10.0.0.2 a2 ": the one delta frame queued for conn. */
+static void route_delta(uint64_t conn, const char *want)
+{
+    int n = count_type(conn, SKV_PROTO_AGENT_ROUTES_DELTA);
+    ck_assert_msg(n == 1, "want one delta (%s), got %d", want, n);
+    ck_assert_int_eq(count_type(conn, SKV_PROTO_AGENT_ROUTES), 0);
+    skv_proto_agent_routes_delta d;
+    ck_assert(take(conn, SKV_PROTO_AGENT_ROUTES_DELTA, &d, NULL));
+    char got[512] = "";
+    size_t o = 0;
+    for (size_t i = 0; i < d.n_removed; i++)
+        o += (size_t)snprintf(got + o, sizeof got - o, "-%s %s ",
+                              d.removed[i].via, d.removed[i].agent_id);
+    for (size_t i = 0; i < d.n_added; i++)
+        o += (size_t)snprintf(got + o, sizeof got - o, "+%s %s ",
+                              d.added[i].via, d.added[i].agent_id);
+    ck_assert_str_eq(got, want);
+    skv_proto_body_free(SKV_PROTO_AGENT_ROUTES_DELTA, &d);
+}
+
+static size_t route_full(uint64_t conn)
+{
+    ck_assert_int_eq(count_type(conn, SKV_PROTO_AGENT_ROUTES), 1);
+    ck_assert_int_eq(count_type(conn, SKV_PROTO_AGENT_ROUTES_DELTA), 0);
+    skv_proto_agent_routes r;
+    ck_assert(take(conn, SKV_PROTO_AGENT_ROUTES, &r, NULL));
+    size_t n = r.n_routes;
+    skv_proto_body_free(SKV_PROTO_AGENT_ROUTES, &r);
+    return n;
+}
+
+/* Registrations send only what changed, once per tick, to agents that
+ * apply deltas (the full table once, in the register reply); older agents
+ * get the whole table per tick with changes; a lost agent's route is
+ * withdrawn, a moved one's replaced, a repeated registration sends
+ * nothing. (Before: every registration sent the whole table to every
+ * agent, N^2 frames.) */
+START_TEST(test_route_deltas)
+{
+    setup_dir();
+    skv_manager_options o = SKV_MANAGER_OPTIONS_INIT;
+    skv_error e = SKV_ERROR_INIT;
+    skv_manager *m = NULL;
+    o.data_dir = dir;
+    o.bootstrap_agents = "a1,a2,a3";
+    o.heartbeat_timeout_ms = 1000;
+    SKV_CK_OK(skv_manager_open(&m, &o, send_cb, NULL, T0, &e), &e);
+    SKV_CK_OK(skv_manager_conn_open(m, RA1, "a1", &e), &e);
+    SKV_CK_OK(skv_manager_conn_open(m, RA2, "a2", &e), &e);
+    SKV_CK_OK(skv_manager_conn_open(m, RA3, "a3", &e), &e);
+    route_reg(m, RA1, "a1", "10.77.0.1:6001", true, T0, 1);
+    route_reg(m, RA2, "a2", "10.77.0.2:6001", true, T0, 2);
+    ck_assert_int_eq(count_type(RA1, SKV_PROTO_AGENT_ROUTES_DELTA), 0);
+    tick(m, T0 + 1);    /* both registrations in one delta */
+    route_delta(RA1, "+10.77.0.1 a1 +10.77.0.2 a2 ");
+    route_delta(RA2, "+10.77.0.1 a1 +10.77.0.2 a2 ");
+    /* a3 is an older agent (no route_deltas) */
+    route_reg(m, RA3, "a3", "10.77.0.3:6001", false, T0 + 2, 3);
+    tick(m, T0 + 3);
+    route_delta(RA1, "+10.77.0.3 a3 ");
+    route_delta(RA2, "+10.77.0.3 a3 ");
+    ck_assert_uint_eq(route_full(RA3), 3);
+    /* registering again from the same host: nothing to say */
+    route_reg(m, RA2, "a2", "10.77.0.2:6002", true, T0 + 4, 3);
+    tick(m, T0 + 5);
+    ck_assert_int_eq(count_type(RA1, SKV_PROTO_AGENT_ROUTES_DELTA), 0);
+    ck_assert_int_eq(count_type(RA3, SKV_PROTO_AGENT_ROUTES), 0);
+    /* a2 stops heartbeating: lost, its route withdrawn */
+    route_hb(m, RA1, "a1", T0 + 800);
+    route_hb(m, RA3, "a3", T0 + 800);
+    tick(m, T0 + 1100);
+    route_delta(RA1, "-10.77.0.2 a2 ");
+    ck_assert_int_eq(count_type(RA2, SKV_PROTO_AGENT_ROUTES_DELTA), 0);
+    ck_assert_uint_eq(route_full(RA3), 2);
+    /* a1 moves host: replaced; a2 comes back (table without itself
+     * lost: a1, a3 and a2 again) */
+    route_reg(m, RA1, "a1", "10.77.0.11:6001", true, T0 + 1200, 2);
+    route_reg(m, RA2, "a2", "10.77.0.2:6001", true, T0 + 1200, 3);
+    tick(m, T0 + 1201);
+    route_delta(RA1, "-10.77.0.1 a1 +10.77.0.11 a1 +10.77.0.2 a2 ");
+    route_delta(RA2, "-10.77.0.1 a1 +10.77.0.11 a1 +10.77.0.2 a2 ");
+    ck_assert_uint_eq(route_full(RA3), 3);
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
 Suite *skv_test_suite_manager(void);
 Suite *skv_test_suite_manager(void)
 {
@@ -1875,6 +2008,7 @@ Suite *skv_test_suite_manager(void)
     tcase_add_test(tc, test_label_constraint);
     tcase_add_test(tc, test_dependencies);
     tcase_add_test(tc, test_cluster_network);
+    tcase_add_test(tc, test_route_deltas);
     tcase_add_test(tc, test_outbox_after_commit);
     tcase_add_test(tc, test_submit_batch);
     suite_add_tcase(s, tc);

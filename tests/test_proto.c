@@ -422,6 +422,61 @@ static void make_frame(void **frame, size_t *len, skv_proto_type t,
     skv_proto_body_free(t, body);
 }
 
+/* agent.register's route_deltas (issue 14): an older agent does not send
+ * the key (decoded as false), a newer one's goes both ways; an older
+ * decoder skips it; agent.routes.delta keeps both lists and their order. */
+START_TEST(test_route_deltas_compat)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_proto_agent_register r = {0}, out;
+    r.agent_id = "a1";
+    void *buf = NULL;
+    size_t len = 0;
+    SKV_CK_OK(skv_proto_body_encode(&buf, &len, SKV_PROTO_AGENT_REGISTER, &r,
+                                    &e), &e);
+    ck_assert_ptr_null(memmem(buf, len, "route_deltas", 12));
+    SKV_CK_OK(skv_proto_body_decode(&out, SKV_PROTO_AGENT_REGISTER, buf, len,
+                                    &e), &e);
+    ck_assert(!out.route_deltas);
+    skv_proto_body_free(SKV_PROTO_AGENT_REGISTER, &out);
+    skv_free(buf);
+    r.route_deltas = true;
+    SKV_CK_OK(skv_proto_body_encode(&buf, &len, SKV_PROTO_AGENT_REGISTER, &r,
+                                    &e), &e);
+    ck_assert_ptr_nonnull(memmem(buf, len, "route_deltas", 12));
+    SKV_CK_OK(skv_proto_body_decode(&out, SKV_PROTO_AGENT_REGISTER, buf, len,
+                                    &e), &e);
+    ck_assert(out.route_deltas);
+    ck_assert_str_eq(out.agent_id, "a1");
+    skv_proto_body_free(SKV_PROTO_AGENT_REGISTER, &out);
+    skv_free(buf);
+    skv_proto_route rm[] = {{"10.128.16.0/20", "10.0.0.3", "a2"}};
+    skv_proto_route add[] = {{"10.128.16.0/20", "10.0.0.9", "a2"},
+                             {"10.128.32.0/20", "10.0.0.4", NULL}};
+    skv_proto_agent_routes_delta d = {rm, 1, add, 2}, dout;
+    SKV_CK_OK(skv_proto_body_encode(&buf, &len, SKV_PROTO_AGENT_ROUTES_DELTA,
+                                    &d, &e), &e);
+    SKV_CK_OK(skv_proto_body_decode(&dout, SKV_PROTO_AGENT_ROUTES_DELTA, buf,
+                                    len, &e), &e);
+    ck_assert_uint_eq(dout.n_removed, 1);
+    ck_assert_uint_eq(dout.n_added, 2);
+    ck_assert_str_eq(dout.removed[0].via, "10.0.0.3");
+    ck_assert_str_eq(dout.added[0].via, "10.0.0.9");
+    ck_assert_str_eq(dout.added[1].subnet, "10.128.32.0/20");
+    ck_assert_ptr_null(dout.added[1].agent_id);
+    skv_proto_body_free(SKV_PROTO_AGENT_ROUTES_DELTA, &dout);
+    skv_free(buf);
+    ck_assert_str_eq(skv_proto_type_name(SKV_PROTO_AGENT_ROUTES_DELTA),
+                     "agent.routes.delta");
+    /* a route without its gateway is refused */
+    skv_proto_route bad[] = {{"10.128.16.0/20", NULL, "a2"}};
+    skv_proto_agent_routes_delta db = {NULL, 0, bad, 1};
+    ck_assert_int_eq(skv_proto_body_encode(&buf, &len,
+                                           SKV_PROTO_AGENT_ROUTES_DELTA, &db,
+                                           &e), SKV_EINVAL);
+}
+END_TEST
+
 START_TEST(test_envelope_roundtrip)
 {
     skv_error e = SKV_ERROR_INIT;
@@ -753,6 +808,7 @@ Suite *skv_test_suite_proto(void)
     tcase_add_test(tc, test_bounds);
     tcase_add_test(tc, test_allocation_bounded);
     tcase_add_test(tc, test_encode_validation);
+    tcase_add_test(tc, test_route_deltas_compat);
     tcase_add_test(tc, test_envelope_roundtrip);
     tcase_add_test(tc, test_envelope_hostile);
     tcase_add_test(tc, test_envelope_encode_checks);

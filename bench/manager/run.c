@@ -59,10 +59,10 @@ static int wait_registered(bm_sim *s, bm_cluster *c, int n, char *why,
     return -1;
 }
 
-/* Until no agent.routes event came for 2 s (at most 600 s): today's manager
- * is still sending the route tables of the last registrations when their
- * replies are in, and a client connecting meanwhile may not be served
- * within auth_timeout_ms. */
+/* Until no route event (agent.routes, agent.routes.delta) came for 2 s (at
+ * most 600 s): a manager may still be sending route changes of the last
+ * registrations when their replies are in, and a client connecting
+ * meanwhile may not be served within auth_timeout_ms. */
 static int wait_quiet(bm_sim *s, bm_cluster *c, char *why, size_t wl)
 {
     long last = -1;
@@ -82,7 +82,7 @@ static int wait_quiet(bm_sim *s, bm_cluster *c, char *why, size_t wl)
         }
         sleep_ms(50);
     }
-    snprintf(why, wl, "agent.routes events still coming 600 s after the "
+    snprintf(why, wl, "route events still coming 600 s after the "
              "registrations");
     return -1;
 }
@@ -313,7 +313,7 @@ int bm_run(bm_result *r, const char *bin, const bm_opts *o, int n_agents,
     r->register_bytes = atomic_load(&s.bytes_in);
     if (rc == 0) {
         fprintf(stderr, "manager: %d agents registered in %.2f s, quiet "
-                "%.2f s later (manager pid %ld; %ld agent.routes events, %lld "
+                "%.2f s later (manager pid %ld; %ld route events, %lld "
                 "bytes to the agents); submitting %d sessions with %d "
                 "clients\n", n_agents, r->register_s, r->settle_s,
                 (long)c.pid,

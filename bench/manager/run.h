@@ -13,8 +13,9 @@ typedef struct bm_result {
     bool ok;
     int agents;
     double register_s;      /* all agents connected and answered */
-    double settle_s;        /* then until agent.routes stopped for 2 s */
-    long register_routes;   /* agent.routes events received by then */
+    double settle_s;        /* then until route events stopped for 2 s */
+    long register_routes;   /* agent.routes and agent.routes.delta events
+                             * received by then */
     long long register_bytes;  /* bytes the agents received meanwhile */
     double wall_s;          /* first submit -> last session ended */
     double submit_s;        /* first submit -> last submit answered */

@@ -170,6 +170,7 @@ static int send_register(bm_sim *s, bm_sim_agent *a)
     m.architecture = "x86_64";
     m.address = "127.0.0.1";
     m.version = (char *)skv_version_string();
+    m.route_deltas = true;    /* as the agent does (older managers skip it) */
     m.devices = dev;
     m.n_devices = 2;
     m.images = images;
@@ -410,9 +411,10 @@ static int on_frame(bm_sim *s, bm_sim_agent *a, const void *p, size_t len)
         rc = on_register_reply(s, a, &env);
     else if (env.kind == SKV_PROTO_RESPONSE && env.type == SKV_PROTO_ERROR)
         rc = on_error(s, a, &env);
-    else if (env.type == SKV_PROTO_AGENT_ROUTES)
+    else if (env.type == SKV_PROTO_AGENT_ROUTES ||
+             env.type == SKV_PROTO_AGENT_ROUTES_DELTA)
         atomic_fetch_add(&s->routes_in, 1);
-    /* agent.routes and anything else: nothing to do for a simulation */
+    /* route events and anything else: nothing to do for a simulation */
     skv_proto_envelope_free(&env);
     return rc;
 }

@@ -128,7 +128,10 @@ typedef struct skv_auth_verifier_options {
     size_t max_nonces_per_key;   /* replay cache bound per access key; > 0 */
 } skv_auth_verifier_options;
 
-/* 5 minutes of skew; 131072 remembered nonces per key. */
+/* 5 minutes of skew; 131072 remembered nonces per key. A key that sends
+ * more within the window is not refused: its oldest nonces (by 1/64 of the
+ * window) are forgotten and requests timestamped before them refused, so
+ * its window shrinks to about max_nonces_per_key / its request rate. */
 #define SKV_AUTH_VERIFIER_OPTIONS_INIT \
     {SKV_AUTH_VERIFIER_OPTIONS_VERSION, 300000, 131072}
 
@@ -161,8 +164,9 @@ SKV_EXTERN size_t skv_auth_verifier_nonce_count(const skv_auth_verifier *v,
  * On success the nonce is remembered and *principal (may be NULL) names the
  * signer. SKV_EAUTH for an unknown key, a wrong signature, a timestamp
  * more than max_skew_ms away from now_ms or a nonce seen before; SKV_EBUSY
- * when the key's nonce cache is full (too many requests within the skew
- * window: the request is refused, never accepted unchecked). */
+ * when the key's nonce cache is full within one 1/64 of the window, or
+ * when the timestamp is older than the nonces the key's full cache had to
+ * forget (sign the request again; never accepted unchecked). */
 SKV_EXTERN int skv_auth_verify(skv_auth_verifier *v,
                                skv_auth_principal *principal,
                                const skv_auth_block *block,

@@ -120,6 +120,8 @@ typedef enum skv_proto_type {
     SKV_PROTO_EXEC_RESIZE,              /* skv_proto_exec_resize (event) */
     SKV_PROTO_EXEC_SIGNAL,              /* skv_proto_exec_signal (event) */
     SKV_PROTO_EXEC_EXIT,                /* skv_proto_exec_exit (event) */
+    SKV_PROTO_AGENT_ROUTES_DELTA,       /* skv_proto_agent_routes_delta
+                                           (manager -> agent event) */
     SKV_PROTO_TYPE_COUNT                /* not a type: one past the last */
 } skv_proto_type;
 

@@ -21,6 +21,7 @@
 #ifndef SOKOVAN_PROTO_MSG_H
 #define SOKOVAN_PROTO_MSG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -96,6 +97,9 @@ typedef struct skv_proto_agent_register {        /* "agent.register" */
     size_t n_kernels;
     skv_proto_image_detail *image_details; /* size/digest per image; opt. */
     size_t n_image_details;
+    bool route_deltas;                 /* applies agent.routes.delta: the
+                                          manager then sends route changes,
+                                          not the whole table each time */
 } skv_proto_agent_register;
 
 typedef struct skv_proto_route {       /* a peer agent's kernel subnet */
@@ -121,6 +125,16 @@ typedef struct skv_proto_agent_routes {          /* "agent.routes" event,
     skv_proto_route *routes;           /* the full set (replaces the last) */
     size_t n_routes;
 } skv_proto_agent_routes;
+
+typedef struct skv_proto_agent_routes_delta {    /* "agent.routes.delta"
+                                                  * event, manager -> agent
+                                                  * (to agents that set
+                                                  * route_deltas) */
+    skv_proto_route *removed;          /* withdrawn: applied first */
+    size_t n_removed;
+    skv_proto_route *added;            /* new or moved peers */
+    size_t n_added;
+} skv_proto_agent_routes_delta;
 
 typedef struct skv_proto_agent_heartbeat {       /* "agent.heartbeat" event */
     char *agent_id;

@@ -352,6 +352,9 @@ int skv__agent_net_set_routes(skv_agent *a, const skv_proto_route *routes,
                               size_t n, skv_error *err);
 int skv__agent_on_routes(skv_agent *a, const skv_proto_envelope *env,
                          int64_t now_ms, skv_error *err);
+/* agent.routes.delta: withdraw, then add, single routes (net_routes_delta.c). */
+int skv__agent_on_routes_delta(skv_agent *a, const skv_proto_envelope *env,
+                               skv_error *err);
 
 /* ---- tick.c ---- */
 /* Poll every running kernel's container; report the exits. */

@@ -71,6 +71,9 @@ int skv_agent_handle_frame(skv_agent *a, const void *payload, size_t len,
         rc = skv__agent_on_register_reply(a, &env, now_ms, err);
     else if (env.kind == SKV_PROTO_EVENT && env.type == SKV_PROTO_AGENT_ROUTES)
         rc = skv__agent_on_routes(a, &env, now_ms, err);
+    else if (env.kind == SKV_PROTO_EVENT &&
+             env.type == SKV_PROTO_AGENT_ROUTES_DELTA)
+        rc = skv__agent_on_routes_delta(a, &env, err);
     else if (env.kind == SKV_PROTO_EVENT && is_exec_event(env.type))
         rc = skv__agent_on_exec_event(a, &env, now_ms, err);
     else if (env.kind == SKV_PROTO_RESPONSE && env.type == SKV_PROTO_ERROR &&

@@ -1,6 +1,7 @@
 /* Cluster networking, part 3: this agent's share of the cluster CIDR and
  * the routes to the other agents' shares (host-gateway style), from
- * agent.register.reply and agent.routes. The set is replaced as a whole:
+ * agent.register.reply and agent.routes (changes after that come as
+ * agent.routes.delta: net_routes_delta.c). The set is replaced as a whole:
  * every route the agent added (routing protocol 173) is flushed, then the
  * current set added, so routes of agents that left go too. Agents sharing
  * a network namespace would flush each other's routes: multi-node routing

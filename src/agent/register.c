@@ -136,6 +136,7 @@ int skv__agent_send_register(skv_agent *a, int64_t now_ms, skv_error *err)
     m.architecture = u.machine;
     m.address = a->address;
     m.version = (char *)skv_version_string();
+    m.route_deltas = true;    /* net_routes_delta.c applies them */
     char *lab = a->labels ? skv__strdup(a->labels) : NULL;
     int rc = (a->labels && !lab) ? skv__err(err, SKV_ENOMEM, "out of memory")
                                  : labels(&m, lab, err);

@@ -137,6 +137,7 @@ int skv_auth_verifier_add_key(skv_auth_verifier *v, const char *ak,
         entry_free(e);
         return skv__err(err, SKV_ENOMEM, "add_key: out of memory");
     }
+    skv__nonce_cache_init(&e->cache);
     e->secret_len = strlen(sk);
     strcpy(e->access_key, ak);
     e->principal = *p;
@@ -250,6 +251,8 @@ int skv_auth_verifier_remember(skv_auth_verifier *v, const char *ak,
     if (check_time(v, ts, now_ms, NULL))
         return 0;    /* stale or future: refused by check_time anyway */
     key_entry *e = v->keys[at];
+    if (ts < e->cache.floor_ms)
+        return 0;    /* refused by the key's floor anyway */
     skv__nonce_cache_expire(&e->cache, sat_add(v->high_water_ms,
                             -v->opts.max_skew_ms), v->opts.max_skew_ms);
     skv_error why = SKV_ERROR_INIT;

@@ -34,6 +34,11 @@ typedef enum skv__mgr_agent_state {
     SKV__AGENT_LOST = 2
 } skv__mgr_agent_state;
 
+typedef struct skv__mgr_route {   /* a peer route; subnet "": none */
+    char subnet[32];
+    char via[128];
+} skv__mgr_route;
+
 typedef struct skv__mgr_agent {
     char id[SKV__MGR_ID_MAX];
     char group[SKV__MGR_ID_MAX];
@@ -55,6 +60,10 @@ typedef struct skv__mgr_agent {
     char **label_keys;        /* labels of the last registration */
     char **label_values;
     size_t n_labels;
+    skv__mgr_route route;     /* mgr_routes.c: its route now ... */
+    skv__mgr_route told;      /* ... and as the peers last heard it */
+    bool route_dirty;
+    bool route_deltas;        /* it applies agent.routes.delta */
 } skv__mgr_agent;
 
 typedef enum skv__mgr_req_kind {
@@ -141,6 +150,7 @@ struct skv_manager {
         size_t n, cap;
         int64_t now_ms;               /* of its latest unit */
     } batch;
+    bool routes_dirty;                /* mgr_routes.c: a route changed */
 };
 
 /* ---- database (mgr_open.c, mgr_tx.c) ------------------------------------ */
@@ -396,8 +406,19 @@ int skv__mgr_net_register_reply(skv_manager *m, const char *agent_id,
                                 skv_proto_agent_register_reply *rep,
                                 skv_error *err);
 void skv__mgr_net_reply_free(skv_proto_agent_register_reply *rep);
-/* Send agent.routes (the whole set) to every connected agent. */
+/* Send agent.routes (the whole set) to every connected agent that does
+ * not apply agent.routes.delta (older agents). */
 void skv__mgr_net_broadcast(skv_manager *m);
+
+/* ---- route changes to the agents (mgr_routes.c) ------------------------- */
+/* a registered with subnet (NULL: none) from a->address. */
+void skv__mgr_routes_registered(skv_manager *m, skv__mgr_agent *a,
+                                const char *subnet, bool deltas);
+/* a is lost: its route is withdrawn. */
+void skv__mgr_routes_lost(skv_manager *m, skv__mgr_agent *a);
+/* Once per tick: what changed goes out, one agent.routes.delta to every
+ * agent that applies them, the whole table to the others. */
+void skv__mgr_routes_flush(skv_manager *m);
 /* The session's subnet on agent_id (allocated on first use) and the
  * address of its kernel idx there; both buffers SKV_NET_ADDR_MAX (19). */
 int skv__mgr_net_kernel(skv_manager *m, const char *sid,

@@ -6,7 +6,8 @@
  * has address index k + 2. A random 32-byte SSH key seed per session
  * (session_ssh) goes to every agent of the session. Agents learn their
  * subnet and the routes to the others in agent.register.reply, and the
- * new set in an agent.routes event whenever an agent registers. Kernel
+ * changes after that from mgr_routes.c (agent.routes.delta, or the new
+ * set in an agent.routes event for agents without deltas). Kernel
  * addresses and published ports from the create replies are kept in
  * kernel_net for session.show.
  * SPDX-License-Identifier: Apache-2.0 */
@@ -134,7 +135,7 @@ void skv__mgr_net_broadcast(skv_manager *m)
         const skv__mgr_agent *a = &m->agents[i];
         void *frame = NULL;
         size_t len = 0;
-        if (!a->conn || a->state != SKV__AGENT_ALIVE)
+        if (!a->conn || a->state != SKV__AGENT_ALIVE || a->route_deltas)
             continue;
         if (skv_proto_message_encode(&frame, &len, SKV_PROTO_EVENT, 0,
                                      SKV_PROTO_AGENT_ROUTES, &ev, 0, NULL,

@@ -170,9 +170,9 @@ int skv__mgr_on_register(skv_manager *m, const skv__mgr_call *c,
         skv__log(SKV_LOG_ERROR, "manager", "agent %s: no cluster subnet: %s",
                  a->id, ne.message);
     skv__mgr_reply(m, c->conn, c->req, SKV_PROTO_AGENT_REGISTER_REPLY, &rep);
+    /* The others learn the route to it (or its new address) at the tick. */
+    skv__mgr_routes_registered(m, a, rep.subnet, r->route_deltas);
     skv__mgr_net_reply_free(&rep);
-    /* The others learn the route to it (or its new address). */
-    skv__mgr_net_broadcast(m);
     skv__mgr_reconcile(m, a, r, c->now_ms);
     skv__mgr_send_creates(m, a->id, c->now_ms);
     m->dirty = true;

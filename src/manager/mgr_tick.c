@@ -56,6 +56,7 @@ void skv__mgr_agent_lost(skv_manager *m, skv__mgr_agent *a, int64_t now_ms)
         c->agent_id[0] = 0;
     a->conn = 0;
     skv__mgr_store_agent_status(m->store, a->id, "lost", now_ms, NULL);
+    skv__mgr_routes_lost(m, a);
     char **ids = NULL;
     size_t n = 0;
     if (lost_sessions(m, a->id, &ids, &n) == 0)
@@ -99,6 +100,7 @@ SKV_EXTERN int skv_manager_tick(skv_manager *m, int64_t now_ms,
             now_ms - a->last_hb_ms > (int64_t)m->hb_timeout_ms)
             skv__mgr_agent_lost(m, a, now_ms);
     }
+    skv__mgr_routes_flush(m);
     if (now_ms - m->last_sweep_ms >= SWEEP_MS) {
         m->last_sweep_ms = now_ms;
         skv__mgr_sweep(m, now_ms);

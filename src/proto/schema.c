@@ -96,6 +96,7 @@ static const skv__pfield areg_f[] = {
     STRS(S, "images", images, 4096, TEXT),
     LIST(S, "kernels", kernels, 4096, kreport_d),
     LIST(S, "image_details", image_details, 4096, idetail_d),
+    BOOL(S, "route_deltas", route_deltas),
 };
 DESC(areg_d, "agent.register", S, areg_f);
 #undef S
@@ -121,6 +122,15 @@ static const skv__pfield aroutes_f[] = {
     LIST(skv_proto_agent_routes, "routes", routes, 4096, route_d),
 };
 DESC(aroutes_d, "agent.routes", skv_proto_agent_routes, aroutes_f);
+
+/* Changes since the last agent.routes / agent.routes.delta / register
+ * reply; bounded like the full table (a flush holds at most one entry per
+ * agent each way). */
+static const skv__pfield adelta_f[] = {
+    LIST(skv_proto_agent_routes_delta, "removed", removed, 4096, route_d),
+    LIST(skv_proto_agent_routes_delta, "added", added, 4096, route_d),
+};
+DESC(adelta_d, "agent.routes.delta", skv_proto_agent_routes_delta, adelta_f);
 
 static const skv__pfield hb_f[] = {
     STRQ(skv_proto_agent_heartbeat, "agent_id", agent_id, ID),
@@ -715,4 +725,6 @@ const skv__ptype skv__proto_types[SKV_PROTO_TYPE_COUNT] = {
       xsignal_d),
     T(SKV_PROTO_EXEC_EXIT, "exec.exit", EVT, 0, SKV_AUTH_OP_AGENT_REPORT,
       xexit_d),
+    T(SKV_PROTO_AGENT_ROUTES_DELTA, "agent.routes.delta", EVT, 0,
+      SKV_AUTH_OP_ADMIN, adelta_d),
 };

@@ -51,7 +51,8 @@ int skv__mgr_store_routes(skv__db *db, skv_proto_route **out, size_t *n,
     int rc = skv__db_prepare(db, "SELECT n.agent_id, n.subnet, a.address "
                              "FROM agent_net n JOIN agents a ON "
                              "a.id=n.agent_id WHERE a.address IS NOT NULL "
-                             "AND a.address<>'' ORDER BY n.agent_id", &st,
+                             "AND a.address<>'' AND a.status<>'lost' "
+                             "ORDER BY n.agent_id", &st,
                              err);
     if (rc)
         return rc;
