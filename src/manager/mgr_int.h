@@ -138,6 +138,7 @@ struct skv_manager {
         size_t n, cap;
         int64_t now_ms;               /* of its latest unit */
     } batch;
+    struct skv__mgr_vf *vf;           /* mgr_vfolder*.c: storage hosts */
 };
 
 /* ---- database (mgr_open.c, mgr_tx.c) ------------------------------------ */

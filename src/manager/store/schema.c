@@ -11,6 +11,7 @@
 #include "migrate.h"
 #include "schema.h"
 #include "schema_pg.h"
+#include "vfolders.h"
 
 static const char core_v1_sqlite[] =
     "CREATE TABLE IF NOT EXISTS agents("
@@ -120,5 +121,7 @@ int skv__mgr_store_schema(skv__db *db, skv_error *err)
                                     err);
     if (!rc)
         rc = skv__mgr_store_migrate(db, "net", net, N(net), err);
+    if (!rc)
+        rc = skv__mgr_store_vfolders_schema(db, err);
     return rc;
 }
