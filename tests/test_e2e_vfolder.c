@@ -266,8 +266,9 @@ START_TEST(test_vf_basic)
                 sizeof(out));
     ck_assert_msg(strstr(out, "hello") && strstr(out, "rc=0"), "%s", out);
     /* past the 10 MiB quota inside the container: EDQUOT */
-    run_session(alice, "seq 1 3000000 > /home/work/data/big 2>/tmp/err; "
-                "echo rc=$?; cat /tmp/err", "data", false, out, sizeof(out));
+    run_session(alice, "seq 1 3000000 > /tmp/src; cat /tmp/src > "
+                "/home/work/data/big 2>/tmp/err; echo rc=$?; cat /tmp/err",
+                "data", false, out, sizeof(out));
     ck_assert_msg(strstr(out, "Disk quota exceeded") && !strstr(out, "rc=0"),
                   "writing past the quota: %s", out);
     skv_proto_vfolder q = {"info", "data"};
@@ -322,6 +323,10 @@ START_TEST(test_vf_basic)
     ck_assert_int_eq(submit_mount(alice, sid, "true", "scratch", NULL, false,
                                   2, &e), SKV_EINVAL);
     ck_assert_msg(strstr(e.message, "shared"), "%s", e.message);
+    /* single-node, it mounts (a quota=none host, like the default one) */
+    run_session(alice, "echo s > /home/work/scratch/s; echo rc=$?",
+                "scratch", false, out, sizeof(out));
+    ck_assert_msg(strstr(out, "rc=0"), "scratch: %s", out);
 
     /* data survives the session's end and a manager restart */
     skv_client_free(alice);
