@@ -10,6 +10,8 @@
  *            deleted; data survives the session's end and a manager
  *            restart; a multi-node session with a folder on an unshared
  *            host is refused before placement.
+ *   multinode a two-kernel session on two agents shares one folder of the
+ *            shared host.
  *   transfer 128 MiB up and down with the `sokovan` CLI, sha256 checked
  *            end to end (the MB/s go to stderr).
  *   killed   kill -9 of the manager in the middle of an upload that
@@ -169,7 +171,9 @@ static int submit_mount(skv_client *cl, char *sid, const char *script,
                         uint32_t cluster, skv_error *e)
 {
     skv_slots *req = NULL;
-    int rc = skv_slots_parse(&req, "cpu=0.1,mem=64m", NULL, e);
+    /* a gang of 0.6-CPU kernels does not fit one 1-CPU agent */
+    int rc = skv_slots_parse(&req, cluster > 1 ? "cpu=0.6,mem=64m"
+                                               : "cpu=0.1,mem=64m", NULL, e);
     if (rc)
         return rc;
     char *cmd[] = {"sh", "-c", (char *)script};
@@ -494,6 +498,49 @@ START_TEST(test_vf_killed_upload)
 }
 END_TEST
 
+/* A two-kernel session on two agents mounts one folder of a shared host:
+ * each kernel writes its name there and main waits to see sub's file. */
+START_TEST(test_vf_multinode)
+{
+    E2E_REQUIRE();
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+        fprintf(stderr, "%s: SKIP: needs 2 CPUs (one per agent)\n",
+                __func__);
+        return;
+    }
+    skv_client *admin = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    char sid[E2E_ID_MAX], out[4096];
+    start_manager();
+    for (int i = 0; i < 2; i++) {
+        snprintf(g.agent_cpus[i], sizeof(g.agent_cpus[i]), "%d", i);
+        E2E_OK(e2e_start_agent(&g, i));
+    }
+    E2E_OK(e2e_connect(&g, &admin, NULL, NULL));
+    E2E_OK(e2e_wait_agents(&g, admin, 2));
+    SKV_CK_OK(vf(admin, "create", "shared", NULL, "vol", 0, NULL, &e), &e);
+    SKV_CK_OK(submit_mount(admin, sid, "d=/home/work/shared; n=$SOKOVAN_"
+                           "CLUSTER_ROLE$SOKOVAN_CLUSTER_IDX; echo $n > $d/$n; "
+                           "if [ $n = main1 ]; then for i in $(seq 1 60); do "
+                           "[ -e $d/sub1 ] && break; sleep 1; done; cat "
+                           "$d/sub1; else sleep 600; fi", "shared", NULL,
+                           false, 2, &e), &e);
+    skv_proto_session_show_reply r;
+    E2E_OK(e2e_wait_final(&g, admin, sid, 90000, &r));
+    ck_assert_str_eq(r.session.status, "TERMINATED");
+    ck_assert_uint_eq(r.session.n_kernels, 2);
+    ck_assert_str_ne(r.session.kernels[0].agent_id,
+                     r.session.kernels[1].agent_id);
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
+    SKV_CK_OK(e2e_logs(admin, sid, NULL, out, sizeof(out), &e), &e);
+    ck_assert_msg(strstr(out, "sub1"), "main saw: '%s'", out);
+    SKV_CK_OK(vf_file(admin, "stat", "shared", "main1", &e), &e);
+    SKV_CK_OK(vf_file(admin, "stat", "shared", "sub1", &e), &e);
+    skv_client_free(admin);
+    e2e_stop(&g);
+}
+END_TEST
+
 #define ADD_CASE(s, name, test)                                                \
     do {                                                                       \
         TCase *tc_ = tcase_create(name);                                       \
@@ -510,5 +557,6 @@ Suite *skv_test_suite_e2e_vfolder(void)
     ADD_CASE(s, "vf_basic", test_vf_basic);
     ADD_CASE(s, "vf_transfer", test_vf_transfer);
     ADD_CASE(s, "vf_killed_upload", test_vf_killed_upload);
+    ADD_CASE(s, "vf_multinode", test_vf_multinode);
     return s;
 }
