@@ -295,7 +295,7 @@ START_TEST(test_vf_basic)
     SKV_CK_OK(vf(bob, "accept", "data", NULL, NULL, 0, NULL, &e), &e);
     ck_assert_int_eq(submit_mount(bob, sid, "true", "data", NULL, false, 1,
                                   &e), SKV_EPERM);
-    run_session(bob, "cat /home/work/data/hi; echo x > /home/work/data/b "
+    run_session(bob, "cat /home/work/data/hi; (echo x > /home/work/data/b) "
                 "2>/tmp/err; echo rc=$?; cat /tmp/err", "data", true, out,
                 sizeof(out));
     ck_assert_msg(strstr(out, "hello") && strstr(out, "Read-only file system")
