@@ -83,6 +83,23 @@ int skv__mgr_on_vfolder_upload(skv_manager *m, const skv__mgr_call *c,
 int skv__mgr_on_vfolder_download(skv_manager *m, const skv__mgr_call *c,
                                  skv_error *err);
 
+/* mgr_vf_reply.c: "vfolder.reply" with one folder (id), a list, or only
+ * a message. */
+int skv__mgr_vf_reply_one(skv_manager *m, const skv__mgr_call *c,
+                          const char *id, const char *msg, skv_error *err);
+int skv__mgr_vf_reply_list(skv_manager *m, const skv__mgr_call *c,
+                           const skv__mgr_vfolder_row *rows, size_t n,
+                           skv_error *err);
+int skv__mgr_vf_reply_msg(skv_manager *m, const skv__mgr_call *c,
+                          const char *msg);
+/* mgr_vf_share.c: ops of "vfolder". */
+int skv__mgr_vf_op_share(skv_manager *m, const skv__mgr_call *c,
+                         const skv_proto_vfolder *q, skv_error *err);
+int skv__mgr_vf_op_accept(skv_manager *m, const skv__mgr_call *c,
+                          const skv_proto_vfolder *q, skv_error *err);
+int skv__mgr_vf_op_revoke(skv_manager *m, const skv__mgr_call *c,
+                          const skv_proto_vfolder *q, skv_error *err);
+
 /* mgr_vf_mount.c: session.submit's mounts checked for the session's owner
  * and resolved (source, folder_id filled in) before it is recorded;
  * then recorded with it (inside the submission's transaction). */
