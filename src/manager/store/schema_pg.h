@@ -15,5 +15,6 @@ extern const char skv__mgr_store_suspects_v1_pg[];
  * kernel networks): ready for their lists. */
 extern const char skv__mgr_store_admin_v1_pg[];
 extern const char skv__mgr_store_net_v1_pg[];
+extern const char skv__mgr_store_vfolders_v1_pg[];
 
 #endif

@@ -1,57 +1,11 @@
 /* Virtual folder rows (vfolders.h): vfolders, vfolder_shares,
- * vfolder_mounts. Component "vfolders" of the schema, both engines.
+ * vfolder_mounts (component "vfolders": schema.c, schema_pg.c).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <stdio.h>
 #include <string.h>
 
-#include "migrate.h"
 #include "store_int.h"
 #include "vfolders.h"
-
-/* A folder's name is unique per owner among ready folders only (a deleted
- * one in the trash keeps its name), hence no UNIQUE constraint: the
- * manager checks before it inserts, in the one loop that writes. */
-static const char v1_sqlite[] =
-    "CREATE TABLE IF NOT EXISTS vfolders(id TEXT PRIMARY KEY,"
-    " name TEXT NOT NULL, host TEXT NOT NULL, owner TEXT NOT NULL,"
-    " project TEXT NOT NULL DEFAULT '', status TEXT NOT NULL,"
-    " trash_name TEXT NOT NULL DEFAULT '', quota_bytes INTEGER NOT NULL,"
-    " created_ms INTEGER NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS vfolders_owner ON vfolders(owner, name);"
-    "CREATE TABLE IF NOT EXISTS vfolder_shares(folder_id TEXT NOT NULL"
-    " REFERENCES vfolders(id) ON DELETE CASCADE, grantee TEXT NOT NULL,"
-    " perm TEXT NOT NULL, accepted INTEGER NOT NULL,"
-    " PRIMARY KEY(folder_id, grantee));"
-    "CREATE TABLE IF NOT EXISTS vfolder_mounts(session_id TEXT NOT NULL,"
-    " folder_id TEXT NOT NULL, PRIMARY KEY(session_id, folder_id));"
-    "CREATE INDEX IF NOT EXISTS vfolder_mounts_folder"
-    " ON vfolder_mounts(folder_id);";
-
-static const char v1_pg[] =
-    "CREATE TABLE IF NOT EXISTS vfolders(id TEXT PRIMARY KEY,"
-    " name TEXT NOT NULL, host TEXT NOT NULL, owner TEXT NOT NULL,"
-    " project TEXT NOT NULL DEFAULT '', status TEXT NOT NULL,"
-    " trash_name TEXT NOT NULL DEFAULT '', quota_bytes BIGINT NOT NULL,"
-    " created_ms BIGINT NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS vfolders_owner ON vfolders(owner, name);"
-    "CREATE TABLE IF NOT EXISTS vfolder_shares(folder_id TEXT NOT NULL"
-    " REFERENCES vfolders(id) ON DELETE CASCADE, grantee TEXT NOT NULL,"
-    " perm TEXT NOT NULL, accepted BIGINT NOT NULL,"
-    " PRIMARY KEY(folder_id, grantee));"
-    "CREATE TABLE IF NOT EXISTS vfolder_mounts(session_id TEXT NOT NULL,"
-    " folder_id TEXT NOT NULL, PRIMARY KEY(session_id, folder_id));"
-    "CREATE INDEX IF NOT EXISTS vfolder_mounts_folder"
-    " ON vfolder_mounts(folder_id);";
-
-static const skv__mgr_migration steps[] = {
-    {1, v1_sqlite, v1_pg},
-};
-
-int skv__mgr_store_vfolders_schema(skv__db *db, skv_error *err)
-{
-    return skv__mgr_store_migrate(db, "vfolders", steps,
-                                  sizeof(steps) / sizeof(steps[0]), err);
-}
 
 #define COLS "id, name, host, owner, project, status, trash_name, " \
              "quota_bytes, created_ms"

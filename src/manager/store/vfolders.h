@@ -25,9 +25,6 @@ typedef struct skv__mgr_vfolder_row {
     int64_t created_ms;
 } skv__mgr_vfolder_row;
 
-/* Migrates component "vfolders" (called from skv__mgr_store_schema). */
-int skv__mgr_store_vfolders_schema(skv__db *db, skv_error *err);
-
 int skv__mgr_store_vfolder_insert(skv__db *db, const skv__mgr_vfolder_row *r,
                                   skv_error *err);
 /* 1 found, 0 not, < 0 error. */
