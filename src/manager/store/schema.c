@@ -1,8 +1,9 @@
 /* The store's own components and their migration steps: "core" (agents,
  * sessions, kernels, allocations, history), "nonces" (the replay window),
  * "suspects" (kernels of lost agents), "net" (the cluster network) and
- * "vfolders" (virtual folders, their shares and mounts). Version 1 of each is the schema
- * the manager had before migrations were versioned per component, written
+ * "vfolders" (virtual folders, their shares and mounts, new at version
+ * 1). Version 1 of the others is the schema the manager had before
+ * migrations were versioned per component, written
  * with IF NOT EXISTS, so a database from that time (PRAGMA user_version=1,
  * no schema_version table) passes through step 1 unchanged and keeps its
  * rows. A later change is a new step appended to its component's list.
