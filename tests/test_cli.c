@@ -933,6 +933,45 @@ START_TEST(test_run_job_file)
 }
 END_TEST
 
+/* --mount and a job file's mounts list become session.submit's mounts;
+ * a malformed one is a usage error and nothing is submitted. */
+START_TEST(test_run_mounts)
+{
+    script sc = {0};
+    fake_mgr m;
+    fake_mgr_start(&m, cli_handler, &sc);
+    char path[] = "/tmp/skv-job-XXXXXX";
+    close(mkstemp(path));
+    write_file(path, "image: busybox\n"
+                     "mounts: [data, \"models:/m:ro\"]\n");
+    cli_result r;
+    run_cli(&r, m.endpoint, ARGS("run", "-f", path, "--mount", "x:rw"));
+    expect(&r, 0, NULL);
+    skv_proto_session_submit s;
+    ck_assert_int_eq(skv_proto_body_decode(&s, SKV_PROTO_SESSION_SUBMIT,
+                     m.last_body, m.last_body_len, NULL), 0);
+    ck_assert_uint_eq(s.n_mounts, 3);
+    ck_assert_str_eq(s.mounts[0].folder, "data");
+    ck_assert_ptr_null(s.mounts[0].target);
+    ck_assert(!s.mounts[0].readonly);
+    ck_assert_str_eq(s.mounts[1].folder, "models");
+    ck_assert_str_eq(s.mounts[1].target, "/m");
+    ck_assert(s.mounts[1].readonly);
+    ck_assert_str_eq(s.mounts[2].folder, "x");
+    ck_assert_ptr_null(s.mounts[2].source);
+    skv_proto_body_free(SKV_PROTO_SESSION_SUBMIT, &s);
+    const char *bad[] = {":/m", "a:rel", "a:/m:ro:x", "a:/m:maybe"};
+    for (size_t i = 0; i < 4; i++) {
+        int before = m.n_requests;
+        run_cli(&r, m.endpoint, ARGS("run", "--mount", bad[i], "busybox"));
+        expect(&r, 2, "--mount");
+        ck_assert_int_eq(m.n_requests, before);
+    }
+    unlink(path);
+    fake_mgr_stop(&m);
+}
+END_TEST
+
 /* A bad key or value names the file and line; nothing is submitted. */
 START_TEST(test_run_job_file_errors)
 {
@@ -1068,6 +1107,7 @@ Suite *skv_test_suite_cli(void)
     tcase_add_test(tc, test_json_errors);
     tcase_add_test(tc, test_run_job_file);
     tcase_add_test(tc, test_run_job_file_errors);
+    tcase_add_test(tc, test_run_mounts);
     tcase_add_unchecked_fixture(tc, fake_mgr_base_setup,
                                 fake_mgr_base_teardown);
     suite_add_tcase(s, tc);

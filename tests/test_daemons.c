@@ -225,6 +225,26 @@ START_TEST(bad_flags)
         (const char *const[]){"--import-image", "busybox", NULL});
     ck_assert_int_eq(r->status, 2);
     assert_contains(r->err, "not NAME=TARBALL");
+    /* storage hosts: the shape at parse time, the filesystem at start */
+    const char *const bad_hosts[][2] = {
+        {"vol", "want NAME=PATH"}, {"vol=rel", "must be absolute"},
+        {"vol=/srv,quota=zfs", "zfs"}, {"vol=/srv,shared=maybe", "options"}};
+    for (size_t i = 0; i < 4; i++) {
+        run(r, "sokovan-manager", (const char *const[]){"--storage-host",
+                                                        bad_hosts[i][0], NULL});
+        ck_assert_int_eq(r->status, 2);
+        assert_contains(r->err, bad_hosts[i][1]);
+    }
+    char mdir[128], sock[128], host[160];
+    snprintf(mdir, sizeof(mdir), "%s/m", g_dir);
+    snprintf(sock, sizeof(sock), "%s/m.sock", g_dir);
+    snprintf(host, sizeof(host), "vol=%s,quota=btrfs", g_dir);
+    if (getuid() == 0 && system("stat -f -c %T /tmp | grep -q btrfs") != 0) {
+        run(r, "sokovan-manager", (const char *const[]){"--data-dir", mdir,
+            "--listen", sock, "--tcp", "none", "--storage-host", host, NULL});
+        ck_assert_int_eq(r->status, 1);
+        assert_contains(r->err, "storage host 'vol'");
+    }
     run(r, "sokovan-agent",
         (const char *const[]){"--backend", "process", NULL});
     ck_assert_int_eq(r->status, 2);

@@ -34,7 +34,8 @@ typedef enum kind {
     K_MODE,     /* octal file mode 0..0777 */
     K_GROUP,    /* group name or gid, or "" (unset) */
     K_ALLOW,    /* host allow-list (skv_net_host_allow_check) or "" */
-    K_SWITCH    /* command line only, no value: "--init" sets 1 */
+    K_SWITCH,   /* command line only, no value: "--init" sets 1 */
+    K_STORAGE   /* NAME=PATH[,quota=KIND][,shared=yes|no], repeatable */
 } kind;
 
 struct skvd_key {
@@ -127,6 +128,13 @@ static const skvd_key g_keys[] = {
      "where the state lives: sqlite (manager.db in data_dir) or "
      "postgresql://USER@HOST/DB (several managers on one server: one "
      "leads, the others stand by)"},
+    {"manager", "storage_host", K_STORAGE, MO(storage_hosts), M, NULL, 0, 0,
+     "NAME=PATH[,quota=KIND][,shared=yes|no]",
+     "a storage host of virtual folders (repeatable; the first is the "
+     "default). KIND: auto, none, btrfs, xfs, ext4; a filesystem without "
+     "that quota support stops the manager unless quota=none. shared=yes "
+     "(default): PATH is mounted at the same place on every agent. None "
+     "given: host \"local\" at DATA_DIR/storage, quota=none, shared=no"},
     {"manager", "backup_dir", K_OPTPATH, MO(backup_dir), M, NULL, 0, 0,
      "DIR", "where 'sokovan admin backup NAME' writes; default "
      "<data_dir>/backups"},
@@ -308,10 +316,15 @@ void skvd_config_free(skvd_config *c)
             for (size_t j = 0; j < c->agent.n_images; j++)
                 free(c->agent.images[j]);
         }
+        if (k->kind == K_STORAGE) {
+            for (size_t j = 0; j < c->manager.n_storage_hosts; j++)
+                free(c->manager.storage_hosts[j]);
+        }
         free(*s);
         *s = NULL;
     }
     c->agent.n_images = 0;
+    c->manager.n_storage_hosts = 0;
 }
 
 /* ---- value checks ---------------------------------------------------------- */
@@ -572,11 +585,29 @@ static int check_string(const skvd_key *k, const char *v, bool *unset,
         return check_backend(v, why, wl);
     case K_IMAGE:
         return check_image(v, why, wl);
+    case K_STORAGE: {
+        skvd_storage_host h;
+        return skvd_storage_host_parse(&h, v, why, wl);
+    }
     case K_GROUP:
         return (*unset = empty) ? 0 : check_group(v, why, wl);
     default:
         return WHY("internal: not a string key");
     }
+}
+
+static int append_storage(skvd_config *c, const char *v, char *why,
+                          size_t wl)
+{
+    skvd_manager_conf *m = &c->manager;
+    char **n = realloc(m->storage_hosts, (m->n_storage_hosts + 1) * sizeof(*n));
+    if (!n)
+        return WHY("out of memory");
+    m->storage_hosts = n;
+    if (!(n[m->n_storage_hosts] = strdup(v)))
+        return WHY("out of memory");
+    m->n_storage_hosts++;
+    return 0;
 }
 
 static int append_image(skvd_config *c, const char *v, char *why, size_t wl)
@@ -623,6 +654,8 @@ int skvd_config_set(skvd_config *c, const skvd_key *k, const char *value,
         return -1;
     if (k->kind == K_IMAGE)
         return append_image(c, value, why, wl);
+    if (k->kind == K_STORAGE)
+        return append_storage(c, value, why, wl);
     char *copy = NULL;
     if (!unset && !(copy = strdup(value)))
         return WHY("out of memory");

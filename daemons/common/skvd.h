@@ -46,6 +46,17 @@ typedef enum skvd_role {
     SKVD_ROLE_AGENT = 2
 } skvd_role;
 
+/* One storage_host value, parsed (storage_conf.c). */
+typedef struct skvd_storage_host {
+    char name[64];
+    char root[4096];
+    char quota[16];
+    bool shared;
+} skvd_storage_host;
+/* 0, or -1 with the reason in why. */
+int skvd_storage_host_parse(skvd_storage_host *h, const char *v, char *why,
+                            size_t wl);
+
 typedef struct skvd_manager_conf {
     char *data_dir;          /* absolute */
     char *listen;            /* unix socket path; NULL: disabled */
@@ -69,6 +80,8 @@ typedef struct skvd_manager_conf {
     char *backup_dir;        /* admin.backup target; NULL: the library's */
     char *store;             /* "sqlite" or a postgresql:// URI */
     uint64_t init, check;    /* command-line switches --init, --check */
+    char **storage_hosts;    /* "NAME=PATH[,quota=..][,shared=..]" */
+    size_t n_storage_hosts;
 } skvd_manager_conf;
 
 typedef struct skvd_agent_conf {

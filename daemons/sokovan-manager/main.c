@@ -132,31 +132,48 @@ static void recovery_steps(const char *dir)
              "--init to create a new, empty cluster", dir, dir);
 }
 
-static int open_manager(mgr_daemon *d)
+/* storage_host values (checked when read) as the library's options. */
+static int storage_hosts(const skvd_manager_conf *c, skvd_storage_host *parsed,
+                         skv_manager_storage_host *out)
+{
+    char why[320];
+    for (size_t i = 0; i < c->n_storage_hosts; i++) {
+        if (skvd_storage_host_parse(&parsed[i], c->storage_hosts[i], why,
+                                    sizeof(why))) {
+            skvd_log(SKV_LOG_ERROR, "storage_host: %s", why);
+            return -1;
+        }
+        out[i] = (skv_manager_storage_host){parsed[i].name, parsed[i].root,
+                                            parsed[i].quota,
+                                            parsed[i].shared};
+    }
+    return 0;
+}
+
+static int open_manager_with(mgr_daemon *d, skv_manager_options *o)
 {
     const skvd_manager_conf *c = &d->cfg.manager;
-    skv_manager_options o = SKV_MANAGER_OPTIONS_INIT;
     skv_error e = SKV_ERROR_INIT;
     char why[320];
-    o.data_dir = c->data_dir;
-    o.heartbeat_interval_ms = (uint32_t)c->heartbeat_interval_ms;
-    o.heartbeat_timeout_ms = (uint32_t)c->heartbeat_timeout_ms;
-    o.max_frame = (uint32_t)c->max_frame;
-    o.max_clock_skew_ms = (int64_t)c->max_clock_skew_ms;
-    o.default_resource_group = c->default_resource_group;
-    o.default_scheduler = c->default_scheduler;
-    o.default_selector = c->default_selector;
-    o.bootstrap_agents = c->bootstrap_agents;
-    o.max_sessions_per_pass = (uint32_t)c->max_sessions_per_pass;
-    o.cluster_cidr = c->cluster_cidr;
-    o.init = c->init ? 1 : 0;
-    o.backup_dir = c->backup_dir;
-    o.store = c->store;
+    o->data_dir = c->data_dir;
+    o->heartbeat_interval_ms = (uint32_t)c->heartbeat_interval_ms;
+    o->heartbeat_timeout_ms = (uint32_t)c->heartbeat_timeout_ms;
+    o->max_frame = (uint32_t)c->max_frame;
+    o->max_clock_skew_ms = (int64_t)c->max_clock_skew_ms;
+    o->default_resource_group = c->default_resource_group;
+    o->default_scheduler = c->default_scheduler;
+    o->default_selector = c->default_selector;
+    o->bootstrap_agents = c->bootstrap_agents;
+    o->max_sessions_per_pass = (uint32_t)c->max_sessions_per_pass;
+    o->cluster_cidr = c->cluster_cidr;
+    o->init = c->init ? 1 : 0;
+    o->backup_dir = c->backup_dir;
+    o->store = c->store;
     if (skvd_mkdirs_parent(c->data_dir, why, sizeof(why))) {
         skvd_log(SKV_LOG_ERROR, "data_dir: %s", why);
         return -1;
     }
-    if (skv_manager_open(&d->m, &o, send_cb, d, skvd_now_ms(), &e)) {
+    if (skv_manager_open(&d->m, o, send_cb, d, skvd_now_ms(), &e)) {
         skvd_log(SKV_LOG_ERROR, "cannot open the manager in %s: %s",
                  c->data_dir, e.message);
         if (e.code == SKV_ESTATE)
@@ -164,6 +181,23 @@ static int open_manager(mgr_daemon *d)
         return -1;
     }
     return 0;
+}
+
+static int open_manager(mgr_daemon *d)
+{
+    const skvd_manager_conf *c = &d->cfg.manager;
+    skv_manager_options o = SKV_MANAGER_OPTIONS_INIT;
+    size_t nh = c->n_storage_hosts;
+    skvd_storage_host *parsed = calloc(nh ? nh : 1, sizeof(*parsed));
+    skv_manager_storage_host *hosts = calloc(nh ? nh : 1, sizeof(*hosts));
+    int rc = parsed && hosts ? storage_hosts(c, parsed, hosts) : -1;
+    o.storage_hosts = hosts;
+    o.n_storage_hosts = nh;
+    if (!rc)
+        rc = open_manager_with(d, &o);
+    free(parsed);
+    free(hosts);
+    return rc;
 }
 
 /* What a connection may cost before and after authenticating, and who

@@ -25,6 +25,9 @@ static const char run_help[] =
     "  --env K=V           environment variable (repeatable)\n"
     "  --constraint K=V    where it may run (repeatable): architecture=A,\n"
     "                      agent=ID, gpu_model=M, label.KEY=VALUE\n"
+    "  --mount NAME[:/PATH][:ro]\n"
+    "                      mount virtual folder NAME at PATH (default\n"
+    "                      /home/work/NAME), read-only with :ro (repeatable)\n"
     "  --port N            publish main1's TCP port N on its agent's\n"
     "                      addresses (repeatable; see `sokovan show`)\n"
     "  --depends-on ID     start only after session ID ended successfully\n"
@@ -63,7 +66,8 @@ const cli_opt cli_run_opts[] = {
     {"estimated-duration", 1, O_ESTDUR, 0},
     {"preemptible", 0, O_PREEMPT, 0}, {"no-preemptible", 0, O_NOPREEMPT, 0},
     {"file", 1, O_FILE, 'f'}, {"not-before", 1, O_NOTBEFORE, 0},
-    {"max-lifetime", 1, O_MAXLIFE, 0}, {NULL, 0, 0, 0}};
+    {"max-lifetime", 1, O_MAXLIFE, 0}, {"mount", 1, O_MOUNT, 0},
+    {NULL, 0, 0, 0}};
 
 static int set_slot(cli *c, run_kernel *a, const char *opt, const char *name,
                     const char *text, skv_slot_kind kind)
@@ -227,6 +231,8 @@ static int take_typed(cli *c, run_args *a, int id, const char *val)
         return take_kv(c, "--constraint", true, &a->cons, &a->n_cons, val);
     case O_PORT:
         return take_port(c, a, val);
+    case O_MOUNT:
+        return cli_run_take_mount(c, &a->sub, val);
     case O_DEPENDS:
         return take_dep(c, a, val);
     case O_ESTDUR:
@@ -418,6 +424,7 @@ static void run_args_free(run_args *a)
     free(a->cons);
     free(a->sub.kernels);
     free(a->sub.ports);
+    cli_run_mounts_free(&a->sub);
     cli_strv_free(&a->command);
     cli_strv_free(&a->deps);
     skv_slots_free(a->top.slots);

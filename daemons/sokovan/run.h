@@ -12,7 +12,7 @@
 enum { O_CPU = 1, O_MEM, O_GPU, O_GPUS, O_SLOT, O_CSIZE, O_CMODE, O_RG,
        O_PROJECT, O_PRIO, O_TYPE, O_NAME, O_ENV, O_TOKEN, O_WAIT, O_PORT,
        O_CONSTRAINT, O_DEPENDS, O_ESTDUR, O_PREEMPT, O_NOPREEMPT, O_FILE,
-       O_NOTBEFORE, O_MAXLIFE };
+       O_NOTBEFORE, O_MAXLIFE, O_MOUNT };
 
 /* One kernel's (or a group of identical kernels') resources. */
 typedef struct run_kernel {
@@ -44,6 +44,9 @@ extern const cli_opt cli_run_opts[];
 int cli_run_take(cli *c, run_args *a, int id, const char *val);
 /* A kernel group's resource option (cpu, mem, gpu, gpus, slot). */
 int cli_run_take_slot(cli *c, run_kernel *k, int id, const char *val);
+/* --mount NAME[:/path][:ro|:rw] (run_mount.c). */
+int cli_run_take_mount(cli *c, skv_proto_session_submit *s, const char *val);
+void cli_run_mounts_free(skv_proto_session_submit *s);
 /* -f FILE: read it and apply its keys in file order. */
 int cli_run_apply_job(cli *c, run_args *a, const char *path);
 

@@ -12,7 +12,8 @@ static void flag_name(char *out, size_t cap, const char *key)
 {
     static const struct { const char *from, *to; } plural[] = {
         {"slots", "slot"}, {"constraints", "constraint"}, {"ports", "port"},
-        {"resource-group", "rg"}, {"dependencies", "depends-on"}};
+        {"resource-group", "rg"}, {"dependencies", "depends-on"},
+        {"mounts", "mount"}};
     snprintf(out, cap, "%s", key);
     for (char *p = out; *p; p++)
         if (*p == '_')

@@ -44,8 +44,23 @@ typedef int (*skv_manager_send_fn)(uint64_t conn_id, const void *frame,
                                    size_t len, void *payload);
 
 /* Version 2 added cluster_cidr, version 3 init and backup_dir, version 4
- * store; older structures are accepted. */
-#define SKV_MANAGER_OPTIONS_VERSION 4
+ * store, version 5 storage_hosts; older structures are accepted. */
+#define SKV_MANAGER_OPTIONS_VERSION 5
+
+/* A storage host of virtual folders (docs/architecture.md, "Virtual
+ * folders"): folders live in root/folders/<id> (storage.h lays it out).
+ * The manager performs every folder and file operation itself, so root
+ * must be mounted on the manager's machine; agents bind-mount the same
+ * path, so it must be mounted at that path on the agents that run
+ * sessions mounting its folders. */
+typedef struct skv_manager_storage_host {
+    const char *name;   /* [A-Za-z0-9][A-Za-z0-9_.-]{0,62} */
+    const char *root;   /* absolute, existing directory */
+    const char *quota;  /* "auto", "none", "btrfs", "xfs", "ext4"; NULL auto */
+    uint32_t shared;    /* 1: mounted at root on every agent (a network
+                           filesystem): multi-node sessions may mount its
+                           folders; 0: one machine's disk */
+} skv_manager_storage_host;
 
 typedef struct skv_manager_options {
     unsigned version;               /* SKV_MANAGER_OPTIONS_VERSION */
@@ -83,11 +98,16 @@ typedef struct skv_manager_options {
      * unreachable server SKV_EIO naming it (never its password). The
      * keys (admin.key, agents/) stay in data_dir. */
     const char *store;
+    /* v5: storage hosts of virtual folders; the first is the default of
+     * folders created without a host. None (n 0): one host "local" at
+     * data_dir/storage without quotas (quota "none"). */
+    const skv_manager_storage_host *storage_hosts;
+    size_t n_storage_hosts;
 } skv_manager_options;
 
 #define SKV_MANAGER_OPTIONS_INIT \
     {SKV_MANAGER_OPTIONS_VERSION, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, \
-     NULL, 0, NULL, NULL}
+     NULL, 0, NULL, NULL, NULL, 0}
 
 /* Open (creating on first start) the database in data_dir, load keys, rebuild
  * the scheduler. An existing manager.db must be sokovan's and pass SQLite's

@@ -122,6 +122,15 @@ typedef enum skv_proto_type {
     SKV_PROTO_EXEC_EXIT,                /* skv_proto_exec_exit (event) */
     SKV_PROTO_AGENT_ROUTES_DELTA,       /* skv_proto_agent_routes_delta
                                            (manager -> agent event) */
+    /* virtual folders and their files (user -> manager) */
+    SKV_PROTO_VFOLDER,                  /* skv_proto_vfolder */
+    SKV_PROTO_VFOLDER_REPLY,            /* skv_proto_vfolder_reply */
+    SKV_PROTO_VFOLDER_FILE,             /* skv_proto_vfolder_file */
+    SKV_PROTO_VFOLDER_FILE_REPLY,       /* skv_proto_vfolder_file_reply */
+    SKV_PROTO_VFOLDER_UPLOAD,           /* skv_proto_vfolder_upload */
+    SKV_PROTO_VFOLDER_UPLOAD_REPLY,     /* skv_proto_vfolder_upload_reply */
+    SKV_PROTO_VFOLDER_DOWNLOAD,         /* skv_proto_vfolder_download */
+    SKV_PROTO_VFOLDER_DOWNLOAD_REPLY,   /* skv_proto_vfolder_download_reply */
     SKV_PROTO_TYPE_COUNT                /* not a type: one past the last */
 } skv_proto_type;
 

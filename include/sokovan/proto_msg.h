@@ -190,6 +190,19 @@ typedef struct skv_proto_cluster_host {
     char *address;
 } skv_proto_cluster_host;
 
+/* A virtual folder mounted into a session's kernels (session.submit,
+ * kernel.create). The client names the folder (NAME or its id) and where it
+ * goes; the manager checks access and fills source (the folder's host
+ * path) before the session is recorded: a client's own source is refused. */
+typedef struct skv_proto_mount {
+    char *folder;                      /* name or id ("f-...") */
+    char *target;                      /* absolute container path; NULL:
+                                          /home/work/<folder> */
+    uint8_t readonly;                  /* 1: a read-only bind mount */
+    char *source;                      /* host path; set by the manager */
+    char *folder_id;                   /* set by the manager */
+} skv_proto_mount;
+
 typedef struct skv_proto_kernel_create {         /* "kernel.create" */
     char *session_id;
     char *kernel_id;
@@ -225,6 +238,8 @@ typedef struct skv_proto_kernel_create {         /* "kernel.create" */
     size_t ssh_seed_len;
     uint32_t *ports;                   /* container TCP ports to publish */
     size_t n_ports;
+    skv_proto_mount *mounts;           /* bind mounts of virtual folders */
+    size_t n_mounts;
 } skv_proto_kernel_create;
 
 typedef struct skv_proto_kernel_create_reply {   /* "kernel.create.reply" */
@@ -301,6 +316,8 @@ typedef struct skv_proto_session_submit {        /* "session.submit" */
     uint64_t max_lifetime_ms;          /* terminated this long after it
                                           started (the owner's policy limit
                                           still applies); 0: no own limit */
+    skv_proto_mount *mounts;           /* virtual folders, on every kernel */
+    size_t n_mounts;
 } skv_proto_session_submit;
 
 typedef struct skv_proto_session_ref { /* "session.submit.reply",
@@ -645,6 +662,108 @@ typedef struct skv_proto_exec_exit {         /* "exec.exit" */
                                    connection lost, agent shutdown, credit
                                    exceeded) or could not run it */
 } skv_proto_exec_exit;
+
+/* ---- virtual folders (user -> manager) ------------------------------------ */
+
+typedef struct skv_proto_vfolder_share {
+    char *user;
+    char *perm;                 /* "ro" or "rw" */
+    uint8_t accepted;           /* 0: an invitation not yet accepted */
+} skv_proto_vfolder_share;
+
+typedef struct skv_proto_vfolder_info {
+    char *id;                   /* "f-<hex>": also its directory's name */
+    char *name;
+    char *host;                 /* storage host */
+    char *owner;
+    char *project;              /* project folder: its members share it */
+    char *status;               /* "ready" or "trash" */
+    char *perm;                 /* the caller's: "owner", "rw", "ro",
+                                   "admin", "invited" */
+    char *trash_name;
+    uint64_t quota_bytes;       /* 0: unlimited */
+    uint64_t usage_bytes;
+    int64_t created_ms;
+    skv_proto_vfolder_share *shares;
+    size_t n_shares;
+} skv_proto_vfolder_info;
+
+typedef struct skv_proto_vfolder {           /* "vfolder" */
+    char *op;                   /* create list info rename delete purge clone
+                                   share accept revoke */
+    char *name;                 /* the folder: name or id */
+    char *new_name;             /* rename, clone */
+    char *host;                 /* create; NULL: the default host */
+    char *project;              /* create: a project folder */
+    uint64_t quota_bytes;       /* create: 0 unlimited */
+    char *user;                 /* share, revoke */
+    char *perm;                 /* share: "ro" or "rw" */
+    uint8_t trash;              /* list: the trash instead */
+} skv_proto_vfolder;
+
+typedef struct skv_proto_vfolder_reply {     /* "vfolder.reply" */
+    skv_proto_vfolder_info *folders;
+    size_t n_folders;
+    char *message;
+} skv_proto_vfolder_reply;
+
+typedef struct skv_proto_vfolder_entry {
+    char *name;
+    char *type;                 /* "f", "d", "l", "o" */
+    uint64_t size;
+    uint32_t mode;
+    int64_t mtime_s;
+} skv_proto_vfolder_entry;
+
+typedef struct skv_proto_vfolder_file {      /* "vfolder.file" */
+    char *op;                   /* ls stat mkdir rm mv sha256 */
+    char *folder;               /* name or id */
+    char *path;                 /* relative to the folder; "" its top */
+    char *to;                   /* mv */
+    uint8_t recursive;          /* rm */
+} skv_proto_vfolder_file;
+
+typedef struct skv_proto_vfolder_file_reply { /* "vfolder.file.reply" */
+    skv_proto_vfolder_entry *entries;
+    size_t n_entries;
+    uint8_t *sha256;            /* op sha256: 32 bytes */
+    size_t sha256_len;
+} skv_proto_vfolder_file_reply;
+
+typedef struct skv_proto_vfolder_upload {    /* "vfolder.upload" */
+    char *op;                   /* begin write commit abort */
+    char *folder;
+    char *path;
+    char *upload_id;            /* [A-Za-z0-9_-]{1,64}, chosen by the client */
+    uint64_t offset;            /* write: where data goes (must be the end) */
+    uint8_t *data;              /* write: at most 4 MiB */
+    size_t data_len;
+    uint8_t *sha256;            /* commit: expected hash (32 bytes) or none */
+    size_t sha256_len;
+    uint8_t resume;             /* begin: keep what an earlier try wrote */
+    uint32_t mode;              /* begin: permission bits; 0: 0644 */
+} skv_proto_vfolder_upload;
+
+typedef struct skv_proto_vfolder_upload_reply { /* "vfolder.upload.reply" */
+    uint64_t offset;            /* bytes stored so far */
+    uint8_t *sha256;            /* commit: the file's hash */
+    size_t sha256_len;
+} skv_proto_vfolder_upload_reply;
+
+typedef struct skv_proto_vfolder_download {  /* "vfolder.download" */
+    char *folder;
+    char *path;
+    uint64_t offset;
+    uint32_t max_bytes;         /* 0: 1 MiB; at most 4 MiB */
+} skv_proto_vfolder_download;
+
+typedef struct skv_proto_vfolder_download_reply { /* "vfolder.download.reply" */
+    uint8_t *data;
+    size_t data_len;
+    uint64_t offset;            /* of data */
+    uint64_t file_size;
+    uint8_t eof;                /* data reaches the end of the file */
+} skv_proto_vfolder_download_reply;
 
 #ifdef __cplusplus
 }

@@ -363,4 +363,8 @@ void skv__agent_poll_exits(skv_agent *a, int64_t now_ms);
 /* Join state_dir and a relative path; NULL when out of memory. */
 char *skv__agent_path(const skv_agent *a, const char *rel);
 
+/* vf_mounts.c: kernel.create's virtual folder bind mounts, checked. */
+int skv__agent_vf_mounts(skv_container_spec *spec,
+                         const skv_proto_kernel_create *r, skv_error *err);
+
 #endif

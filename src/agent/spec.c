@@ -166,6 +166,8 @@ int skv__agent_build_spec(skv_container_spec **out, skv_agent *a,
     if (rc == 0)
         rc = network(spec, k, err);
     if (rc == 0)
+        rc = skv__agent_vf_mounts(spec, &k->req, err);
+    if (rc == 0)
         rc = limits(spec, a, k, err);
     /* Whole cores: the placement's; fractional or none: the slice's cores,
      * shared, bounded by the quota. */

@@ -8,6 +8,7 @@
 
 #include "mgr_int.h"
 #include "store/store_uri.h"
+#include "mgr_vfolder.h"
 #include "mgr_metrics.h"
 
 static int make_dir(const char *dir, skv_error *err)
@@ -27,7 +28,7 @@ static int check_opts(const skv_manager_options *o, skv_manager_send_fn send,
 {
     if (!o || !send)
         return skv__err(err, SKV_EINVAL, "manager_open: NULL options or send");
-    if (o->version != 1 && o->version != 3 &&
+    if (o->version != 1 && o->version != 3 && o->version != 4 &&
         o->version != SKV_MANAGER_OPTIONS_VERSION)
         return skv__err(err, SKV_EVERSION, "manager options version %u, "
                         "expected 1..%u", o->version,
@@ -132,6 +133,8 @@ SKV_EXTERN int skv_manager_open(skv_manager **out,
     rc = make_parts(m, opts, err);
     if (!rc)
         rc = boot(m, opts, now_ms, err);
+    if (!rc)
+        rc = skv__mgr_vf_open(m, opts, err);
     if (rc) {
         skv_manager_free(m);
         return rc;
@@ -153,6 +156,7 @@ SKV_EXTERN void skv_manager_free(skv_manager *m)
     skv__mgr_drain_free(m);
     skv__mgr_batch_close(m);    /* commits what was accepted */
     skv__mgr_outbox_free(m);    /* sends nothing */
+    skv__mgr_vf_close(m);       /* keeps resumable uploads' temp files */
     skv__mgr_db_close(m);
     skv__mgr_net_close(m);
     skv__mgr_metrics_free(m->metrics);
@@ -216,6 +220,7 @@ SKV_EXTERN void skv_manager_conn_close(skv_manager *m, uint64_t conn_id,
     }
     *c = m->conns[--m->n_conns];
     skv__mgr_reqs_conn_gone(m, conn_id);
+    skv__mgr_vf_conn_gone(m, conn_id);
 }
 
 void skv__mgr_conn_authenticated(skv_manager *m, uint64_t conn_id)

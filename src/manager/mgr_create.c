@@ -101,6 +101,8 @@ static int ctx_load(skv_manager *m, const char *sid, create_ctx *c,
     kc->network = c->cluster ? "cluster" : NULL;
     kc->ports = c->sub.ports;
     kc->n_ports = c->sub.n_ports;
+    kc->mounts = c->sub.mounts;     /* resolved at submit (mgr_vf_mount.c) */
+    kc->n_mounts = c->sub.n_mounts;
     rc = c->cluster ? skv__mgr_net_seed(m, sid, c->seed, err) : 0;
     if (!rc)
         rc = hosts_load(m, sid, kc, err);

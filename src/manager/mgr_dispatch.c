@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mgr_int.h"
+#include "mgr_vfolder.h"
 
 typedef int (*handler_fn)(skv_manager *, const skv__mgr_call *, skv_error *);
 
@@ -24,6 +25,10 @@ static handler_fn handler_of(skv_proto_type t)
     case SKV_PROTO_AGENT_LIST: return skv__mgr_on_agent_list;
     case SKV_PROTO_IMAGE_LIST: return skv__mgr_on_image_list;
     case SKV_PROTO_ADMIN_BACKUP: return skv__mgr_on_backup;
+    case SKV_PROTO_VFOLDER: return skv__mgr_on_vfolder;
+    case SKV_PROTO_VFOLDER_FILE: return skv__mgr_on_vfolder_file;
+    case SKV_PROTO_VFOLDER_UPLOAD: return skv__mgr_on_vfolder_upload;
+    case SKV_PROTO_VFOLDER_DOWNLOAD: return skv__mgr_on_vfolder_download;
     default: return NULL;
     }
 }

@@ -151,6 +151,7 @@ struct skv_manager {
         int64_t now_ms;               /* of its latest unit */
     } batch;
     bool routes_dirty;                /* mgr_routes.c: a route changed */
+    struct skv__mgr_vf *vf;           /* mgr_vfolder*.c: storage hosts */
 };
 
 /* ---- database (mgr_open.c, mgr_tx.c) ------------------------------------ */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mgr_int.h"
+#include "mgr_vfolder.h"
 
 static int set_str(char **field, const char *value, skv_error *err)
 {
@@ -97,6 +98,8 @@ static int insert(skv_manager *m, const skv_proto_session_submit *s,
         req[i] = x->kernels[i].request;
     int rc = skv__mgr_store_session_insert(m->store, s, sid, domain, req, n,
                                            now, err);
+    if (!rc)
+        rc = skv__mgr_vf_mounts_record(m, s, sid, err);
     skv__free(req);
     return rc;
 }
@@ -179,6 +182,8 @@ int skv__mgr_on_submit(skv_manager *m, const skv__mgr_call *c, skv_error *err)
     skv__mgr_user_info ui;
     if (!rc)
         rc = admission(m, s, &ui, err);
+    if (!rc)
+        rc = skv__mgr_vf_mounts_resolve(m, s, err);
     if (!rc)
         rc = admit(m, c, s, ui.domain, err);
     return rc;

@@ -196,6 +196,15 @@ static const skv__pfield host_f[] = {
 };
 DESC(host_d, "cluster host", skv_proto_cluster_host, host_f);
 
+static const skv__pfield mount_f[] = {
+    STRQ(skv_proto_mount, "folder", folder, ID),
+    STR(skv_proto_mount, "target", target, TEXT),
+    BOOL(skv_proto_mount, "readonly", readonly),
+    STR(skv_proto_mount, "source", source, TEXT),
+    STR(skv_proto_mount, "folder_id", folder_id, ID),
+};
+DESC(mount_d, "mount", skv_proto_mount, mount_f);
+
 #define S skv_proto_kernel_create
 static const skv__pfield kcreate_f[] = {
     STRQ(S, "session_id", session_id, ID),
@@ -219,6 +228,7 @@ static const skv__pfield kcreate_f[] = {
     STR(S, "subnet", subnet, ID),
     BIN(S, "ssh_seed", ssh_seed, ssh_seed_len, 32),
     U32S(S, "ports", ports, 64),
+    LIST(S, "mounts", mounts, 64, mount_d),
 };
 DESC(kcreate_d, "kernel.create", S, kcreate_f);
 #undef S
@@ -288,6 +298,7 @@ static const skv__pfield submit_f[] = {
     U32S(S, "ports", ports, 64),
     I64(S, "not_before_ms", not_before_ms),
     U64(S, "max_lifetime_ms", max_lifetime_ms),
+    LIST(S, "mounts", mounts, 64, mount_d),
 };
 DESC(submit_d, "session.submit", S, submit_f);
 #undef S
@@ -629,6 +640,125 @@ static const skv__pfield xexit_f[] = {
 };
 DESC(xexit_d, "exec.exit", skv_proto_exec_exit, xexit_f);
 
+/* ---- virtual folders ------------------------------------------------------------------ */
+
+#define VFDATA (4u * 1024 * 1024)
+
+static const skv__pfield vshare_f[] = {
+    STRQ(skv_proto_vfolder_share, "user", user, ID),
+    STR(skv_proto_vfolder_share, "perm", perm, ID),
+    BOOL(skv_proto_vfolder_share, "accepted", accepted),
+};
+DESC(vshare_d, "vfolder share", skv_proto_vfolder_share, vshare_f);
+
+#define S skv_proto_vfolder_info
+static const skv__pfield vinfo_f[] = {
+    STRQ(S, "id", id, ID),
+    STR(S, "name", name, ID),
+    STR(S, "host", host, ID),
+    STR(S, "owner", owner, ID),
+    STR(S, "project", project, ID),
+    STR(S, "status", status, ID),
+    STR(S, "perm", perm, ID),
+    STR(S, "trash_name", trash_name, ID),
+    U64(S, "quota_bytes", quota_bytes),
+    U64(S, "usage_bytes", usage_bytes),
+    I64(S, "created_ms", created_ms),
+    LIST(S, "shares", shares, 4096, vshare_d),
+};
+DESC(vinfo_d, "vfolder info", S, vinfo_f);
+#undef S
+
+#define S skv_proto_vfolder
+static const skv__pfield vfolder_f[] = {
+    STRQ(S, "op", op, ID),
+    STR(S, "name", name, ID),
+    STR(S, "new_name", new_name, ID),
+    STR(S, "host", host, ID),
+    STR(S, "project", project, ID),
+    U64(S, "quota_bytes", quota_bytes),
+    STR(S, "user", user, ID),
+    STR(S, "perm", perm, ID),
+    BOOL(S, "trash", trash),
+};
+DESC(vfolder_d, "vfolder", S, vfolder_f);
+#undef S
+
+static const skv__pfield vfolderr_f[] = {
+    LIST(skv_proto_vfolder_reply, "folders", folders, MANY, vinfo_d),
+    STR(skv_proto_vfolder_reply, "message", message, TEXT),
+};
+DESC(vfolderr_d, "vfolder.reply", skv_proto_vfolder_reply, vfolderr_f);
+
+#define S skv_proto_vfolder_entry
+static const skv__pfield ventry_f[] = {
+    STRQ(S, "name", name, TEXT),
+    STR(S, "type", type, ID),
+    U64(S, "size", size),
+    U32(S, "mode", mode),
+    I64(S, "mtime_s", mtime_s),
+};
+DESC(ventry_d, "vfolder entry", S, ventry_f);
+#undef S
+
+#define S skv_proto_vfolder_file
+static const skv__pfield vfile_f[] = {
+    STRQ(S, "op", op, ID),
+    STRQ(S, "folder", folder, ID),
+    STR(S, "path", path, TEXT),
+    STR(S, "to", to, TEXT),
+    BOOL(S, "recursive", recursive),
+};
+DESC(vfile_d, "vfolder.file", S, vfile_f);
+#undef S
+
+static const skv__pfield vfiler_f[] = {
+    LIST(skv_proto_vfolder_file_reply, "entries", entries, 100000, ventry_d),
+    BIN(skv_proto_vfolder_file_reply, "sha256", sha256, sha256_len, 32),
+};
+DESC(vfiler_d, "vfolder.file.reply", skv_proto_vfolder_file_reply, vfiler_f);
+
+#define S skv_proto_vfolder_upload
+static const skv__pfield vup_f[] = {
+    STRQ(S, "op", op, ID),
+    STRQ(S, "folder", folder, ID),
+    STRQ(S, "path", path, TEXT),
+    STRQ(S, "upload_id", upload_id, ID),
+    U64(S, "offset", offset),
+    BIN(S, "data", data, data_len, VFDATA),
+    BIN(S, "sha256", sha256, sha256_len, 32),
+    BOOL(S, "resume", resume),
+    U32(S, "mode", mode),
+};
+DESC(vup_d, "vfolder.upload", S, vup_f);
+#undef S
+
+static const skv__pfield vupr_f[] = {
+    U64(skv_proto_vfolder_upload_reply, "offset", offset),
+    BIN(skv_proto_vfolder_upload_reply, "sha256", sha256, sha256_len, 32),
+};
+DESC(vupr_d, "vfolder.upload.reply", skv_proto_vfolder_upload_reply, vupr_f);
+
+#define S skv_proto_vfolder_download
+static const skv__pfield vdown_f[] = {
+    STRQ(S, "folder", folder, ID),
+    STRQ(S, "path", path, TEXT),
+    U64(S, "offset", offset),
+    U32(S, "max_bytes", max_bytes),
+};
+DESC(vdown_d, "vfolder.download", S, vdown_f);
+#undef S
+
+#define S skv_proto_vfolder_download_reply
+static const skv__pfield vdownr_f[] = {
+    BIN(S, "data", data, data_len, VFDATA),
+    U64(S, "offset", offset),
+    U64(S, "file_size", file_size),
+    BOOL(S, "eof", eof),
+};
+DESC(vdownr_d, "vfolder.download.reply", S, vdownr_f);
+#undef S
+
 /* ---- the type table ------------------------------------------------------------------ */
 
 #define REQ SKV_PROTO_REQUEST
@@ -727,4 +857,20 @@ const skv__ptype skv__proto_types[SKV_PROTO_TYPE_COUNT] = {
       xexit_d),
     T(SKV_PROTO_AGENT_ROUTES_DELTA, "agent.routes.delta", EVT, 0,
       SKV_AUTH_OP_ADMIN, adelta_d),
+    /* Any active user; the manager checks each folder's owner, project
+     * and shares itself (mgr_vfolder*.c). */
+    T(SKV_PROTO_VFOLDER, "vfolder", REQ, SKV_PROTO_VFOLDER_REPLY,
+      SKV_AUTH_OP_SESSION_SUBMIT, vfolder_d),
+    T(SKV_PROTO_VFOLDER_REPLY, "vfolder.reply", RSP, 0, 0, vfolderr_d),
+    T(SKV_PROTO_VFOLDER_FILE, "vfolder.file", REQ, SKV_PROTO_VFOLDER_FILE_REPLY,
+      SKV_AUTH_OP_SESSION_SUBMIT, vfile_d),
+    T(SKV_PROTO_VFOLDER_FILE_REPLY, "vfolder.file.reply", RSP, 0, 0, vfiler_d),
+    T(SKV_PROTO_VFOLDER_UPLOAD, "vfolder.upload", REQ,
+      SKV_PROTO_VFOLDER_UPLOAD_REPLY, SKV_AUTH_OP_SESSION_SUBMIT, vup_d),
+    T(SKV_PROTO_VFOLDER_UPLOAD_REPLY, "vfolder.upload.reply", RSP, 0, 0,
+      vupr_d),
+    T(SKV_PROTO_VFOLDER_DOWNLOAD, "vfolder.download", REQ,
+      SKV_PROTO_VFOLDER_DOWNLOAD_REPLY, SKV_AUTH_OP_SESSION_SUBMIT, vdown_d),
+    T(SKV_PROTO_VFOLDER_DOWNLOAD_REPLY, "vfolder.download.reply", RSP, 0, 0,
+      vdownr_d),
 };

@@ -1,8 +1,10 @@
 /* The store's own components and their migration steps: "core" (agents,
  * sessions, kernels, allocations, history), "nonces" (the replay window),
  * "suspects" (kernels of lost agents), "net" (the cluster network) and
- * "limits" (per-session limits). Version 1 of each is the schema
- * the manager had before migrations were versioned per component, written
+ * "limits" (per-session limits) and "vfolders" (virtual folders, their
+ * shares and mounts). Version 1 of core, nonces, suspects and net is the
+ * schema the manager had before migrations were versioned per component,
+ * written
  * with IF NOT EXISTS, so a database from that time (PRAGMA user_version=1,
  * no schema_version table) passes through step 1 unchanged and keeps its
  * rows. A later change is a new step appended to its component's list.
@@ -96,6 +98,24 @@ static const char net_v1_sqlite[] =
 static const char limits_v1_sqlite[] =
     "CREATE TABLE IF NOT EXISTS session_limits(session_id TEXT PRIMARY KEY,"
     " max_lifetime_ms INTEGER NOT NULL);";
+/* A folder's name is unique per owner among ready folders only (a deleted
+ * one in the trash keeps its name), hence no UNIQUE constraint: the
+ * manager checks before it inserts, in the one loop that writes. */
+static const char vfolders_v1_sqlite[] =
+    "CREATE TABLE IF NOT EXISTS vfolders(id TEXT PRIMARY KEY,"
+    " name TEXT NOT NULL, host TEXT NOT NULL, owner TEXT NOT NULL,"
+    " project TEXT NOT NULL DEFAULT '', status TEXT NOT NULL,"
+    " trash_name TEXT NOT NULL DEFAULT '', quota_bytes INTEGER NOT NULL,"
+    " created_ms INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS vfolders_owner ON vfolders(owner, name);"
+    "CREATE TABLE IF NOT EXISTS vfolder_shares(folder_id TEXT NOT NULL"
+    " REFERENCES vfolders(id) ON DELETE CASCADE, grantee TEXT NOT NULL,"
+    " perm TEXT NOT NULL, accepted INTEGER NOT NULL,"
+    " PRIMARY KEY(folder_id, grantee));"
+    "CREATE TABLE IF NOT EXISTS vfolder_mounts(session_id TEXT NOT NULL,"
+    " folder_id TEXT NOT NULL, PRIMARY KEY(session_id, folder_id));"
+    "CREATE INDEX IF NOT EXISTS vfolder_mounts_folder"
+    " ON vfolder_mounts(folder_id);";
 
 static const skv__mgr_migration core[] = {
     {1, core_v1_sqlite, skv__mgr_store_core_v1_pg},
@@ -117,6 +137,10 @@ static const skv__mgr_migration limits[] = {
     {1, limits_v1_sqlite, skv__mgr_store_limits_v1_pg},
 };
 
+static const skv__mgr_migration vfolders[] = {
+    {1, vfolders_v1_sqlite, skv__mgr_store_vfolders_v1_pg},
+};
+
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* core first: the others reference its tables. */
@@ -132,5 +156,8 @@ int skv__mgr_store_schema(skv__db *db, skv_error *err)
         rc = skv__mgr_store_migrate(db, "net", net, N(net), err);
     if (!rc)
         rc = skv__mgr_store_migrate(db, "limits", limits, N(limits), err);
+    if (!rc)
+        rc = skv__mgr_store_migrate(db, "vfolders", vfolders, N(vfolders),
+                                    err);
     return rc;
 }

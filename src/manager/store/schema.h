@@ -5,8 +5,8 @@
 
 #include "db.h"
 
-/* Migrate "core", "nonces", "suspects" and "net" to this library's versions
- * (inside the caller's transaction when one is open). */
+/* Migrate "core", "nonces", "suspects", "net" and "vfolders" to this
+ * library's versions (inside the caller's transaction when one is open). */
 int skv__mgr_store_schema(skv__db *db, skv_error *err);
 
 #endif

@@ -141,3 +141,18 @@ const char skv__mgr_store_admin_v2_pg[] =
     " NOT NULL DEFAULT 0;"
     "ALTER TABLE resource_groups ADD COLUMN preempt_mode TEXT NOT NULL"
     " DEFAULT 'requeue';";
+const char skv__mgr_store_vfolders_v1_pg[] =
+    "CREATE TABLE IF NOT EXISTS vfolders(id TEXT PRIMARY KEY,"
+    " name TEXT NOT NULL, host TEXT NOT NULL, owner TEXT NOT NULL,"
+    " project TEXT NOT NULL DEFAULT '', status TEXT NOT NULL,"
+    " trash_name TEXT NOT NULL DEFAULT '', quota_bytes BIGINT NOT NULL,"
+    " created_ms BIGINT NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS vfolders_owner ON vfolders(owner, name);"
+    "CREATE TABLE IF NOT EXISTS vfolder_shares(folder_id TEXT NOT NULL"
+    " REFERENCES vfolders(id) ON DELETE CASCADE, grantee TEXT NOT NULL,"
+    " perm TEXT NOT NULL, accepted BIGINT NOT NULL,"
+    " PRIMARY KEY(folder_id, grantee));"
+    "CREATE TABLE IF NOT EXISTS vfolder_mounts(session_id TEXT NOT NULL,"
+    " folder_id TEXT NOT NULL, PRIMARY KEY(session_id, folder_id));"
+    "CREATE INDEX IF NOT EXISTS vfolder_mounts_folder"
+    " ON vfolder_mounts(folder_id);";
