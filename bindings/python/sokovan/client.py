@@ -349,6 +349,9 @@ class Client(_lib.Handle):
         """session.submit with one kernel spec of `slots`; more: any other
         field of the message (env=[{"key","value"}], priority, owner,
         resource_group, client_token, ...). Returns the session id."""
+        if isinstance(command, (str, bytes)):
+            raise TypeError("command is a list of arguments, e.g. "
+                            "[\"sh\", \"-c\", script], not a string")
         body = {"name": name, "image": image, "command": list(command),
                 "session_type": session_type, "cluster_mode": cluster_mode,
                 "cluster_size": cluster_size,
