@@ -194,6 +194,14 @@ check-python: check-example progs
 		bin/python -m unittest discover -v -s $(CURDIR)/bindings/python/tests
 check-bindings: check-python
 
+# examples/embed: another orchestrator's loop linking the staged install
+# through pkg-config, built by its own Makefile and run.
+check-embed: check-example
+	@mkdir -p $(BUILD)/examples/embed
+	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(MAKE) --no-print-directory -C examples/embed \
+		run OUT=$(abspath $(BUILD))/examples/embed CC="$(CC)" \
+		CFLAGS="-std=c11 -O2 -Wall -Wextra -Werror $(SAN_FLAGS)"
+
 install-python:
 	$(PYTHON) -m pip install --no-build-isolation $(PIP_FLAGS) bindings/python
 
