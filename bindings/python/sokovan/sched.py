@@ -224,24 +224,41 @@ class PassResult:
 
 
 def _take_result(ptr: Any) -> PassResult:
-    """Copy a skv_sched_result into Python objects, then free it."""
+    """Copy a skv_sched_result into Python objects, then free it. The
+    hottest Python code of the binding (a pass over 100k sessions places
+    tens of thousands): ctypes field reads are hoisted and strings that
+    repeat (groups, agents, slot names) are decoded once."""
     try:
         r = ptr.contents
         names = [_s(r.slot_names[i]) for i in range(r.n_slots)]
         res = PassResult(r.now_ms, considered=r.n_considered)
+        strings: Dict[bytes, str] = {}
+
+        def text(raw: Optional[bytes]) -> str:
+            got = strings.get(raw or b"")
+            if got is None:
+                got = strings[raw or b""] = _s(raw)
+            return got
+
+        append = res.placements.append
+        pls = r.placements
         for i in range(r.n_placements):
-            p = r.placements[i]
+            p = pls[i]
             kernels = []
+            ks = p.kernels
             for k in range(p.n_kernels):
-                kp = p.kernels[k]
-                devs = [{"device": d.device, "slot": names[d.slot],
-                         "whole": bool(d.whole), "amount": d.amount}
-                        for d in (kp.devices[j] for j in range(kp.n_devices))]
+                kp = ks[k]
+                dv = kp.devices
+                devs = []
+                for j in range(kp.n_devices):
+                    d = dv[j]
+                    devs.append({"device": d.device, "slot": names[d.slot],
+                                 "whole": d.whole, "amount": d.amount})
                 kernels.append({"kernel": kp.kernel,
-                                "agent_id": _s(kp.agent_id), "devices": devs})
-            res.placements.append({"session_id": _s(p.session_id),
-                                   "resource_group": _s(p.resource_group),
-                                   "kernels": kernels})
+                                "agent_id": text(kp.agent_id), "devices": devs})
+            append({"session_id": _s(p.session_id),
+                    "resource_group": text(p.resource_group),
+                    "kernels": kernels})
         for i in range(r.n_preemptions):
             v = r.preemptions[i]
             res.preemptions.append({"victim": _s(v.victim_id),

@@ -65,6 +65,17 @@ class LoaderTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.strip(), sokovan.library_path())
 
+    def test_soname_through_the_loader(self):
+        libdir = os.path.dirname(sokovan.library_path())
+        r = self.run_import({"SOKOVAN_LIB": "", "PKG_CONFIG": "/bin/false",
+                             "LD_LIBRARY_PATH": libdir})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.strip(), "libsokovan.so.0")
+        r = self.run_import({"SOKOVAN_LIB": "", "PKG_CONFIG": "/bin/false",
+                             "LD_LIBRARY_PATH": "/nonexistent"})
+        if r.returncode != 0:      # no system-wide install: a clear error
+            self.assertIn("cannot load libsokovan", r.stderr)
+
     def test_pkg_config_is_used_without_sokovan_lib(self):
         if "PKG_CONFIG_PATH" not in os.environ:
             raise unittest.SkipTest("SKIP: no PKG_CONFIG_PATH naming an "
