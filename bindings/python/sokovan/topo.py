@@ -346,8 +346,9 @@ class Amount:
 
 
 class Placement(_lib.Handle):
-    """One allocation on a node. Leaving `with` (or release()) gives the
-    resources back; close() then frees the record."""
+    """One allocation on a node. Leaving `with`, close() or garbage
+    collection gives the resources back and frees the record; release()
+    gives them back and keeps the record readable."""
 
     _free = _pl_free
 
@@ -366,6 +367,17 @@ class Placement(_lib.Handle):
         if not self.closed and not self.released and not self.node.closed:
             self.release()
         super().close()
+
+    def __del__(self) -> None:
+        # Like a file: a placement dropped without close() gives its
+        # resources back (the node outlives it: it holds the node).
+        try:
+            if getattr(self, "_ptr", None) and not self.released and \
+                    not self.node.closed:
+                _node_release(self.node._ptr, self._ptr, None)
+                self.released = True
+        finally:
+            super().__del__()
 
     @property
     def cpuset(self) -> str:

@@ -74,6 +74,12 @@ class NodeMapperTest(unittest.TestCase):
             with self.assertRaises(ValueError):
                 node.alloc("cpu=1")
 
+    def test_dropped_placement_gives_resources_back(self):
+        with Topology.synthetic("pack:1 numa:1 core:2 pu:1") as t, Node(t) as node:
+            node.alloc("cpu=2")            # dropped at once
+            with node.alloc("cpu=2") as p:
+                self.assertEqual(p.cpuset, "0-1")
+
     def test_explicit_plugins(self):
         with Topology.synthetic("pack:1 numa:2 core:2 pu:1") as t:
             cpu, mem = Plugin("cpu", t), Plugin("mem", t)
