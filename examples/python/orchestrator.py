@@ -31,19 +31,11 @@ class Machine:
         else:
             self.topo = sokovan.Topology.synthetic("pack:2 numa:1 core:8 pu:2")
             self.node = sokovan.Node(self.topo, gpus="count=8,prefix=cuda")
-        self.gpus = [d for d in self._gpu_ids()]
+        # the GPU plugin's device ids ("0", "1", ...) name the scheduler's
+        # devices, so its choice maps straight back onto this node
+        self.gpus = [d.id for p in self.node.plugins if p.name == "mock"
+                     for d in p.devices()]
         self.running = {}          # job id -> Placement
-
-    def _gpu_ids(self):
-        # the mock plugin numbers its devices "0".."N-1": count them by
-        # asking the mapper for more and more (decisions only, released)
-        n = 0
-        while True:
-            try:
-                with self.node.alloc(f"cuda.device={n + 1}", placement_only=True):
-                    n += 1
-            except sokovan.errors.SokovanError:
-                return [str(i) for i in range(n)]
 
     def capacity(self):
         cores = len(self.topo.cores())

@@ -191,7 +191,12 @@ class Handle:
     def __enter__(self):  # type: ignore[no-untyped-def]
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is not None and any(not b.closed for b in self._borrowers):
+            # Unwinding an error past a borrower that was never closed:
+            # do not hide that error behind BusyError. The borrowers hold
+            # this object, so it is freed after them, when they are.
+            return
         self.close()
 
     def __del__(self) -> None:

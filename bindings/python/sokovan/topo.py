@@ -41,6 +41,17 @@ class _Accel(ctypes.Structure):
                 ("cuda_index", c_int)]
 
 
+class _DeviceSlot(ctypes.Structure):
+    _fields_ = [("slot", cp), ("qty", i64)]
+
+
+class _Device(ctypes.Structure):
+    _fields_ = [("id", cp), ("numa_node", c_int), ("pci_bus_id", cp),
+                ("memory_bytes", u64), ("processing_units", ctypes.c_uint32),
+                ("model", cp), ("slots", POINTER(_DeviceSlot)),
+                ("nslots", size_t)]
+
+
 class _PluginContext(ctypes.Structure):
     _fields_ = [("version", c_uint), ("topo", vp), ("config", cp)]
 
@@ -85,6 +96,9 @@ _plugin_open = fn("skv_plugin_open_builtin", c_int, PP, cp,
                   POINTER(_PluginContext), ep)
 _plugin_free = fn("skv_plugin_free", None, vp)
 _plugin_name = fn("skv_plugin_name", cp, vp)
+_plugin_devices = fn("skv_plugin_devices", vp, vp)
+_devlist_count = fn("skv_device_list_count", size_t, vp)
+_devlist_at = fn("skv_device_list_at", POINTER(_Device), vp, size_t)
 
 _node_new = fn("skv_node_new", c_int, PP, vp, POINTER(vp), size_t, ep)
 _node_free = fn("skv_node_free", None, vp)
@@ -124,6 +138,17 @@ class Core:
     package: int
     numa_node: int
     pus: Tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Device:
+    """One device of a plugin; capacity per slot in raw units."""
+    id: str
+    numa_node: int
+    pci_bus_id: str
+    memory_bytes: int
+    model: str
+    capacity: Dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -252,6 +277,17 @@ class Plugin(_lib.Handle):
     @property
     def name(self) -> str:
         return _s(_plugin_name(self.ptr))
+
+    def devices(self) -> List["Device"]:
+        """The devices the plugin listed when it was opened."""
+        lst = _plugin_devices(self.ptr)
+        out = []
+        for i in range(_devlist_count(lst) if lst else 0):
+            d = _devlist_at(lst, i).contents
+            out.append(Device(_s(d.id), d.numa_node, _s(d.pci_bus_id),
+                              d.memory_bytes, _s(d.model),
+                              {_s(x.slot): x.qty for x in d.slots[:d.nslots]}))
+        return out
 
 
 _POLICIES = {"prefer-single-node": 1, "interleaved": 2}

@@ -87,6 +87,10 @@ class NodeMapperTest(unittest.TestCase):
             with Node(t, plugins=[cpu, mem, gpu]) as node:
                 self.assertEqual([p.name for p in node.plugins],
                                  ["cpu", "mem", "mock"])
+                devs = gpu.devices()
+                self.assertEqual([d.id for d in devs], ["0", "1"])
+                self.assertEqual(devs[0].capacity["cuda.device"], 1000)
+                self.assertEqual(len(cpu.devices()), 4)   # one per core
                 req = node.request("cuda.device=1,cpu=1")
                 self.assertIsInstance(req, Slots)
                 with node.alloc(req, policy="interleaved") as p:
