@@ -9,7 +9,9 @@ import os
 import unittest
 
 import sokovan
-from sokovan import Node, Scheduler, Slots, Topology, _lib
+from sokovan import (Client, JobTrace, Node, OpenbWorkload, Scheduler, Slots,
+                     Topology, _lib)
+from sokovan import client as client_mod
 
 from skvtest import rss_bytes
 
@@ -90,6 +92,33 @@ class LeakTest(unittest.TestCase):
                 s.submit("y", "g", "cpu=8")
                 s.run_pass(0)
                 s.reason("y")
+        self.assertFlat(step)
+
+    def test_simulator_inputs(self):
+        nodes = "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,65536,2,V100\n"
+        pods = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,1,500\n"
+        jobs = "submit_time,duration,num_gpus,user\n0,100,1,a\n"
+
+        def step():
+            with OpenbWorkload(nodes, pods, text=True) as w, \
+                    JobTrace(jobs, text=True) as j:
+                w.pods + len(j)
+        self.assertFlat(step)
+
+    def test_client_failed_connect_and_messages(self):
+        def step():
+            try:
+                Client.connect("unix:/nonexistent/m.sock",
+                               access_key="AKIAAAAAAAAAAAAAAAAA",
+                               secret_key="x" * 40)
+            except sokovan.errors.SystemCallError:
+                pass
+            keep = []
+            m = client_mod.from_dict(client_mod.Submit, {
+                "image": "busybox", "command": ["sh", "-c", "true"],
+                "kernels": [{"role": "main", "slots": "cpu=1,mem=1g"}],
+                "env": [{"key": "A", "value": "b"}]}, keep)
+            client_mod.to_dict(m)
         self.assertFlat(step)
 
 
