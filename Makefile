@@ -4,7 +4,9 @@
 #   make check               build and run every Check suite, the header test,
 #                            the ABI check, the installed-example test and
 #                            check-sql (no SQL outside src/manager/store/)
-#   make check T="slots"     only the named suites (tests/test_<name>.c)
+#   make check T="slots"     only the named suites (tests/test_<name>.c, and
+#                            the non-Check suites: python, embed)
+#   make install-python      pip install the Python binding (PYTHON=...)
 #   make SANITIZE=address,undefined check   the same under ASan/UBSan
 #   make install PREFIX=/usr/local   /  make uninstall PREFIX=...
 #   make deps                install the Debian packages the build needs
@@ -45,7 +47,8 @@ DEB_PACKAGES := build-essential pkg-config libuv1-dev libsqlite3-dev \
 	libmsgpack-dev libnuma-dev libhwloc-dev libcap-dev libseccomp-dev \
 	libsodium-dev libarchive-dev libmnl-dev libnftables-dev libinih-dev libmicrohttpd-dev libssl-dev libyaml-dev \
 	libbtrfsutil-dev btrfs-progs libpq-dev postgresql \
-	check hwloc runc iproute2 procps python3 busybox-static tar
+	check hwloc runc iproute2 procps python3 busybox-static tar \
+	python3-venv python3-setuptools python3-wheel-whl
 
 LIB_PKGS := msgpack hwloc libcap libseccomp sqlite3 libsodium libarchive libmnl libnftables libssl libcrypto libbtrfsutil libpq
 LIB_LIBS := -lnuma -ldl -lpthread -lm
@@ -83,15 +86,19 @@ BENCHES ?= $(patsubst bench/%/,%,$(wildcard bench/*/))
 BENCH_BINS := $(addprefix $(BUILD)/bench/,$(BENCHES))
 
 ALL_SUITES := $(patsubst tests/test_%.c,%,$(wildcard tests/test_*.c))
-T ?= $(ALL_SUITES)
-TEST_SRCS := $(addprefix tests/test_,$(addsuffix .c,$(T))) $(filter-out tests/test_%.c,$(wildcard tests/*.c))
+# Suites that are not Check suites: the Python binding's unittest suite run
+# from a fresh virtual environment, and the C embedding example.
+EXTRA_SUITES := python embed
+T ?= $(ALL_SUITES) $(EXTRA_SUITES)
+C_T := $(filter-out $(EXTRA_SUITES),$(T))
+TEST_SRCS := $(addprefix tests/test_,$(addsuffix .c,$(C_T))) $(filter-out tests/test_%.c,$(wildcard tests/*.c))
 TEST_OBJS := $(patsubst tests/%.c,$(BUILD)/tests/obj/%.o,$(TEST_SRCS))
 TEST_BIN := $(BUILD)/tests/skv-tests
 TEST_SOS := $(patsubst tests/so/%.c,$(BUILD)/tests/so/%.so,$(wildcard tests/so/*.c))
 
 PUBLIC_HEADERS := $(wildcard include/sokovan/*.h)
 
-.PHONY: all lib progs benches check check-sql check-unit check-bindings headertest tests/headertest \
+.PHONY: all lib progs benches check check-sql check-unit check-bindings check-python check-embed install-python headertest tests/headertest \
 	abicheck check-example install uninstall deps demo demo-stop demo-library clean bench-run fuzz
 .DELETE_ON_ERROR:
 
@@ -138,7 +145,7 @@ bench-run: benches
 
 $(BUILD)/tests/suites.inc: FORCE
 	@mkdir -p $(@D)
-	@printf '%s\n' $(foreach s,$(T),"SKV_SUITE($(s))") > $@.tmp
+	@printf '%s\n' $(foreach s,$(C_T),"SKV_SUITE($(s))") > $@.tmp
 	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
 FORCE:
 
@@ -153,21 +160,50 @@ $(BUILD)/tests/so/%.so: tests/so/%.c $(PUBLIC_HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -shared $(LDFLAGS) -o $@ $<
 
-check: check-sql check-unit headertest abicheck check-example check-bindings
+check: check-sql $(if $(C_T),check-unit) headertest abicheck check-example \
+	$(if $(filter python,$(T)),check-python) $(if $(filter embed,$(T)),check-embed)
 
 # The manager's store is the only code that speaks SQL (tests/check-sql.sh).
 check-sql:
 	@sh tests/check-sql.sh
 
-# The Python bindings against the freshly built shared object. Under the
-# sanitizers the ASan runtime must be loaded first, and Python's own
-# intentional leaks are not ours to report.
+# The Python binding (bindings/python): pip-installed into a fresh virtual
+# environment, then its unittest suite run against the staged install of
+# check-example, found through pkg-config (no SOKOVAN_LIB). Under the
+# sanitizers the ASan runtime must be loaded first, Python's own intentional
+# leaks are not ours to report, and freed memory is not quarantined (the
+# leak tests watch RSS).
+PYTHON ?= python3
+PYENV := $(BUILD)/pyenv
+# Debian's setuptools 66 builds wheels through the separate `wheel` package
+# (python3-wheel-whl ships it as a wheel file: no index needed).
+WHEEL_WHL = $(firstword $(wildcard /usr/share/python-wheels/wheel-*.whl))
 ifneq ($(SANITIZE),)
-PY_ENV := LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0
+PY_ENV := LD_PRELOAD=$$($(CC) -print-file-name=libasan.so) \
+	ASAN_OPTIONS=detect_leaks=0:quarantine_size_mb=0
 endif
-check-bindings: $(SHLIB)
-	SOKOVAN_LIB=$(abspath $(SHLIB)) PYTHONPATH=bindings/python $(PY_ENV) \
-		python3 bindings/python/test_sokovan.py
+check-python: check-example progs
+	rm -rf $(PYENV)
+	$(PYTHON) -m venv $(PYENV)
+	$(PYENV)/bin/python -c 'import setuptools.command.bdist_wheel' 2>/dev/null || \
+		$(PYENV)/bin/python -c 'import wheel' 2>/dev/null || \
+		$(PYENV)/bin/pip install -q --no-index $(or $(WHEEL_WHL),wheel)
+	$(PYENV)/bin/pip install -q --no-build-isolation bindings/python
+	cd $(PYENV) && env -u SOKOVAN_LIB PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig \
+		SKV_TEST_BUILD_DIR=$(abspath $(BUILD)) SKV_TEST_SRC_DIR=$(CURDIR) $(PY_ENV) \
+		bin/python -m unittest discover -v -s $(CURDIR)/bindings/python/tests
+check-bindings: check-python
+
+# examples/embed: another orchestrator's loop linking the staged install
+# through pkg-config, built by its own Makefile and run.
+check-embed: check-example
+	@mkdir -p $(BUILD)/examples/embed
+	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig $(MAKE) --no-print-directory -C examples/embed \
+		run OUT=$(abspath $(BUILD))/examples/embed CC="$(CC)" \
+		CFLAGS="-std=c11 -O2 -Wall -Wextra -Werror $(SAN_FLAGS)"
+
+install-python:
+	$(PYTHON) -m pip install --no-build-isolation $(PIP_FLAGS) bindings/python
 
 check-unit: $(TEST_BIN) $(TEST_SOS) $(PROG_BINS) $(BUILD)/bench/manager
 	SKV_TEST_BUILD_DIR=$(abspath $(BUILD)) SKV_TEST_SRC_DIR=$(CURDIR) \
