@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
-#include "mgr_int.h"
+#include "mgr_app.h"
 
 typedef int (*handler_fn)(skv_manager *, const skv__mgr_call *, skv_error *);
 
@@ -24,6 +24,8 @@ static handler_fn handler_of(skv_proto_type t)
     case SKV_PROTO_AGENT_LIST: return skv__mgr_on_agent_list;
     case SKV_PROTO_IMAGE_LIST: return skv__mgr_on_image_list;
     case SKV_PROTO_ADMIN_BACKUP: return skv__mgr_on_backup;
+    case SKV_PROTO_APP_TOKEN: return skv__mgr_on_app_token;
+    case SKV_PROTO_APP_RESOLVE: return skv__mgr_on_app_resolve;
     default: return NULL;
     }
 }

@@ -276,6 +276,7 @@ static const skv__pfield submit_f[] = {
     BOOL(S, "preemptible", preemptible),
     STR(S, "client_token", client_token, ID),
     U32S(S, "ports", ports, 64),
+    STRS(S, "services", services, 64, ID),
 };
 DESC(submit_d, "session.submit", S, submit_f);
 #undef S
@@ -349,6 +350,7 @@ static const skv__pfield sinfo_f[] = {
     LIST(S, "history", history, 4096, schange_d),
     LIST(S, "pending", pending, 1024, pending_d),
     LIST(S, "kernels", kernels, 1024, kinfo_d),
+    STRS(S, "services", services, 64, ID),
 };
 DESC(sinfo_d, "session", S, sinfo_f);
 #undef S
@@ -613,6 +615,36 @@ static const skv__pfield xexit_f[] = {
 };
 DESC(xexit_d, "exec.exit", skv_proto_exec_exit, xexit_f);
 
+static const skv__pfield apptok_f[] = {
+    STRQ(skv_proto_app_token, "session_id", session_id, ID),
+    STRQ(skv_proto_app_token, "service", service, ID),
+    U32(skv_proto_app_token, "ttl_s", ttl_s),
+};
+DESC(apptok_d, "app.token", skv_proto_app_token, apptok_f);
+
+static const skv__pfield apptokr_f[] = {
+    STRQ(skv_proto_app_token_reply, "token", token, TEXT),
+    STR(skv_proto_app_token_reply, "path", path, TEXT),
+    I64(skv_proto_app_token_reply, "expires_ms", expires_ms),
+};
+DESC(apptokr_d, "app.token.reply", skv_proto_app_token_reply, apptokr_f);
+
+static const skv__pfield appres_f[] = {
+    STRQ(skv_proto_app_resolve, "session_id", session_id, ID),
+    STRQ(skv_proto_app_resolve, "service", service, ID),
+    STRQ(skv_proto_app_resolve, "token", token, TEXT),
+};
+DESC(appres_d, "app.resolve", skv_proto_app_resolve, appres_f);
+
+static const skv__pfield appresr_f[] = {
+    STR(skv_proto_app_resolve_reply, "user", user, ID),
+    STR(skv_proto_app_resolve_reply, "host", host, ID),
+    U32(skv_proto_app_resolve_reply, "port", port),
+    STR(skv_proto_app_resolve_reply, "protocol", protocol, ID),
+    I64(skv_proto_app_resolve_reply, "expires_ms", expires_ms),
+};
+DESC(appresr_d, "app.resolve.reply", skv_proto_app_resolve_reply, appresr_f);
+
 /* ---- the type table ------------------------------------------------------------------ */
 
 #define REQ SKV_PROTO_REQUEST
@@ -709,4 +741,12 @@ const skv__ptype skv__proto_types[SKV_PROTO_TYPE_COUNT] = {
       xsignal_d),
     T(SKV_PROTO_EXEC_EXIT, "exec.exit", EVT, 0, SKV_AUTH_OP_AGENT_REPORT,
       xexit_d),
+    /* A token is the session owner's (checked by the handler); resolving
+     * one is the app proxy's, which holds an admin key. */
+    T(SKV_PROTO_APP_TOKEN, "app.token", REQ, SKV_PROTO_APP_TOKEN_REPLY,
+      SKV_AUTH_OP_SESSION_READ, apptok_d),
+    T(SKV_PROTO_APP_TOKEN_REPLY, "app.token.reply", RSP, 0, 0, apptokr_d),
+    T(SKV_PROTO_APP_RESOLVE, "app.resolve", REQ, SKV_PROTO_APP_RESOLVE_REPLY,
+      SKV_AUTH_OP_ADMIN, appres_d),
+    T(SKV_PROTO_APP_RESOLVE_REPLY, "app.resolve.reply", RSP, 0, 0, appresr_d),
 };
