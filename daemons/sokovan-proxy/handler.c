@@ -61,7 +61,11 @@ static void exchange(proxy *p, h2o_req_t *req, const proxy_route *r,
     h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CACHE_CONTROL,
                    NULL, H2O_STRLIT("no-store"));
     h2o_iovec_t to = proxy_route_strip_token(&req->pool, req->path);
-    h2o_send_redirect(req, 302, "Found", to.base, to.len);
+    req->res.status = 302;
+    req->res.reason = "Found";
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_LOCATION, NULL,
+                   to.base, to.len);
+    h2o_send_inline(req, H2O_STRLIT("signed in: cookie set\n"));
 }
 
 /* h2o's reverse proxy to host:port with the app's prefix taken off (and
