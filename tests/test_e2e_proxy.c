@@ -245,6 +245,49 @@ static void submit(skv_client *cl, char *sid, const char *script,
     E2E_OK(e2e_wait_running(&g, cl, sid, 60000));
 }
 
+/* session.submit refuses bad service declarations, naming the problem,
+ * and leaves no session behind. */
+static void refused_submits(skv_client *cl)
+{
+    static char *bad[][2] = {
+        {"web=8080/udp", "protocol must be http or tcp"},
+        {"Web=8080", "NAME=PORT"},
+        {"web=0", "PORT must be 1..65535"},
+        {"web=9090/http", "not among the session's ports"},
+        {"web=8080", "declared twice"},
+    };
+    skv_error e = SKV_ERROR_INIT;
+    skv_slots *req = NULL;
+    SKV_CK_OK(skv_slots_parse(&req, "cpu=0.1,mem=16m", NULL, &e), &e);
+    char *cmd[] = {"true"};
+    uint32_t port = 8080;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *svc[] = {bad[i][0], "web=8080/http"};
+        skv_proto_kernel_spec k = {"main", NULL, req};
+        skv_proto_session_submit s = {0};
+        s.image = "pyweb";
+        s.command = cmd;
+        s.n_command = 1;
+        s.kernels = &k;
+        s.n_kernels = 1;
+        s.ports = &port;
+        s.n_ports = 1;
+        s.services = svc;
+        s.n_services = i == 4 ? 2 : 1;
+        skv_proto_session_ref ref = {0};
+        int rc = skv_client_submit(cl, &ref, &s, &e);
+        ck_assert_msg(rc == SKV_EINVAL && strstr(e.message, bad[i][1]),
+                      "%s: %s %s", bad[i][0], skv_err_name(rc), e.message);
+        skv_proto_body_free(SKV_PROTO_SESSION_SUBMIT_REPLY, &ref);
+    }
+    skv_slots_free(req);
+    skv_proto_session_list q = {0};
+    skv_proto_session_list_reply lr = {0};
+    SKV_CK_OK(skv_client_call(cl, SKV_PROTO_SESSION_LIST, &q, &lr, &e), &e);
+    ck_assert_uint_eq(lr.total, 0);
+    skv_proto_body_free(SKV_PROTO_SESSION_LIST_REPLY, &lr);
+}
+
 /* app.token; returns the library's code, the token in tok. */
 static int app_token(skv_client *cl, const char *sid, const char *svc,
                      char *tok, size_t cap)
@@ -338,6 +381,7 @@ START_TEST(test_e2e_proxy_http)
              "bs=1M count=%d 2>/dev/null && sha256sum /www/big > /www/t && "
              "mv /www/t /www/big.sha; exec sleep 100000", big_mb());
     char *svcs[] = {"web=8080/http"};
+    refused_submits(alice);
     submit(alice, sid, script, svcs, 1);
     /* show lists the service */
     skv_proto_session_show_reply r = {0};
@@ -347,6 +391,17 @@ START_TEST(test_e2e_proxy_http)
     skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
 
     char tok[1024], out[8192], args[4096];
+    ck_assert_int_eq(app_token(alice, sid, "nope", tok, sizeof tok),
+                     SKV_ENOENT);
+    skv_proto_app_token q = {sid, "web", 8 * 24 * 3600};
+    skv_proto_app_token_reply tr;
+    ck_assert_int_eq(skv_client_call(alice, SKV_PROTO_APP_TOKEN, &q, &tr, &e),
+                     SKV_EINVAL);
+    /* app.resolve is the proxy's (an admin key), not a user's */
+    skv_proto_app_resolve rq = {sid, "web", "1.2.alice"};
+    skv_proto_app_resolve_reply rr;
+    ck_assert_int_eq(skv_client_call(alice, SKV_PROTO_APP_RESOLVE, &rq, &rr,
+                                     &e), SKV_EPERM);
     SKV_CK_OK(app_token(alice, sid, "web", tok, sizeof tok), &e);
     ck_assert_msg(get_until(out, sizeof out, sid, "web", "", tok,
                             "200 hello-from-httpd"), "%s", out);
