@@ -239,9 +239,10 @@ static const skvd_key g_keys[] = {
     {"proxy", "public_url", K_STR, PO(public_url), P, NULL, 0, 0, "URL",
      "how users reach the proxy (e.g. https://apps.example.org), logged "
      "with each route; default from listen"},
-    {"proxy", "cache_ms", K_UINT, PO(cache_ms), P, "30000", 0, 3600000,
+    {"proxy", "cache_ms", K_UINT, PO(cache_ms), P, "2000", 0, 600000,
      "MS", "reuse a token's resolved target this long (0: ask the "
-     "manager on every request)"},
+     "manager on every request); short, as an ended session's host port "
+     "may be published again for another session"},
     {"proxy", "max_request_body", K_BYTES, PO(max_request_body), P, "1g",
      0, 64 * GiB, "BYTES", "largest request body forwarded"},
     {"proxy", "io_timeout_ms", K_UINT, PO(io_timeout_ms), P, "300000", 1000,

@@ -84,10 +84,13 @@ static void forward(proxy *p, h2o_req_t *req, const proxy_route *r,
     h2o_url_t *up = h2o_mem_alloc_pool(&req->pool, sizeof *up);
     if (!h2o_url_init(up, &H2O_URL_SCHEME_HTTP, authority,
                       h2o_iovec_init(H2O_STRLIT("/")))) {
+        /* "http://host:port/x" from upstream -> "/s/SESSION/SERVICE/x" */
         ov->location_rewrite.match = up;
-        ov->location_rewrite.path_prefix = h2o_iovec_init(
-            req->path.base, (size_t)(r->svc.base + r->svc.len -
-                                     req->path.base));
+        ov->location_rewrite.path_prefix = h2o_concat(
+            &req->pool, h2o_iovec_init(req->path.base,
+                                       (size_t)(r->svc.base + r->svc.len -
+                                                req->path.base)),
+            h2o_iovec_init(H2O_STRLIT("/")));
     }
     proxy_route_scrub(req);
     h2o_reprocess_request(req, req->method, &H2O_URL_SCHEME_HTTP, authority,

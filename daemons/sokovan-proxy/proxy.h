@@ -6,7 +6,8 @@
  * daemon resolved, and its tunnel splices `sokovan app` connections. The
  * proxy keeps no state of its own: a token is resolved by the manager
  * (app.resolve over the authenticated RPC, signed with an admin key) and
- * cached for cache_ms, so restarting the proxy ends no session.
+ * cached for cache_ms (short: an ended session's host port may be
+ * published again), so restarting the proxy ends no session.
  * SPDX-License-Identifier: Apache-2.0 */
 #ifndef SKV_PROXY_H
 #define SKV_PROXY_H
