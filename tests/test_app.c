@@ -2,6 +2,8 @@
  * the CLI's --service and the app proxy accept, and the errors they give.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "skv_test.h"
 
@@ -110,6 +112,45 @@ START_TEST(test_service_wire_bounds)
 }
 END_TEST
 
+/* sokovan-proxy's command line: help, bad values (exit 2), a key file
+ * it cannot read (exit 1), each with the reason on stderr. */
+static int prog(const char *args, char *out, size_t cap)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s/bin/sokovan-proxy %s 2>&1",
+             skv_test_build_dir(), args);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+START_TEST(test_proxy_flags)
+{
+    char out[8192], path[1024];
+    snprintf(path, sizeof path, "%s/bin/sokovan-proxy", skv_test_build_dir());
+    if (access(path, X_OK)) {
+        fprintf(stderr, "%s: skipped: needs %s (make progs)\n", __func__,
+                path);
+        return;
+    }
+    ck_assert_int_eq(prog("--help", out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "--listen") && strstr(out, "--cache-ms") &&
+                  strstr(out, "--tls-cert"), "%s", out);
+    ck_assert_int_eq(prog("--cache-ms x", out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "--cache-ms"), "%s", out);
+    ck_assert_int_eq(prog("--tls-cert /x.pem", out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "set both tls_cert and tls_key"), "%s", out);
+    ck_assert_int_eq(prog("--listen none", out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "listen is disabled"), "%s", out);
+    ck_assert_int_eq(prog("--key-file /nonexistent/key --listen "
+                          "127.0.0.1:1", out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "key_file /nonexistent/key"), "%s", out);
+}
+END_TEST
+
 Suite *skv_test_suite_app(void);
 Suite *skv_test_suite_app(void)
 {
@@ -118,6 +159,7 @@ Suite *skv_test_suite_app(void)
     tcase_add_test(tc, test_service_parse_good);
     tcase_add_test(tc, test_service_parse_bad);
     tcase_add_test(tc, test_service_wire_bounds);
+    tcase_add_test(tc, test_proxy_flags);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -237,8 +237,8 @@ static const skvd_key g_keys[] = {
     {"proxy", "tls_key", K_OPTPATH, PO(tls_key), P, NULL, 0, 0, "FILE",
      "PEM private key of tls_cert"},
     {"proxy", "public_url", K_STR, PO(public_url), P, NULL, 0, 0, "URL",
-     "how users reach the proxy (e.g. https://apps.example.org), logged "
-     "with each route; default from listen"},
+     "how users reach the proxy (e.g. https://apps.example.org), "
+     "logged when ready; default from listen"},
     {"proxy", "cache_ms", K_UINT, PO(cache_ms), P, "2000", 0, 600000,
      "MS", "reuse a token's resolved target this long (0: ask the "
      "manager on every request); short, as an ended session's host port "

@@ -126,9 +126,14 @@ static int run(proxy *p)
         rc = 1;
     }
     if (!rc) {
-        skvd_log(SKV_LOG_INFO, "ready: %s://%s/s/SESSION/SERVICE/ (manager "
-                 "%s)", p->ssl ? "https" : "http", p->cfg.proxy.listen,
-                 p->cfg.proxy.manager);
+        if (p->cfg.proxy.public_url)
+            skvd_log(SKV_LOG_INFO, "ready: %s/s/SESSION/SERVICE/ on %s "
+                     "(manager %s)", p->cfg.proxy.public_url,
+                     p->cfg.proxy.listen, p->cfg.proxy.manager);
+        else
+            skvd_log(SKV_LOG_INFO, "ready: %s://%s/s/SESSION/SERVICE/ "
+                     "(manager %s)", p->ssl ? "https" : "http",
+                     p->cfg.proxy.listen, p->cfg.proxy.manager);
         uv_run(&p->loop, UV_RUN_DEFAULT);
     }
     skvd_signals_close();
