@@ -66,6 +66,10 @@ static void work(uv_work_t *w)
     if (!j->rc)
         j->rc = skv_client_call(j->p->client, SKV_PROTO_APP_RESOLVE, &q, &r,
                                 &j->e);
+    /* A broken connection is the proxy's trouble (502), not an answer
+     * about the session: the next request dials again. */
+    if (j->rc && j->p->client && !skv_client_usable(j->p->client))
+        j->rc = SKV_EIO;
     pthread_mutex_unlock(&j->p->mu);
     if (!j->rc) {
         j->rc = fill(&j->t, &r, &j->e);
