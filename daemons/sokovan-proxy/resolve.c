@@ -62,7 +62,7 @@ static void work(uv_work_t *w)
     skv_proto_app_resolve q = {j->sid, j->svc, j->token};
     skv_proto_app_resolve_reply r;
     pthread_mutex_lock(&j->p->mu);
-    j->rc = dial(j->p, &j->e);
+    j->rc = dial(j->p, &j->e) ? SKV_EIO : 0;   /* cannot reach: 502 */
     if (!j->rc)
         j->rc = skv_client_call(j->p->client, SKV_PROTO_APP_RESOLVE, &q, &r,
                                 &j->e);
