@@ -280,7 +280,8 @@ static int bench(void)
     /* the file is written before httpd starts: wait for it to answer */
     char probe[512];
     snprintf(probe, sizeof probe, "for i in $(seq 100); do nsenter "
-             "--net=/run/netns/%s wget -q -O /dev/null http://127.0.0.1:%u/"
+             "--net=/run/netns/%s busybox wget -q -O /dev/null "
+             "http://127.0.0.1:%u/"
              "small && exit 0; sleep 0.2; done; exit 1", g_ns, hp);
     if (!rc && (sh(probe) || measure(sid, hp, tok, &x)))
         rc = -1;
