@@ -358,6 +358,21 @@ static const char *session_status(skv_client *cl, const char *sid, char *buf,
     return buf;
 }
 
+/* VmHWM of a process, KiB; -1 when unknown. */
+static long peak_rss_kb(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+    FILE *f = fopen(path, "r");
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6))
+            kb = atol(line + 6);
+    if (f)
+        fclose(f);
+    return kb;
+}
+
 static int big_mb(void)
 {
     const char *v = getenv("SKV_PROXY_BIG_MB");
@@ -462,8 +477,12 @@ START_TEST(test_e2e_proxy_http)
     snprintf(args, sizeof args, "sha " PX_URL "/s/%s/web/big %s", sid, tok);
     client(out, sizeof out, args);
     ck_assert_str_eq(out, want);
-    fprintf(stderr, "e2e_proxy: %d MB through the proxy in %lld ms\n",
-            big_mb(), (long long)(e2e_now_ms() - t0));
+    long hwm = peak_rss_kb(g_proxy);
+    fprintf(stderr, "e2e_proxy: %d MB through the proxy in %lld ms, proxy "
+            "peak RSS %ld KiB\n", big_mb(), (long long)(e2e_now_ms() - t0),
+            hwm);
+    /* streamed: the proxy never held the body (nor a large part of it) */
+    ck_assert_msg(hwm > 0 && hwm < 128 * 1024, "proxy peak RSS %ld KiB", hwm);
     skv_client_free(bob);
     skv_client_free(alice);
     skv_client_free(admin);
