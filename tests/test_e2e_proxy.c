@@ -481,8 +481,15 @@ START_TEST(test_e2e_proxy_http)
     fprintf(stderr, "e2e_proxy: %d MB through the proxy in %lld ms, proxy "
             "peak RSS %ld KiB\n", big_mb(), (long long)(e2e_now_ms() - t0),
             hwm);
-    /* streamed: the proxy never held the body (nor a large part of it) */
-    ck_assert_msg(hwm > 0 && hwm < 128 * 1024, "proxy peak RSS %ld KiB", hwm);
+    /* streamed: the proxy never held the body (nor a large part of it);
+     * under ASan freed memory waits in a 256 MiB quarantine */
+#ifdef __SANITIZE_ADDRESS__
+    const long cap = 640 * 1024;
+#else
+    const long cap = 128 * 1024;
+#endif
+    ck_assert_msg(hwm > 0 && hwm < cap && hwm < big_mb() * 1024L / 2,
+                  "proxy peak RSS %ld KiB", hwm);
     skv_client_free(bob);
     skv_client_free(alice);
     skv_client_free(admin);
