@@ -19,7 +19,7 @@
 #include "../../tests/e2e_cluster.h"
 
 #define LISTEN "127.0.0.1:18290"
-#define BULK_MB 256
+#define BULK_MB 32
 
 static e2e_cluster g;
 static char g_ns[32];
@@ -196,7 +196,7 @@ static int wrk(const char *url, const char *tok, int conns, run *r)
 {
     char cmd[4096], out[8192];
     snprintf(cmd, sizeof cmd, "nsenter --net=/run/netns/%s wrk -t%d -c%d "
-             "-d%ds --latency %s%s%s '%s' 2>&1", g_ns, conns > 1 ? 2 : 1,
+             "-d%ds --timeout 30s --latency %s%s%s '%s' 2>&1", g_ns, conns > 1 ? 2 : 1,
              conns, g_secs, tok ? "-H 'Authorization: Bearer " : "",
              tok ? tok : "", tok ? "'" : "", url);
     FILE *p = popen(cmd, "r");
@@ -282,7 +282,7 @@ static int bench(void)
     snprintf(probe, sizeof probe, "for i in $(seq 100); do nsenter "
              "--net=/run/netns/%s busybox wget -q -O /dev/null "
              "http://127.0.0.1:%u/"
-             "small && exit 0; sleep 0.2; done; exit 1", g_ns, hp);
+             "small 2>/dev/null && exit 0; sleep 0.2; done; exit 1", g_ns, hp);
     if (!rc && (sh(probe) || measure(sid, hp, tok, &x)))
         rc = -1;
     if (!rc)
