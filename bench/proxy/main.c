@@ -196,8 +196,8 @@ static int wrk(const char *url, const char *tok, int conns, run *r)
 {
     char cmd[4096], out[8192];
     snprintf(cmd, sizeof cmd, "nsenter --net=/run/netns/%s wrk -t%d -c%d "
-             "-d%ds --timeout 30s --latency %s%s%s '%s' 2>&1", g_ns, conns > 1 ? 2 : 1,
-             conns, g_secs, tok ? "-H 'Authorization: Bearer " : "",
+             "-d%ds --timeout 30s --latency %s%s%s '%s' 2>&1", g_ns,
+             conns > 1 ? 2 : 1, conns, g_secs, tok ? "-H 'Authorization: Bearer " : "",
              tok ? tok : "", tok ? "'" : "", url);
     FILE *p = popen(cmd, "r");
     if (!p)
