@@ -78,6 +78,7 @@ static void forward(proxy *p, h2o_req_t *req, const proxy_route *r,
     ov->client_ctx = &p->client_ctx;
     ov->hostport.host = h2o_strdup(&req->pool, t->host, SIZE_MAX);
     ov->hostport.port = t->port;
+    ov->socketpool = proxy_pool_for(p, t);   /* keep-alive upstream */
     char auth[96];
     int al = snprintf(auth, sizeof auth, "%s:%u", t->host, t->port);
     h2o_iovec_t authority = h2o_strdup(&req->pool, auth, (size_t)al);

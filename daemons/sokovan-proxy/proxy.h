@@ -15,6 +15,7 @@
 #define H2O_USE_LIBUV 1
 #include <h2o.h>
 #include <h2o/http1.h>
+#include <h2o/socketpool.h>
 #include <h2o/tunnel.h>
 #include <pthread.h>
 
@@ -89,6 +90,9 @@ void proxy_resolve_close(proxy *p);
 
 /* handler.c: the one request handler. */
 int proxy_handler_register(proxy *p, h2o_hostconf_t *host);
+
+/* pool.c: the keep-alive pool of a target; NULL: connect per request. */
+h2o_socketpool_t *proxy_pool_for(proxy *p, const proxy_target *t);
 
 /* tunnel.c: `sokovan app`'s upgrade to a raw byte stream. */
 void proxy_tunnel_start(proxy *p, h2o_req_t *req, const proxy_target *t);
