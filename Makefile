@@ -45,7 +45,7 @@ DEB_PACKAGES := build-essential pkg-config libuv1-dev libsqlite3-dev \
 	libmsgpack-dev libnuma-dev libhwloc-dev libcap-dev libseccomp-dev \
 	libsodium-dev libarchive-dev libmnl-dev libnftables-dev libinih-dev libmicrohttpd-dev libssl-dev libyaml-dev libh2o-dev \
 	libbtrfsutil-dev btrfs-progs libpq-dev postgresql \
-	check hwloc runc iproute2 procps python3 python3-websocket python3-websockets busybox-static tar wrk
+	check hwloc runc iproute2 procps python3 python3-websocket python3-websockets busybox-static tar wrk openssl
 
 LIB_PKGS := msgpack hwloc libcap libseccomp sqlite3 libsodium libarchive libmnl libnftables libssl libcrypto libbtrfsutil libpq
 LIB_LIBS := -lnuma -ldl -lpthread -lm

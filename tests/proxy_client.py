@@ -14,6 +14,8 @@ hashlib, and websocket-client (Debian python3-websocket).
 import hashlib
 import http.client
 import http.cookiejar
+import os
+import ssl
 import sys
 import urllib.error
 import urllib.request
@@ -36,12 +38,18 @@ def cookie(url):
     print("second=%s" % second.strip())
 
 
+def tls_context():
+    """$SKV_PROXY_CA: verify an https proxy against this PEM file."""
+    ca = os.environ.get("SKV_PROXY_CA")
+    return ssl.create_default_context(cafile=ca) if ca else None
+
+
 def get(url, token):
     req = urllib.request.Request(url)
     if token != "-":
         req.add_header("Authorization", "Bearer " + token)
     try:
-        with urllib.request.urlopen(req) as r:
+        with urllib.request.urlopen(req, context=tls_context()) as r:
             print(r.status, r.read().decode().strip())
     except urllib.error.HTTPError as e:
         print(e.code, e.read().decode().strip())

@@ -14,8 +14,10 @@
  * (tests/proxy_client.py, the CLI) run there too (nsenter --net).
  *
  * Needs root, /bin/busybox, /usr/bin/python3 with the websocket and
- * websockets modules, nsenter and ip; otherwise each test says why it is
- * skipped. SKV_PROXY_BIG_MB sets the download's size (default 1024).
+ * websockets modules, nsenter, ip and openssl; otherwise each test says
+ * why it is skipped. SKV_PROXY_BIG_MB sets the download's size (default
+ * 1024). The restart case also runs a second proxy with a certificate
+ * (HTTPS, verified by the client).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
 #include <pthread.h>
@@ -40,8 +42,9 @@ static const char *why_skip(void)
                ">/dev/null 2>&1") != 0)
         return "needs /usr/bin/python3 with websocket (python3-websocket) "
                "and websockets (python3-websockets)";
-    if (access("/usr/bin/nsenter", X_OK) || access("/usr/sbin/ip", X_OK))
-        return "needs nsenter and ip";
+    if (access("/usr/bin/nsenter", X_OK) || access("/usr/sbin/ip", X_OK) ||
+        access("/usr/bin/openssl", X_OK))
+        return "needs nsenter, ip and openssl";
     return e2e_prepare(&g, skv_test_build_dir());
 }
 
@@ -150,28 +153,37 @@ static void start_agent(void)
     g.nagents = 1;
 }
 
-/* Start sokovan-proxy in the namespace; wait for its "ready" line. */
-static void start_proxy(void)
+/* Start a sokovan-proxy called name in the namespace (HTTPS with a
+ * certificate and key); wait for its "ready" line. */
+static pid_t start_proxy_as(const char *name, const char *listen,
+                            const char *cert, const char *key)
 {
     char exe[PATH_MAX + 32], mgr[PATH_MAX + 16], log[PATH_MAX + 32];
     snprintf(exe, sizeof exe, "%s/sokovan-proxy", g.bin);
     snprintf(mgr, sizeof mgr, "unix:%s", g.sock);
-    snprintf(log, sizeof log, "%s/logs/proxy.log", g.root);
+    snprintf(log, sizeof log, "%s/logs/%s.log", g.root, name);
     char *const argv[] = {exe, "--data-dir", g.data, "--manager", mgr,
-                          "--listen", PX_LISTEN, NULL};
-    g_proxy = e2e_spawn_ns(&g, g_ns, "proxy", argv);
-    ck_assert_int_gt(g_proxy, 0);
+                          "--listen", (char *)listen,
+                          cert ? "--tls-cert" : NULL, (char *)cert,
+                          "--tls-key", (char *)key, NULL};
+    pid_t pid = e2e_spawn_ns(&g, g_ns, name, argv);
+    ck_assert_int_gt(pid, 0);
     char cmd[PATH_MAX + 64], out[64];
     snprintf(cmd, sizeof cmd, "grep -c 'ready:' %s 2>/dev/null", log);
     for (int i = 0; i < 100; i++) {
         skv_test_sh_output(cmd, out, sizeof out);
         if (atoi(out) > 0)
-            return;
-        ck_assert_msg(e2e_alive(g_proxy), "sokovan-proxy exited; see %s",
-                      log);
+            return pid;
+        ck_assert_msg(e2e_alive(pid), "sokovan-proxy exited; see %s", log);
         e2e_sleep_ms(50);
     }
     ck_abort_msg("sokovan-proxy did not get ready; see %s", log);
+    return -1;
+}
+
+static void start_proxy(void)
+{
+    g_proxy = start_proxy_as("proxy", PX_LISTEN, NULL, NULL);
 }
 
 static void cluster_up(skv_client **admin)
@@ -586,6 +598,34 @@ START_TEST(test_e2e_proxy_ws_tunnel)
 }
 END_TEST
 
+/* A second proxy with a certificate and key serves HTTPS (verified by
+ * the client against that certificate); plain HTTP to it fails. */
+static void tls_proxy(const char *sid, const char *tok)
+{
+    char cert[PATH_MAX + 16], key[PATH_MAX + 16], cmd[PATH_MAX * 3];
+    char out[4096], args[2048];
+    snprintf(cert, sizeof cert, "%s/tls-cert.pem", g.root);
+    snprintf(key, sizeof key, "%s/tls-key.pem", g.root);
+    snprintf(cmd, sizeof cmd, "openssl req -x509 -newkey ec -pkeyopt "
+             "ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 -addext "
+             "subjectAltName=IP:127.0.0.1 -days 1 -keyout %s -out %s "
+             ">/dev/null 2>&1", key, cert);
+    ck_assert_msg(system(cmd) == 0, "openssl req failed");
+    pid_t tls = start_proxy_as("proxy-tls", "127.0.0.1:18192", cert, key);
+    setenv("SKV_PROXY_CA", cert, 1);
+    snprintf(args, sizeof args, "get https://127.0.0.1:18192/s/%s/web/ %s",
+             sid, tok);
+    client(out, sizeof out, args);
+    unsetenv("SKV_PROXY_CA");
+    ck_assert_msg(!strncmp(out, "200 still-here", 14), "https: %s", out);
+    snprintf(args, sizeof args, "get http://127.0.0.1:18192/s/%s/web/ %s",
+             sid, tok);
+    client(out, sizeof out, args);
+    ck_assert_msg(strncmp(out, "200 ", 4), "plain HTTP to the TLS proxy "
+                  "answered: %s", out);
+    e2e_kill(&g, &tls, SIGTERM, "proxy-tls");
+}
+
 /* The proxy killed with -9 and restarted: the session runs on, and the
  * same token reaches it again (the proxy keeps no state). */
 START_TEST(test_e2e_proxy_restart)
@@ -612,6 +652,7 @@ START_TEST(test_e2e_proxy_restart)
     ck_assert_msg(get_until(out, sizeof out, sid, "web", "", tok,
                             "200 still-here"), "after the restart: %s", out);
     ck_assert_str_eq(session_status(admin, sid, st, sizeof st), "RUNNING");
+    tls_proxy(sid, tok);
     skv_client_free(admin);
     kill(g_proxy, SIGTERM);
     e2e_stop(&g);
