@@ -623,6 +623,35 @@ static void tls_proxy(const char *sid, const char *tok)
     client(out, sizeof out, args);
     ck_assert_msg(strncmp(out, "200 ", 4), "plain HTTP to the TLS proxy "
                   "answered: %s", out);
+    /* sokovan app over HTTPS: verified against the certificate; the
+     * system's CAs do not know it, so that tunnel is refused */
+    for (int trusted = 1; trusted >= 0; trusted--) {
+        char app[PATH_MAX * 3], log[1024];
+        snprintf(app, sizeof app, "sh -c 'SOKOVAN_ENDPOINT=unix:%s "
+                 "SOKOVAN_KEY_FILE=%s/admin.key SOKOVAN_PROXY_URL=https://"
+                 "127.0.0.1:18192 SOKOVAN_PROXY_CA=%s %s/sokovan app %s echo "
+                 "--bind 127.0.0.1:18193 > %s/tls-app.out 2>&1 & echo $! > "
+                 "%s/tls-app.pid'", g.sock, g.data,
+                 trusted ? cert : "/etc/ssl/certs/ca-certificates.crt",
+                 g.bin, sid, g.root, g.root);
+        in_ns(out, sizeof out, "%s", app);
+        for (int i = 0; i < 50; i++) {
+            in_ns(out, sizeof out, "sh -c '(echo via-tls; sleep 1) | "
+                  "busybox nc -w 3 127.0.0.1 18193'");
+            if (strstr(out, "via-tls") || !trusted)
+                break;
+            e2e_sleep_ms(100);
+        }
+        snprintf(cmd, sizeof cmd, "kill $(cat %s/tls-app.pid); sleep 0.2; "
+                 "cat %s/tls-app.out", g.root, g.root);
+        skv_test_sh_output(cmd, log, sizeof log);
+        if (trusted)
+            ck_assert_msg(!strcmp(out, "via-tls\n"), "%s / %s", out, log);
+        else
+            ck_assert_msg(!strstr(out, "via-tls") &&
+                          strstr(log, "cannot reach the proxy"), "%s / %s",
+                          out, log);
+    }
     e2e_kill(&g, &tls, SIGTERM, "proxy-tls");
 }
 
@@ -635,9 +664,9 @@ START_TEST(test_e2e_proxy_restart)
     skv_error e = SKV_ERROR_INIT;
     cluster_up(&admin);
     char sid[E2E_ID_MAX], tok[1024], out[4096], st[32];
-    char *svcs[] = {"web=8080/http"};
-    submit(admin, sid, "echo still-here > /www/index.html && exec httpd -f "
-           "-p 8080 -h /www", svcs, 1);
+    char *svcs[] = {"web=8080/http", "echo=7000/tcp"};
+    submit(admin, sid, "nc -ll -p 7000 -e cat & echo still-here > "
+           "/www/index.html && exec httpd -f -p 8080 -h /www", svcs, 2);
     SKV_CK_OK(app_token(admin, sid, "web", tok, sizeof tok), &e);
     ck_assert_msg(get_until(out, sizeof out, sid, "web", "", tok,
                             "200 still-here"), "%s", out);
