@@ -45,14 +45,15 @@ endif
 # Debian packages: the build's dependencies (see `make deps`).
 DEB_PACKAGES := build-essential pkg-config libuv1-dev libsqlite3-dev \
 	libmsgpack-dev libnuma-dev libhwloc-dev libcap-dev libseccomp-dev \
-	libsodium-dev libarchive-dev libmnl-dev libnftables-dev libinih-dev libmicrohttpd-dev libssl-dev libyaml-dev \
+	libsodium-dev libarchive-dev libmnl-dev libnftables-dev libinih-dev libmicrohttpd-dev libssl-dev libyaml-dev libh2o-dev \
 	libbtrfsutil-dev btrfs-progs libpq-dev postgresql \
 	check hwloc runc iproute2 procps python3 busybox-static tar \
-	python3-venv python3-setuptools python3-wheel-whl
+	python3-venv python3-setuptools python3-wheel-whl python3-websocket \
+	python3-websockets wrk openssl
 
 LIB_PKGS := msgpack hwloc libcap libseccomp sqlite3 libsodium libarchive libmnl libnftables libssl libcrypto libbtrfsutil libpq
 LIB_LIBS := -lnuma -ldl -lpthread -lm
-PROG_PKGS := libuv inih libmicrohttpd yaml-0.1
+PROG_PKGS := libuv inih libmicrohttpd yaml-0.1 libh2o
 TEST_PKGS := check
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS) $(PROG_PKGS) 2>/dev/null)

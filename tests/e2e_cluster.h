@@ -354,7 +354,8 @@ static inline bool e2e_is_daemon(long pid)
     size_t n = fread(cmd, 1, sizeof(cmd) - 1, f);
     fclose(f);
     cmd[n] = '\0';
-    return strstr(cmd, "sokovan-manager") || strstr(cmd, "sokovan-agent");
+    return strstr(cmd, "sokovan-manager") || strstr(cmd, "sokovan-agent") ||
+           strstr(cmd, "sokovan-proxy");
 }
 
 /* Kill every daemon recorded under root/pids (in any process), destroy the

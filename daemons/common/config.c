@@ -50,12 +50,14 @@ struct skvd_key {
 
 #define M SKVD_ROLE_MANAGER
 #define A SKVD_ROLE_AGENT
+#define P SKVD_ROLE_PROXY
+#define PO(f) offsetof(skvd_config, proxy.f)
 #define MO(f) offsetof(skvd_config, manager.f)
 #define AO(f) offsetof(skvd_config, agent.f)
 #define GiB (1024ull * 1024 * 1024)
 
 static const skvd_key g_keys[] = {
-    {"manager", "data_dir", K_PATH, MO(data_dir), M | A,
+    {"manager", "data_dir", K_PATH, MO(data_dir), M | A | P,
      "/var/lib/sokovan/manager", 0, 0, "DIR",
      "manager state: manager.db, admin.key, agents/<id>.key (agent: "
      "where to find its key file)"},
@@ -230,6 +232,34 @@ static const skvd_key g_keys[] = {
     {"agent", "tls_pin", K_PIN, AO(tls_pin), A, NULL, 0, 0, "SHA256",
      "connect over TLS, accepting only the manager certificate with this "
      "SHA-256 fingerprint (the manager logs it)"},
+    /* sokovan-proxy (docs/config.md, "The app proxy") */
+    {"proxy", "listen", K_TCP, PO(listen), P, "127.0.0.1:8090", 0, 0,
+     "HOST:PORT", "serve http(s)://HOST:PORT/s/SESSION/SERVICE/ there"},
+    {"proxy", "manager", K_MANAGER, PO(manager), P,
+     "unix:/run/sokovan/manager.sock", 0, 0, "ADDR[,ADDR...]",
+     "the manager that resolves app tokens: unix:/path or host:port"},
+    {"proxy", "key_file", K_OPTPATH, PO(key_file), P, NULL, 0, 0, "FILE",
+     "admin keypair the proxy signs app.resolve with; default "
+     "<manager data_dir>/admin.key"},
+    {"proxy", "tls_cert", K_OPTPATH, PO(tls_cert), P, NULL, 0, 0, "FILE",
+     "PEM certificate (chain): serve HTTPS (with tls_key)"},
+    {"proxy", "tls_key", K_OPTPATH, PO(tls_key), P, NULL, 0, 0, "FILE",
+     "PEM private key of tls_cert"},
+    {"proxy", "public_url", K_STR, PO(public_url), P, NULL, 0, 0, "URL",
+     "how users reach the proxy (e.g. https://apps.example.org), "
+     "logged when ready; default from listen"},
+    {"proxy", "cache_ms", K_UINT, PO(cache_ms), P, "2000", 0, 600000,
+     "MS", "reuse a token's resolved target this long (0: ask the "
+     "manager on every request); short, as an ended session's host port "
+     "may be published again for another session"},
+    {"proxy", "max_request_body", K_BYTES, PO(max_request_body), P, "1g",
+     0, 64 * GiB, "BYTES", "largest request body forwarded"},
+    {"proxy", "io_timeout_ms", K_UINT, PO(io_timeout_ms), P, "300000", 1000,
+     86400000, "MS", "close an upstream or tunnel connection idle this long"},
+    {"proxy", "pidfile", K_OPTPATH, PO(pidfile), P, NULL, 0, 0, "FILE",
+     "write the process id there"},
+    {"proxy", "log_level", K_LEVEL, PO(log_level), P, "info", 0, 0, "LEVEL",
+     "trace, debug, info, warn or error"},
 };
 #define NKEYS (sizeof(g_keys) / sizeof(g_keys[0]))
 
@@ -691,6 +721,18 @@ static int tls_finish(skvd_config *c, char *why, size_t wl)
     return 0;
 }
 
+/* sokovan-proxy: HTTPS needs both halves; the admin key by default. */
+static int proxy_finish(skvd_proxy_conf *p, const char *data_dir, char *why,
+                        size_t wl)
+{
+    if (!p->tls_cert != !p->tls_key)
+        return WHY("proxy: set both tls_cert and tls_key (HTTPS), or "
+                   "neither (HTTP)");
+    if (!p->key_file && !(p->key_file = join3(data_dir, "/admin.key", "")))
+        return WHY("out of memory");
+    return 0;
+}
+
 int skvd_config_finish(skvd_config *c, char *why, size_t wl)
 {
     skvd_agent_conf *a = &c->agent;
@@ -709,7 +751,8 @@ int skvd_config_finish(skvd_config *c, char *why, size_t wl)
         return WHY("reconnect_min_ms (%llu) exceeds reconnect_max_ms (%llu)",
                    (unsigned long long)a->reconnect_min_ms,
                    (unsigned long long)a->reconnect_max_ms);
-    if (tls_finish(c, why, wl))
+    if (tls_finish(c, why, wl) ||
+        proxy_finish(&c->proxy, c->manager.data_dir, why, wl))
         return -1;
     if (!a->state_dir &&
         !(a->state_dir = join3("/var/lib/sokovan/agent-", a->agent_id, "")))

@@ -43,7 +43,8 @@ int64_t skvd_now_ms(void);
 
 typedef enum skvd_role {
     SKVD_ROLE_MANAGER = 1,
-    SKVD_ROLE_AGENT = 2
+    SKVD_ROLE_AGENT = 2,
+    SKVD_ROLE_PROXY = 4
 } skvd_role;
 
 /* One storage_host value, parsed (storage_conf.c). */
@@ -108,9 +109,24 @@ typedef struct skvd_agent_conf {
     uint64_t log_max_bytes;  /* each log of a kernel */
 } skvd_agent_conf;
 
+/* sokovan-proxy: the app proxy (daemons/sokovan-proxy). */
+typedef struct skvd_proxy_conf {
+    char *listen;            /* "host:port" served over HTTP(S) */
+    char *manager;           /* "unix:/path" or "host:port" */
+    char *key_file;          /* admin keypair; NULL: <data_dir>/admin.key */
+    char *tls_cert, *tls_key; /* both: HTTPS; neither: HTTP */
+    char *public_url;        /* base of the URLs shown; NULL: from listen */
+    char *pidfile;
+    uint64_t cache_ms;       /* how long a resolved token is reused */
+    uint64_t max_request_body; /* bytes of one request's body */
+    uint64_t io_timeout_ms;  /* idle upstream/tunnel I/O */
+    uint64_t log_level;
+} skvd_proxy_conf;
+
 typedef struct skvd_config {
     skvd_manager_conf manager;
     skvd_agent_conf agent;
+    skvd_proxy_conf proxy;
 } skvd_config;
 
 /* One configuration key (config.c holds the table). */

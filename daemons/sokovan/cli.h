@@ -211,6 +211,14 @@ int cli_cmd_agents(cli *c, int argc, char **argv);
 int cli_cmd_images(cli *c, int argc, char **argv);
 int cli_cmd_admin(cli *c, int argc, char **argv);
 int cli_cmd_vfolder(cli *c, int argc, char **argv);
+/* Service apps (cmd_app.c, app_tunnel.c). */
+int cli_cmd_app_token(cli *c, int argc, char **argv);
+int cli_cmd_app(cli *c, int argc, char **argv);
+/* $SOKOVAN_PROXY_URL, else http://127.0.0.1:8090. */
+const char *cli_proxy_url(void);
+void cli_show_services(const skv_proto_session_info *s);
+int cli_app_token(cli *c, const char *sid, const char *svc, uint32_t ttl_s,
+                  skv_proto_app_token_reply *r);
 
 /* Follow a session to its end, streaming the main kernel's output;
  * returns the exit code `run --wait` exits with. */

@@ -30,6 +30,10 @@ static const char run_help[] =
     "                      /home/work/NAME), read-only with :ro (repeatable)\n"
     "  --port N            publish main1's TCP port N on its agent's\n"
     "                      addresses (repeatable; see `sokovan show`)\n"
+    "  --service NAME=PORT[/http|/tcp]\n"
+    "                      a named service on main1's PORT (published as\n"
+    "                      --port does), served by the app proxy at\n"
+    "                      /s/SESSION/NAME/ (repeatable; default http)\n"
     "  --depends-on ID     start only after session ID ended successfully\n"
     "                      (repeatable)\n"
     "  --estimated-duration D  how long it will run (e.g. 90s, 30m, 2h):\n"
@@ -67,6 +71,7 @@ const cli_opt cli_run_opts[] = {
     {"preemptible", 0, O_PREEMPT, 0}, {"no-preemptible", 0, O_NOPREEMPT, 0},
     {"file", 1, O_FILE, 'f'}, {"not-before", 1, O_NOTBEFORE, 0},
     {"max-lifetime", 1, O_MAXLIFE, 0}, {"mount", 1, O_MOUNT, 0},
+    {"service", 1, O_SERVICE, 0},
     {NULL, 0, 0, 0}};
 
 static int set_slot(cli *c, run_kernel *a, const char *opt, const char *name,
@@ -134,6 +139,30 @@ static int take_kv(cli *c, const char *flag, bool unique, skv_proto_kv **v,
         return cli_fail("out of memory");
     (*n)++;
     return 0;
+}
+
+static int take_port(cli *c, run_args *a, const char *val);
+
+/* A service also publishes its port (once, whichever flag came first). */
+static int take_service(cli *c, run_args *a, const char *val)
+{
+    char name[SKV_PROTO_SERVICE_NAME_MAX], proto[8], num[8];
+    uint32_t port;
+    skv_error e = SKV_ERROR_INIT;
+    if (skv_proto_service_parse(val, name, &port, proto, &e))
+        return cli_usage(c, "--service: %s", e.message);
+    size_t nl = strlen(name);
+    for (size_t i = 0; i < a->services.n; i++)
+        if (!strncmp(a->services.v[i], name, nl) &&
+            a->services.v[i][nl] == '=')
+            return cli_usage(c, "--service: '%s' given twice", name);
+    bool published = false;
+    for (size_t i = 0; i < a->sub.n_ports; i++)
+        published |= a->sub.ports[i] == port;
+    snprintf(num, sizeof num, "%u", port);
+    if (!published && take_port(c, a, num))
+        return CLI_USAGE;
+    return cli_strv_push(&a->services, val) ? CLI_FAIL : 0;
 }
 
 static int take_port(cli *c, run_args *a, const char *val)
@@ -233,6 +262,8 @@ static int take_typed(cli *c, run_args *a, int id, const char *val)
         return take_port(c, a, val);
     case O_MOUNT:
         return cli_run_take_mount(c, &a->sub, val);
+    case O_SERVICE:
+        return take_service(c, a, val);
     case O_DEPENDS:
         return take_dep(c, a, val);
     case O_ESTDUR:
@@ -411,6 +442,8 @@ static int finish_submit(cli *c, run_args *a)
     s->n_constraints = a->n_cons;
     s->dependencies = a->deps.v;
     s->n_dependencies = a->deps.n;
+    s->services = a->services.v;
+    s->n_services = a->services.n;
     return a->n_groups ? kernels_from_groups(c, a) : kernels_from_flags(a);
 }
 
@@ -427,6 +460,7 @@ static void run_args_free(run_args *a)
     cli_run_mounts_free(&a->sub);
     cli_strv_free(&a->command);
     cli_strv_free(&a->deps);
+    cli_strv_free(&a->services);
     skv_slots_free(a->top.slots);
     for (size_t g = 0; g < a->n_groups; g++)
         skv_slots_free(a->groups[g].slots);

@@ -167,6 +167,7 @@ int cli_cmd_show(cli *c, int argc, char **argv)
     } else {
         summary(&r.session);
         kernels(&r.session);
+        cli_show_services(&r.session);
         history(&r.session);
         pending(&r.session);
     }

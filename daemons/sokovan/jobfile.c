@@ -2,7 +2,8 @@
  * (option, value) pairs the command line gives, so every key is checked by
  * the flag's own parser and a mistake names the file and line.
  *
- * Shapes: a scalar key is one pair; a list (command, port, depends_on) is
+ * Shapes: a scalar key is one pair; a list (command, port, service,
+ * depends_on) is
  * one pair per element; a map (env, constraint, slot) is one "K=V" pair per
  * entry; `kernels` is a list of maps, one per group of kernels.
  * SPDX-License-Identifier: Apache-2.0 */

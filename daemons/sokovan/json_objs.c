@@ -98,5 +98,9 @@ void cli_json_session(cli_json *j, const skv_proto_session_info *s)
     history(j, s);
     pending(j, s);
     kernels(j, s);
+    if (s->n_services) {
+        cli_json_key(j, "services");
+        cli_json_strs(j, s->services, s->n_services);
+    }
     cli_json_obj_end(j);
 }

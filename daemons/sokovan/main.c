@@ -20,6 +20,10 @@ static const char usage_text[] =
     "  terminate ID [--force] [--reason R] stop a session\n"
     "  agents [--rg G] [--all]             list agents\n"
     "  images [--arch A]                   list images\n"
+    "  app-token ID SERVICE [--ttl D]      the URL (with a token) of a service\n"
+    "                                      through the app proxy\n"
+    "  app ID SERVICE [--bind ADDR:PORT]   a local TCP tunnel to a service\n"
+    "                                      through the app proxy\n"
     "  admin user|keypair|project|domain|policy|group\n"
     "        create|update|delete|list ... manage the cluster (admin --help)\n"
     "  vfolder create|list|info|rename|delete|purge|clone|share|accept|\n"
@@ -201,6 +205,7 @@ static const cli_command commands[] = {
     {"images", cli_cmd_images},   {"admin", cli_cmd_admin},
     {"help", cmd_help},           {"version", cmd_version},
     {"vfolder", cli_cmd_vfolder},
+    {"app-token", cli_cmd_app_token}, {"app", cli_cmd_app},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

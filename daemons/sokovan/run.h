@@ -12,7 +12,7 @@
 enum { O_CPU = 1, O_MEM, O_GPU, O_GPUS, O_SLOT, O_CSIZE, O_CMODE, O_RG,
        O_PROJECT, O_PRIO, O_TYPE, O_NAME, O_ENV, O_TOKEN, O_WAIT, O_PORT,
        O_CONSTRAINT, O_DEPENDS, O_ESTDUR, O_PREEMPT, O_NOPREEMPT, O_FILE,
-       O_NOTBEFORE, O_MAXLIFE, O_MOUNT };
+       O_NOTBEFORE, O_MAXLIFE, O_MOUNT, O_SERVICE };
 
 /* One kernel's (or a group of identical kernels') resources. */
 typedef struct run_kernel {
@@ -37,6 +37,7 @@ typedef struct run_args {
     int wait, csize_given;
     char token[64];
     cli_job job;                /* owns the job file's strings */
+    cli_strv services;          /* --service NAME=PORT[/http|/tcp] */
 } run_args;
 
 extern const cli_opt cli_run_opts[];

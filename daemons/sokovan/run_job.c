@@ -12,6 +12,7 @@ static void flag_name(char *out, size_t cap, const char *key)
 {
     static const struct { const char *from, *to; } plural[] = {
         {"slots", "slot"}, {"constraints", "constraint"}, {"ports", "port"},
+        {"services", "service"},
         {"resource-group", "rg"}, {"dependencies", "depends-on"},
         {"mounts", "mount"}};
     snprintf(out, cap, "%s", key);

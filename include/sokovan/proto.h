@@ -131,8 +131,23 @@ typedef enum skv_proto_type {
     SKV_PROTO_VFOLDER_UPLOAD_REPLY,     /* skv_proto_vfolder_upload_reply */
     SKV_PROTO_VFOLDER_DOWNLOAD,         /* skv_proto_vfolder_download */
     SKV_PROTO_VFOLDER_DOWNLOAD_REPLY,   /* skv_proto_vfolder_download_reply */
+    /* service apps: a token for the owner, resolved by the app proxy */
+    SKV_PROTO_APP_TOKEN,                /* skv_proto_app_token */
+    SKV_PROTO_APP_TOKEN_REPLY,          /* skv_proto_app_token_reply */
+    SKV_PROTO_APP_RESOLVE,              /* skv_proto_app_resolve */
+    SKV_PROTO_APP_RESOLVE_REPLY,        /* skv_proto_app_resolve_reply */
     SKV_PROTO_TYPE_COUNT                /* not a type: one past the last */
 } skv_proto_type;
+
+/* A service declaration "NAME=PORT[/http|/tcp]" (session.submit's
+ * services; the protocol defaults to http). NAME: 1..31 of [a-z0-9_-],
+ * starting with a letter (it is a URL path segment); PORT: 1..65535.
+ * name must hold SKV_PROTO_SERVICE_NAME_MAX bytes, proto 8 ("http"/"tcp").
+ * SKV_EINVAL naming the problem. */
+#define SKV_PROTO_SERVICE_NAME_MAX 32
+SKV_EXTERN int skv_proto_service_parse(const char *text, char *name,
+                                       uint32_t *port, char *proto,
+                                       skv_error *err);
 
 /* "agent.register", ...; "?" for SKV_PROTO_UNKNOWN and out-of-range values. */
 SKV_EXTERN const char *skv_proto_type_name(skv_proto_type type);

@@ -318,6 +318,12 @@ typedef struct skv_proto_session_submit {        /* "session.submit" */
                                           still applies); 0: no own limit */
     skv_proto_mount *mounts;           /* virtual folders, on every kernel */
     size_t n_mounts;
+    char **services;                   /* "NAME=PORT/http" or "NAME=PORT/tcp":
+                                          named service ports of the main
+                                          kernel, each PORT also in ports,
+                                          served by the app proxy
+                                          (skv_proto_service_parse) */
+    size_t n_services;
 } skv_proto_session_submit;
 
 typedef struct skv_proto_session_ref { /* "session.submit.reply",
@@ -389,6 +395,8 @@ typedef struct skv_proto_session_info {
     size_t n_pending;
     skv_proto_kernel_info *kernels;    /* show only */
     size_t n_kernels;
+    char **services;                   /* show only: as submitted */
+    size_t n_services;
 } skv_proto_session_info;
 
 typedef struct skv_proto_session_list_reply {    /* "session.list.reply" */
@@ -764,6 +772,33 @@ typedef struct skv_proto_vfolder_download_reply { /* "vfolder.download.reply" */
     uint64_t file_size;
     uint8_t eof;                /* data reaches the end of the file */
 } skv_proto_vfolder_download_reply;
+/* ---- service apps through the app proxy (docs/protocol.md) -------------- */
+
+typedef struct skv_proto_app_token {         /* "app.token" (user) */
+    char *session_id;
+    char *service;              /* a name from the session's services */
+    uint32_t ttl_s;             /* 0: 12 hours; at most 7 days */
+} skv_proto_app_token;
+
+typedef struct skv_proto_app_token_reply {   /* "app.token.reply" */
+    char *token;                /* for the session's owner, this service */
+    char *path;                 /* "/s/SESSION/SERVICE/" on the proxy */
+    int64_t expires_ms;
+} skv_proto_app_token_reply;
+
+typedef struct skv_proto_app_resolve {       /* "app.resolve" (the proxy) */
+    char *session_id;
+    char *service;
+    char *token;                /* as presented to the proxy */
+} skv_proto_app_resolve;
+
+typedef struct skv_proto_app_resolve_reply { /* "app.resolve.reply" */
+    char *user;                 /* the token's user (the session's owner) */
+    char *host;                 /* the agent's address the port is on */
+    uint32_t port;              /* the published host port */
+    char *protocol;             /* "http" or "tcp" */
+    int64_t expires_ms;         /* the token's expiry */
+} skv_proto_app_resolve_reply;
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
-#include "mgr_int.h"
+#include "mgr_app.h"
 
 static int owner_of(skv_manager *m, const char *sid, char *owner,
                     skv_error *err)
@@ -34,6 +34,8 @@ int skv__mgr_on_show(skv_manager *m, const skv__mgr_call *c, skv_error *err)
     rc = skv__mgr_session_info(m, &rep.session, q->session_id, err);
     if (!rc)
         rc = skv__mgr_session_details(m, &rep.session, err);
+    if (!rc)
+        rc = skv__mgr_app_show(m, &rep.session, err);
     if (!rc)
         rc = skv__mgr_reply(m, c->conn, c->req, SKV_PROTO_SESSION_SHOW_REPLY,
                             &rep);

@@ -97,7 +97,9 @@ static int ctx_load(skv_manager *m, const char *sid, create_ctx *c,
     kc->n_env = c->sub.n_env;
     kc->cluster_mode = c->sub.cluster_mode;
     kc->cluster_size = c->sub.cluster_size;
-    c->cluster = kc->cluster_size > 1;
+    /* A published port (a service) needs the session network even for one
+     * kernel: the agent publishes ports of cluster-network kernels only. */
+    c->cluster = kc->cluster_size > 1 || c->sub.n_ports > 0;
     kc->network = c->cluster ? "cluster" : NULL;
     kc->ports = c->sub.ports;
     kc->n_ports = c->sub.n_ports;

@@ -6,6 +6,7 @@
 
 #include "mgr_int.h"
 #include "mgr_vfolder.h"
+#include "mgr_app.h"
 
 typedef int (*handler_fn)(skv_manager *, const skv__mgr_call *, skv_error *);
 
@@ -29,6 +30,8 @@ static handler_fn handler_of(skv_proto_type t)
     case SKV_PROTO_VFOLDER_FILE: return skv__mgr_on_vfolder_file;
     case SKV_PROTO_VFOLDER_UPLOAD: return skv__mgr_on_vfolder_upload;
     case SKV_PROTO_VFOLDER_DOWNLOAD: return skv__mgr_on_vfolder_download;
+    case SKV_PROTO_APP_TOKEN: return skv__mgr_on_app_token;
+    case SKV_PROTO_APP_RESOLVE: return skv__mgr_on_app_resolve;
     default: return NULL;
     }
 }

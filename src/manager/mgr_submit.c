@@ -6,6 +6,7 @@
 
 #include "mgr_int.h"
 #include "mgr_vfolder.h"
+#include "mgr_app.h"
 
 static int set_str(char **field, const char *value, skv_error *err)
 {
@@ -47,7 +48,7 @@ static int basic_checks(const skv_proto_session_submit *s, skv_error *err)
         return skv__err(err, SKV_EINVAL, "image is required");
     if (s->n_command == 0 || !s->command[0] || !s->command[0][0])
         return skv__err(err, SKV_EINVAL, "command is required");
-    return 0;
+    return skv__mgr_app_check_submit(s, err);
 }
 
 static int admission(skv_manager *m, const skv_proto_session_submit *s,

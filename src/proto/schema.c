@@ -299,6 +299,7 @@ static const skv__pfield submit_f[] = {
     I64(S, "not_before_ms", not_before_ms),
     U64(S, "max_lifetime_ms", max_lifetime_ms),
     LIST(S, "mounts", mounts, 64, mount_d),
+    STRS(S, "services", services, 64, ID),
 };
 DESC(submit_d, "session.submit", S, submit_f);
 #undef S
@@ -373,6 +374,7 @@ static const skv__pfield sinfo_f[] = {
     LIST(S, "history", history, 4096, schange_d),
     LIST(S, "pending", pending, 1024, pending_d),
     LIST(S, "kernels", kernels, 1024, kinfo_d),
+    STRS(S, "services", services, 64, ID),
 };
 DESC(sinfo_d, "session", S, sinfo_f);
 #undef S
@@ -758,6 +760,35 @@ static const skv__pfield vdownr_f[] = {
 };
 DESC(vdownr_d, "vfolder.download.reply", S, vdownr_f);
 #undef S
+static const skv__pfield apptok_f[] = {
+    STRQ(skv_proto_app_token, "session_id", session_id, ID),
+    STRQ(skv_proto_app_token, "service", service, ID),
+    U32(skv_proto_app_token, "ttl_s", ttl_s),
+};
+DESC(apptok_d, "app.token", skv_proto_app_token, apptok_f);
+
+static const skv__pfield apptokr_f[] = {
+    STRQ(skv_proto_app_token_reply, "token", token, TEXT),
+    STR(skv_proto_app_token_reply, "path", path, TEXT),
+    I64(skv_proto_app_token_reply, "expires_ms", expires_ms),
+};
+DESC(apptokr_d, "app.token.reply", skv_proto_app_token_reply, apptokr_f);
+
+static const skv__pfield appres_f[] = {
+    STRQ(skv_proto_app_resolve, "session_id", session_id, ID),
+    STRQ(skv_proto_app_resolve, "service", service, ID),
+    STRQ(skv_proto_app_resolve, "token", token, TEXT),
+};
+DESC(appres_d, "app.resolve", skv_proto_app_resolve, appres_f);
+
+static const skv__pfield appresr_f[] = {
+    STR(skv_proto_app_resolve_reply, "user", user, ID),
+    STR(skv_proto_app_resolve_reply, "host", host, ID),
+    U32(skv_proto_app_resolve_reply, "port", port),
+    STR(skv_proto_app_resolve_reply, "protocol", protocol, ID),
+    I64(skv_proto_app_resolve_reply, "expires_ms", expires_ms),
+};
+DESC(appresr_d, "app.resolve.reply", skv_proto_app_resolve_reply, appresr_f);
 
 /* ---- the type table ------------------------------------------------------------------ */
 
@@ -873,4 +904,12 @@ const skv__ptype skv__proto_types[SKV_PROTO_TYPE_COUNT] = {
       SKV_PROTO_VFOLDER_DOWNLOAD_REPLY, SKV_AUTH_OP_SESSION_SUBMIT, vdown_d),
     T(SKV_PROTO_VFOLDER_DOWNLOAD_REPLY, "vfolder.download.reply", RSP, 0, 0,
       vdownr_d),
+    /* A token is the session owner's (checked by the handler); resolving
+     * one is the app proxy's, which holds an admin key. */
+    T(SKV_PROTO_APP_TOKEN, "app.token", REQ, SKV_PROTO_APP_TOKEN_REPLY,
+      SKV_AUTH_OP_SESSION_READ, apptok_d),
+    T(SKV_PROTO_APP_TOKEN_REPLY, "app.token.reply", RSP, 0, 0, apptokr_d),
+    T(SKV_PROTO_APP_RESOLVE, "app.resolve", REQ, SKV_PROTO_APP_RESOLVE_REPLY,
+      SKV_AUTH_OP_ADMIN, appres_d),
+    T(SKV_PROTO_APP_RESOLVE_REPLY, "app.resolve.reply", RSP, 0, 0, appresr_d),
 };

@@ -1,0 +1,100 @@
+/* sokovan-proxy: the app proxy. It serves
+ * http(s)://HOST:PORT/s/SESSION/SERVICE/... to the service port a session
+ * declared, on the agent that runs its main kernel. HTTP (keep-alive,
+ * streamed responses, WebSocket upgrade) is h2o's (libh2o, the libuv
+ * flavour): its reverse proxy forwards each request to the target this
+ * daemon resolved, and its tunnel splices `sokovan app` connections. The
+ * proxy keeps no state of its own: a token is resolved by the manager
+ * (app.resolve over the authenticated RPC, signed with an admin key) and
+ * cached for cache_ms (short: an ended session's host port may be
+ * published again), so restarting the proxy ends no session.
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef SKV_PROXY_H
+#define SKV_PROXY_H
+
+#define H2O_USE_LIBUV 1
+#include <h2o.h>
+#include <h2o/http1.h>
+#include <h2o/socketpool.h>
+#include <h2o/tunnel.h>
+#include <pthread.h>
+
+#include "skvd.h"
+#include "sokovan/client.h"
+
+#define PROXY_TOKEN_MAX 1024
+#define PROXY_COOKIE "sokovan_app"
+#define PROXY_QUERY "sokovan_token="
+#define PROXY_TUNNEL "sokovan-tunnel"
+
+/* A resolved token: where its service is, and until when to trust it. */
+typedef struct proxy_target {
+    char host[64];
+    uint16_t port;
+    char protocol[8];
+    char user[256];
+    int64_t until_ms;       /* min(token expiry, now + cache_ms) */
+} proxy_target;
+
+typedef struct proxy_cache proxy_cache;
+
+typedef struct proxy {
+    skvd_config cfg;
+    uv_loop_t loop;
+    uv_tcp_t listener;
+    h2o_globalconf_t h2o_conf;
+    h2o_context_t ctx;
+    h2o_accept_ctx_t accept;
+    h2o_http1client_ctx_t client_ctx;   /* ctx's, with WebSocket allowed */
+    h2o_timeout_t io_timeout;
+    SSL_CTX *ssl;                       /* NULL: plain HTTP */
+    proxy_cache *cache;
+    /* the manager connection, used from the libuv worker threads */
+    pthread_mutex_t mu;
+    skv_client *client;
+    char ak[SKV_AUTH_ACCESS_KEY_MAX], sk[SKV_AUTH_SECRET_KEY_MAX];
+} proxy;
+
+/* route.c: "/s/SESSION/SERVICE/REST" -> its parts (pointers into the
+ * pool); 0, or -1 when path is not of that form. */
+typedef struct proxy_route {
+    h2o_iovec_t sid, svc, rest;   /* rest starts with '/' */
+} proxy_route;
+int proxy_route_parse(proxy_route *r, h2o_iovec_t path);
+/* The token of a request: the query's sokovan_token, the sokovan_app
+ * cookie or "Authorization: Bearer". *from_query says which. */
+int proxy_route_token(h2o_req_t *req, char *out, size_t cap,
+                      int *from_query);
+/* path without the sokovan_token query parameter (pool memory). */
+h2o_iovec_t proxy_route_strip_token(h2o_mem_pool_t *pool, h2o_iovec_t path);
+/* Drop our credentials from what goes upstream: "Authorization: Bearer"
+ * and the sokovan_app cookie. */
+void proxy_route_scrub(h2o_req_t *req);
+
+/* cache.c: token -> target, bounded. */
+int proxy_cache_new(proxy_cache **out);
+void proxy_cache_free(proxy_cache *c);
+/* 1 with *t when key is cached and fresh, else 0. */
+int proxy_cache_get(proxy_cache *c, const char *key, int64_t now_ms,
+                    proxy_target *t);
+void proxy_cache_put(proxy_cache *c, const char *key, const proxy_target *t,
+                     int64_t now_ms);
+
+/* resolve.c: ask the manager (on a libuv worker thread); done runs on the
+ * loop with rc 0 and *t, or a negative SKV_E* code and a message. */
+typedef void (*proxy_resolved_cb)(void *data, int rc, const proxy_target *t,
+                                  const char *why);
+int proxy_resolve(proxy *p, const char *sid, const char *svc,
+                  const char *token, proxy_resolved_cb done, void *data);
+void proxy_resolve_close(proxy *p);
+
+/* handler.c: the one request handler. */
+int proxy_handler_register(proxy *p, h2o_hostconf_t *host);
+
+/* pool.c: the keep-alive pool of a target; NULL: connect per request. */
+h2o_socketpool_t *proxy_pool_for(proxy *p, const proxy_target *t);
+
+/* tunnel.c: `sokovan app`'s upgrade to a raw byte stream. */
+void proxy_tunnel_start(proxy *p, h2o_req_t *req, const proxy_target *t);
+
+#endif
