@@ -126,6 +126,13 @@ static const skvd_key g_keys[] = {
      "where the state lives: sqlite (manager.db in data_dir) or "
      "postgresql://USER@HOST/DB (several managers on one server: one "
      "leads, the others stand by)"},
+    {"manager", "ha_poll_ms", K_UINT, MO(ha_poll_ms), M, "500", 50, 60000,
+     "MS", "PostgreSQL store: how often a standby tries to take the lease "
+     "and the leader renews it"},
+    {"manager", "ha_lease_ms", K_UINT, MO(ha_lease_ms), M, "5000", 200,
+     3600000, "MS", "PostgreSQL store: a leader that has not renewed for "
+     "this long loses the lease (PostgreSQL ends its session) and a "
+     "standby takes over; at least twice ha_poll_ms"},
     {"manager", "backup_dir", K_OPTPATH, MO(backup_dir), M, NULL, 0, 0,
      "DIR", "where 'sokovan admin backup NAME' writes; default "
      "<data_dir>/backups"},
@@ -675,6 +682,11 @@ int skvd_config_finish(skvd_config *c, char *why, size_t wl)
         return WHY("reconnect_min_ms (%llu) exceeds reconnect_max_ms (%llu)",
                    (unsigned long long)a->reconnect_min_ms,
                    (unsigned long long)a->reconnect_max_ms);
+    if (m->ha_lease_ms < 2 * m->ha_poll_ms)
+        return WHY("ha_lease_ms (%llu) must be at least twice ha_poll_ms "
+                   "(%llu): the leader renews every ha_poll_ms",
+                   (unsigned long long)m->ha_lease_ms,
+                   (unsigned long long)m->ha_poll_ms);
     if (tls_finish(c, why, wl))
         return -1;
     if (!a->state_dir &&
