@@ -24,7 +24,8 @@ static void name_self(mgr_ha *h, const skvd_manager_conf *c)
     char host[64] = "?";
     gethostname(host, sizeof(host) - 1);
     const char *at = c->tcp ? c->tcp : c->listen ? c->listen : "?";
-    snprintf(h->holder, sizeof(h->holder), "%.63s pid %ld at %.40s%s", host,
+    /* clipped at 127 bytes (the lease row's limit) */
+    snprintf(h->holder, sizeof(h->holder), "%.40s pid %ld at %s%s", host,
              (long)getpid(), c->tcp ? "" : "unix:", at);
 }
 

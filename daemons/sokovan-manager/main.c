@@ -232,9 +232,11 @@ static int serve(mgr_daemon *d)
         skvd_metrics_start(&d->drv.metrics, d->cfg.manager.metrics_listen,
                            collect, d->m))
         return -1;
-    for (skvd_conn *c = d->drv.net.conns; c; c = c->next)
+    for (skvd_conn *c = d->drv.net.conns, *next; c; c = next) {
+        next = c->next;
         if (c->opened && !c->closing && adopt(d, c))
             skvd_conn_close(c, false);
+    }
     skvd_driver_bind(&d->drv, tick, next_tick, d->m);
     skvd_log(SKV_LOG_INFO, "ready (data dir %s)", d->cfg.manager.data_dir);
     return 0;
