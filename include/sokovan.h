@@ -20,6 +20,7 @@
 #include "sokovan/auth.h"
 #include "sokovan/client.h"
 #include "sokovan/manager.h"
+#include "sokovan/manager_lease.h"
 #include "sokovan/agent.h"
 #include "sokovan/metrics.h"
 #include "sokovan/sshkey.h"

@@ -155,6 +155,27 @@ START_TEST(test_lost_submit_resent_only_with_token)
 }
 END_TEST
 
+/* A standby applied nothing: even a submission without a client token
+ * (not safe to resend after a lost connection) goes on to the leader. */
+START_TEST(test_standby_answer_resends_anything)
+{
+    fake_mgr sb, lead;
+    fake_mgr_start(&sb, standby_handler, NULL);
+    fake_mgr_start(&lead, leader_handler, NULL);
+    char list[512];
+    snprintf(list, sizeof list, "%s,%s", sb.endpoint, lead.endpoint);
+    skv_client *c = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(open_list(&c, list, 3000, &e), &e);
+    SKV_CK_OK(submit(c, NULL, &e), &e);
+    skv_client_free(c);
+    fake_mgr_stop(&sb);
+    fake_mgr_stop(&lead);
+    ck_assert_int_eq(sb.n_requests, 1);
+    ck_assert_int_eq(lead.n_requests, 1);
+}
+END_TEST
+
 /* The CLI with a list: `sokovan run` meets a standby first and lands on
  * the leader (its submission carries a client token). */
 START_TEST(test_cli_list_reaches_leader)
@@ -208,6 +229,7 @@ Suite *skv_test_suite_client_failover(void)
     TCase *tc = tcase_create("client_failover");
     tcase_add_test(tc, test_list_skips_dead_entry);
     tcase_add_test(tc, test_standby_answer_fails_over);
+    tcase_add_test(tc, test_standby_answer_resends_anything);
     tcase_add_test(tc, test_lost_submit_resent_only_with_token);
     tcase_add_test(tc, test_bad_lists_refused);
     tcase_add_test(tc, test_cli_list_reaches_leader);

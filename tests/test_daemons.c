@@ -861,6 +861,33 @@ START_TEST(manager_refuses_untrusted_db)
 }
 END_TEST
 
+/* The standby keys: in --help, bounded, and the lease must cover two
+ * renewals; refused with status 2 before anything starts. */
+START_TEST(manager_ha_keys)
+{
+    prog_run *r = calloc(1, sizeof(*r));
+    make_dir();
+    run(r, "sokovan-manager", (const char *const[]){"--help", NULL});
+    assert_contains(r->out, "--ha-poll-ms MS");
+    assert_contains(r->out, "--ha-lease-ms MS");
+    run(r, "sokovan-manager", (const char *const[]){"--ha-poll-ms", "400",
+                                                    "--ha-lease-ms", "700",
+                                                    NULL});
+    ck_assert_int_eq(r->status, 2);
+    assert_contains(r->err, "at least twice ha_poll_ms");
+    run(r, "sokovan-manager", (const char *const[]){"--ha-lease-ms", "100",
+                                                    NULL});
+    ck_assert_int_eq(r->status, 2);
+    assert_contains(r->err, "--ha-lease-ms: 100 is outside 200..3600000");
+    run(r, "sokovan-manager", (const char *const[]){"--ha-poll-ms", "soon",
+                                                    NULL});
+    ck_assert_int_eq(r->status, 2);
+    assert_contains(r->err, "--ha-poll-ms");
+    remove_dir();
+    free(r);
+}
+END_TEST
+
 Suite *skv_test_suite_daemons(void);
 Suite *skv_test_suite_daemons(void)
 {
@@ -877,6 +904,7 @@ Suite *skv_test_suite_daemons(void)
     tcase_add_test(tc, manager_serves_metrics);
     tcase_add_test(tc, cluster_metrics_agree);
     tcase_add_test(tc, manager_refuses_untrusted_db);
+    tcase_add_test(tc, manager_ha_keys);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -11,6 +11,7 @@
 #include "../src/manager/store/lease.h"
 #include "pg_harness.h"
 #include "skv_test.h"
+#include "sokovan/manager_lease.h"
 
 static skv_pg g_pg;
 
@@ -203,6 +204,132 @@ START_TEST(test_lease_sqlite_single)
 }
 END_TEST
 
+/* A fenced store connection (lease_fence): every transaction begun on it
+ * checks the epoch first, so once another manager was elected not even a
+ * BEGIN goes through, and nothing is written. */
+START_TEST(test_lease_fence_every_begin)
+{
+    if (!pg_up())
+        return;
+    skv__db *lease = conn(), *store = conn(), *next = conn();
+    int64_t ep = 0, ep2 = 0;
+    skv_error e = SKV_ERROR_INIT;
+    ck_assert_int_eq(try_lead(lease, "a", &ep), 1);
+    SKV_CK_OK(skv__mgr_store_lease_fence(store, &ep, 1000, &e), &e);
+    SKV_CK_OK(skv__db_begin(store, &e), &e);
+    SKV_CK_OK(skv__db_exec(store, "CREATE TABLE IF NOT EXISTS w (k TEXT)",
+                           &e), &e);
+    SKV_CK_OK(skv__db_commit(store, &e), &e);
+    SKV_CK_OK(skv__mgr_store_lease_renew(lease, ep, &e), &e);
+    skv__mgr_store_lease_release(lease);
+    ck_assert_int_eq(try_lead(next, "b", &ep2), 1);
+    ck_assert_int_eq(ep2, ep + 1);
+    ck_assert_int_eq(skv__db_begin(store, &e), SKV_ESTATE);
+    ck_assert_ptr_nonnull(strstr(e.message, "deposed"));
+    ck_assert(!skv__db_in_transaction(store));
+    ck_assert_int_eq(skv__mgr_store_lease_renew(lease, ep, &e), SKV_ESTATE);
+    /* a fence with a stale epoch fails at once */
+    skv__db *late = conn();
+    ck_assert_int_eq(skv__mgr_store_lease_fence(late, &ep, 1000, &e),
+                     SKV_ESTATE);
+    skv__db_close(late);
+    skv__db_close(store);
+    skv__db_close(lease);
+    skv__db_close(next);
+}
+END_TEST
+
+/* A leader that stops talking (paused, hung) loses the lease after
+ * lease_ms: PostgreSQL ends its idle session, the standby is elected and
+ * the old leader's renew fails. */
+START_TEST(test_lease_silent_leader_loses)
+{
+    if (!pg_up())
+        return;
+    skv__db *a = conn(), *b = conn();
+    int64_t ea = 0, eb = 0;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__mgr_store_lease_hold(a, 300, &e), &e);
+    ck_assert_int_eq(try_lead(a, "a", &ea), 1);
+    int64_t t0 = now_ms();
+    while (!try_lead(b, "b", &eb) && now_ms() - t0 < 5000)
+        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    int64_t took = now_ms() - t0;
+    ck_assert_int_eq(eb, ea + 1);
+    ck_assert_msg(took >= 250 && took < 3000, "elected after %lld ms",
+                  (long long)took);
+    ck_assert_int_eq(skv__mgr_store_lease_renew(a, ea, &e), SKV_EIO);
+    skv__db_close(a);
+    skv__db_close(b);
+}
+END_TEST
+
+/* skv_manager_lease: bad input refused before any connection. */
+START_TEST(test_lease_api_rejects)
+{
+    skv_manager_lease *l = (skv_manager_lease *)1;
+    skv_manager_lease_options o = SKV_MANAGER_LEASE_OPTIONS_INIT;
+    skv_error e = SKV_ERROR_INIT;
+    o.store = "postgresql://nobody@127.0.0.1:1/x";
+    o.holder = "h";
+    o.lease_ms = 1000;
+    ck_assert_int_eq(skv_manager_lease_open(NULL, &o, &e), SKV_EINVAL);
+    ck_assert_int_eq(skv_manager_lease_open(&l, NULL, &e), SKV_EINVAL);
+    ck_assert_ptr_null(l);
+    o.lease_ms = 10;
+    ck_assert_int_eq(skv_manager_lease_open(&l, &o, &e), SKV_ERANGE);
+    o.lease_ms = 1000;
+    o.holder = "";
+    ck_assert_int_eq(skv_manager_lease_open(&l, &o, &e), SKV_EINVAL);
+    o.holder = "h";
+    o.store = "sqlite";
+    ck_assert_int_eq(skv_manager_lease_open(&l, &o, &e), SKV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.message, "PostgreSQL"));
+    o.store = "postgresql://nobody@127.0.0.1:1/x";
+    o.version = 99;
+    ck_assert_int_eq(skv_manager_lease_open(&l, &o, &e), SKV_EVERSION);
+    o.version = SKV_MANAGER_LEASE_OPTIONS_VERSION;
+    ck_assert_int_eq(skv_manager_lease_open(&l, &o, &e), SKV_EIO);
+    ck_assert_ptr_null(l);
+    ck_assert_int_eq(skv_manager_lease_try(NULL, 0, &e), SKV_EINVAL);
+    ck_assert_int_eq(skv_manager_lease_renew(NULL, &e), SKV_EINVAL);
+    ck_assert_int_eq(skv_manager_lease_epoch(NULL), 0);
+    skv_manager_lease_free(NULL);
+}
+END_TEST
+
+/* The public lease end to end: elected, renewed, handed over on free. */
+START_TEST(test_lease_api_cycle)
+{
+    if (!pg_up())
+        return;
+    skv_manager_lease_options o = SKV_MANAGER_LEASE_OPTIONS_INIT;
+    skv_error e = SKV_ERROR_INIT;
+    o.store = g_pg.uri;
+    o.holder = "one";
+    o.lease_ms = 1000;
+    skv_manager_lease *one = NULL, *two = NULL;
+    SKV_CK_OK(skv_manager_lease_open(&one, &o, &e), &e);
+    o.holder = "two";
+    SKV_CK_OK(skv_manager_lease_open(&two, &o, &e), &e);
+    ck_assert_int_eq(skv_manager_lease_renew(one, &e), SKV_ESTATE);
+    ck_assert_int_eq(skv_manager_lease_try(one, 1, &e), 1);
+    ck_assert_int_eq(skv_manager_lease_try(one, 1, &e), 1);   /* no bump */
+    int64_t ep = skv_manager_lease_epoch(one);
+    ck_assert_int_eq(skv_manager_lease_try(two, 1, &e), 0);
+    char who[128];
+    int64_t at = 0;
+    SKV_CK_OK(skv_manager_lease_leader(two, who, sizeof(who), &at, &e), &e);
+    ck_assert_str_eq(who, "one");
+    ck_assert_int_eq(at, ep);
+    SKV_CK_OK(skv_manager_lease_renew(one, &e), &e);
+    skv_manager_lease_free(one);
+    ck_assert_int_eq(skv_manager_lease_try(two, 1, &e), 1);
+    ck_assert_int_eq(skv_manager_lease_epoch(two), ep + 1);
+    skv_manager_lease_free(two);
+}
+END_TEST
+
 Suite *skv_test_suite_lease(void);
 Suite *skv_test_suite_lease(void)
 {
@@ -212,6 +339,10 @@ Suite *skv_test_suite_lease(void)
     tcase_add_test(tc, test_lease_standby_takes_over_after_kill);
     tcase_add_test(tc, test_lease_deposed_write_refused);
     tcase_add_test(tc, test_lease_sqlite_single);
+    tcase_add_test(tc, test_lease_fence_every_begin);
+    tcase_add_test(tc, test_lease_silent_leader_loses);
+    tcase_add_test(tc, test_lease_api_rejects);
+    tcase_add_test(tc, test_lease_api_cycle);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;

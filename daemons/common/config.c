@@ -137,6 +137,13 @@ static const skvd_key g_keys[] = {
      "that quota support stops the manager unless quota=none. shared=yes "
      "(default): PATH is mounted at the same place on every agent. None "
      "given: host \"local\" at DATA_DIR/storage, quota=none, shared=no"},
+    {"manager", "ha_poll_ms", K_UINT, MO(ha_poll_ms), M, "500", 50, 60000,
+     "MS", "PostgreSQL store: how often a standby tries to take the lease "
+     "and the leader renews it"},
+    {"manager", "ha_lease_ms", K_UINT, MO(ha_lease_ms), M, "5000", 200,
+     3600000, "MS", "PostgreSQL store: a leader that has not renewed for "
+     "this long loses the lease (PostgreSQL ends its session) and a "
+     "standby takes over; at least twice ha_poll_ms"},
     {"manager", "backup_dir", K_OPTPATH, MO(backup_dir), M, NULL, 0, 0,
      "DIR", "where 'sokovan admin backup NAME' writes; default "
      "<data_dir>/backups"},
@@ -751,6 +758,11 @@ int skvd_config_finish(skvd_config *c, char *why, size_t wl)
         return WHY("reconnect_min_ms (%llu) exceeds reconnect_max_ms (%llu)",
                    (unsigned long long)a->reconnect_min_ms,
                    (unsigned long long)a->reconnect_max_ms);
+    if (m->ha_lease_ms < 2 * m->ha_poll_ms)
+        return WHY("ha_lease_ms (%llu) must be at least twice ha_poll_ms "
+                   "(%llu): the leader renews every ha_poll_ms",
+                   (unsigned long long)m->ha_lease_ms,
+                   (unsigned long long)m->ha_poll_ms);
     if (tls_finish(c, why, wl) ||
         proxy_finish(&c->proxy, c->manager.data_dir, why, wl))
         return -1;

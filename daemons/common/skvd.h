@@ -80,6 +80,7 @@ typedef struct skvd_manager_conf {
     char *socket_group;      /* its group; NULL: the daemon's own */
     char *backup_dir;        /* admin.backup target; NULL: the library's */
     char *store;             /* "sqlite" or a postgresql:// URI */
+    uint64_t ha_poll_ms, ha_lease_ms; /* standby managers (PostgreSQL) */
     uint64_t init, check;    /* command-line switches --init, --check */
     char **storage_hosts;    /* "NAME=PATH[,quota=..][,shared=..]" */
     size_t n_storage_hosts;

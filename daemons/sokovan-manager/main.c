@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "driver.h"
+#include "ha.h"
 #include "sokovan/manager.h"
 
 #define PROG "sokovan-manager"
@@ -18,7 +19,9 @@ typedef struct mgr_daemon {
     skvd_config cfg;
     uv_loop_t loop;
     skvd_driver drv;
-    skv_manager *m;
+    skv_manager *m;       /* NULL while standing by (ha.c) */
+    mgr_ha ha;
+    int exit_rc;
 } mgr_daemon;
 
 static int send_cb(uint64_t conn_id, const void *frame, size_t len,
@@ -29,9 +32,10 @@ static int send_cb(uint64_t conn_id, const void *frame, size_t len,
     return c ? skvd_conn_send(c, frame, len) : -1;
 }
 
-static int on_open(skvd_conn *c, void *ctx)
+/* Hand a connection to the manager (on accept, or at election for those
+ * a standby accepted). */
+static int adopt(mgr_daemon *d, skvd_conn *c)
 {
-    mgr_daemon *d = ctx;
     skv_error e = SKV_ERROR_INIT;
     if (skv_manager_conn_open(d->m, c->id, c->peer, &e)) {
         skvd_log(SKV_LOG_WARN, "conn %llu (%s) refused: %s",
@@ -45,10 +49,18 @@ static int on_open(skvd_conn *c, void *ctx)
     return 0;
 }
 
+static int on_open(skvd_conn *c, void *ctx)
+{
+    mgr_daemon *d = ctx;
+    return d->m ? adopt(d, c) : 0;   /* a standby answers without state */
+}
+
 static int on_frame(skvd_conn *c, const void *p, size_t len, void *ctx)
 {
     mgr_daemon *d = ctx;
     skv_error e = SKV_ERROR_INIT;
+    if (!d->m)
+        return mgr_ha_answer(&d->ha, c, p, len);
     int rc = skv_manager_handle_frame(d->m, c->id, p, len, skvd_now_ms(), &e);
     if (rc < 0)
         skvd_log(SKV_LOG_INFO, "conn %llu (%s): %s: closing it",
@@ -169,6 +181,7 @@ static int open_manager_with(mgr_daemon *d, skv_manager_options *o)
     o->init = c->init ? 1 : 0;
     o->backup_dir = c->backup_dir;
     o->store = c->store;
+    o->lease = d->ha.lease;
     if (skvd_mkdirs_parent(c->data_dir, why, sizeof(why))) {
         skvd_log(SKV_LOG_ERROR, "data_dir: %s", why);
         return -1;
@@ -245,28 +258,73 @@ static int start_io(mgr_daemon *d)
     return 0;
 }
 
+/* The manager opened and serving: at start, or when a standby wins the
+ * lease (then the connections it answered as a standby are handed over). */
+static int serve(mgr_daemon *d)
+{
+    if (open_manager(d) ||
+        skvd_metrics_start(&d->drv.metrics, d->cfg.manager.metrics_listen,
+                           collect, d->m))
+        return -1;
+    for (skvd_conn *c = d->drv.net.conns, *next; c; c = next) {
+        next = c->next;
+        if (c->opened && !c->closing && adopt(d, c))
+            skvd_conn_close(c, false);
+    }
+    skvd_driver_bind(&d->drv, tick, next_tick, d->m);
+    skvd_log(SKV_LOG_INFO, "ready (data dir %s)", d->cfg.manager.data_dir);
+    return 0;
+}
+
+static int ha_elected(void *ctx)
+{
+    return serve(ctx);
+}
+
+/* The lease is lost or unusable: no more frames, no more writes. */
+static void ha_fatal(void *ctx)
+{
+    mgr_daemon *d = ctx;
+    d->exit_rc = SKVD_EXIT_FAIL;
+    mgr_ha_stop(&d->ha);
+    skvd_driver_stop(&d->drv);
+    uv_stop(&d->loop);
+}
+
+static int start(mgr_daemon *d)
+{
+    d->ha = (mgr_ha){.elected = ha_elected, .fatal = ha_fatal, .ctx = d};
+    if (start_io(d) || start_tls(d))
+        return -1;
+    int rc = mgr_ha_start(&d->ha, &d->loop, &d->cfg.manager);
+    if (rc < 0 || (rc == 1 && serve(d)))
+        return -1;
+    mgr_ha_arm(&d->ha);
+    return 0;
+}
+
 static int run(mgr_daemon *d)
 {
-    int rc = SKVD_EXIT_OK;
     if (uv_loop_init(&d->loop)) {
         skvd_log(SKV_LOG_ERROR, "cannot create the event loop");
         return SKVD_EXIT_FAIL;
     }
-    if (start_io(d) || start_tls(d) || open_manager(d) ||
-        skvd_metrics_start(&d->drv.metrics, d->cfg.manager.metrics_listen,
-                           collect, d->m)) {
-        rc = SKVD_EXIT_FAIL;
+    d->exit_rc = SKVD_EXIT_OK;
+    if (start(d)) {
+        d->exit_rc = SKVD_EXIT_FAIL;
+        mgr_ha_stop(&d->ha);
         skvd_driver_stop(&d->drv);
     } else {
-        skvd_driver_bind(&d->drv, tick, next_tick, d->m);
-        skvd_log(SKV_LOG_INFO, "ready (data dir %s)", d->cfg.manager.data_dir);
         uv_run(&d->loop, UV_RUN_DEFAULT);
+        mgr_ha_stop(&d->ha);
     }
+    int rc = d->exit_rc;
     skvd_loop_drain(&d->loop);
     skvd_net_release(&d->drv.net);
     skv_manager_metrics_detach(d->m);
     skvd_metrics_release(&d->drv.metrics);
     skv_manager_free(d->m);
+    mgr_ha_free(&d->ha);   /* after the manager: it borrows the lease */
     skvd_pidfile_remove(d->cfg.manager.pidfile);
     skvd_log(SKV_LOG_INFO, "stopped");
     return rc;

@@ -44,8 +44,9 @@ typedef int (*skv_manager_send_fn)(uint64_t conn_id, const void *frame,
                                    size_t len, void *payload);
 
 /* Version 2 added cluster_cidr, version 3 init and backup_dir, version 4
- * store, version 5 storage_hosts; older structures are accepted. */
-#define SKV_MANAGER_OPTIONS_VERSION 5
+ * store, version 5 storage_hosts, version 6 lease; older structures are
+ * accepted. */
+#define SKV_MANAGER_OPTIONS_VERSION 6
 
 /* A storage host of virtual folders (docs/architecture.md, "Virtual
  * folders"): folders live in root/folders/<id> (storage.h lays it out).
@@ -103,11 +104,18 @@ typedef struct skv_manager_options {
      * data_dir/storage without quotas (quota "none"). */
     const skv_manager_storage_host *storage_hosts;
     size_t n_storage_hosts;
+    /* v6: an elected lease (sokovan/manager_lease.h) on the same
+     * PostgreSQL store: this manager leads at the lease's epoch, and every
+     * write transaction checks it first (a deposed manager's fails with
+     * SKV_ESTATE "deposed"). NULL: no lease (one manager per store).
+     * Borrowed: it must outlive the manager. SKV_EINVAL with a SQLite
+     * store, SKV_ESTATE when the lease is not elected. */
+    const struct skv_manager_lease *lease;
 } skv_manager_options;
 
 #define SKV_MANAGER_OPTIONS_INIT \
     {SKV_MANAGER_OPTIONS_VERSION, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, \
-     NULL, 0, NULL, NULL, NULL, 0}
+     NULL, 0, NULL, NULL, NULL, 0, NULL}
 
 /* Open (creating on first start) the database in data_dir, load keys, rebuild
  * the scheduler. An existing manager.db must be sokovan's and pass SQLite's

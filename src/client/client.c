@@ -295,10 +295,11 @@ static int call_once(skv_client *c, skv_proto_type type, const void *body,
 }
 
 /* With failover on, a connection found lost before sending is replaced
- * first (nothing was sent); one lost while waiting, or a standby's answer,
- * is replaced and the request sent again only when that is safe (reads, a
- * submission carrying a client token); otherwise the caller hears that
- * the outcome is unknown. */
+ * first (nothing was sent); one lost while waiting is replaced and the
+ * request sent again only when that is safe (reads, a submission carrying
+ * a client token), otherwise the caller hears that the outcome is
+ * unknown; a standby's answer (it applied nothing) is replaced and the
+ * request sent again whatever it is. */
 int skv_client_call(skv_client *c, skv_proto_type type, const void *body,
                     void *reply, skv_error *err)
 {
@@ -319,9 +320,11 @@ int skv_client_call(skv_client *c, skv_proto_type type, const void *body,
         skv_proto_body_free(skv_proto_type_reply(type), reply);
         char why[SKV_ERROR_MESSAGE_MAX];
         snprintf(why, sizeof why, "%s", err->message);
+        /* A standby applied nothing: anything may go to the next one. */
+        bool standby = !(c->broken && c->lost);
         if ((rc = skv__client_failover(c, err)))
             return rc;
-        if (!skv__client_resend_safe(type, body))
+        if (!standby && !skv__client_resend_safe(type, body))
             return skv__err(err, SKV_EIO, "%s: connection lost (%s) before "
                             "the answer; now on %s, the request may or may "
                             "not have been applied", skv_proto_type_name(type),

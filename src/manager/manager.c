@@ -28,8 +28,8 @@ static int check_opts(const skv_manager_options *o, skv_manager_send_fn send,
 {
     if (!o || !send)
         return skv__err(err, SKV_EINVAL, "manager_open: NULL options or send");
-    if (o->version != 1 && o->version != 3 && o->version != 4 &&
-        o->version != SKV_MANAGER_OPTIONS_VERSION)
+    if (o->version != 1 && (o->version < 3 ||
+                             o->version > SKV_MANAGER_OPTIONS_VERSION))
         return skv__err(err, SKV_EVERSION, "manager options version %u, "
                         "expected 1..%u", o->version,
                         SKV_MANAGER_OPTIONS_VERSION);
@@ -44,7 +44,12 @@ static int check_opts(const skv_manager_options *o, skv_manager_send_fn send,
     if (o->max_frame > SKV_PROTO_MAX_FRAME_LIMIT)
         return skv__err(err, SKV_ERANGE, "manager: max_frame %u above %u",
                         o->max_frame, SKV_PROTO_MAX_FRAME_LIMIT);
-    return skv__mgr_store_uri_check(o_store(o), err);
+    int rc = skv__mgr_store_uri_check(o_store(o), err);
+    if (!rc && o->version >= 6 && o->lease &&
+        !skv__mgr_store_uri_is_postgres(o_store(o)))
+        rc = skv__err(err, SKV_EINVAL, "manager: a lease needs a PostgreSQL "
+                      "store (SQLite serves one manager per data_dir)");
+    return rc;
 }
 
 static int make_parts(skv_manager *m, const skv_manager_options *o,
@@ -130,7 +135,12 @@ SKV_EXTERN int skv_manager_open(skv_manager **out,
     m->max_per_pass = opts->max_sessions_per_pass;
     m->st.version = SKV_MANAGER_STATS_VERSION;
     m->dirty = true;
-    rc = make_parts(m, opts, err);
+    rc = opts->version >= 6 && opts->lease
+             ? skv__mgr_lease_terms(opts->lease, &m->ha_epoch,
+                                    &m->ha_lease_ms, err)
+             : 0;
+    if (!rc)
+        rc = make_parts(m, opts, err);
     if (!rc)
         rc = boot(m, opts, now_ms, err);
     if (!rc)

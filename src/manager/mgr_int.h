@@ -112,6 +112,8 @@ struct skv_manager {
     skv__mgr_admin_ctx admin;
     char *data_dir;
     char *store_uri;     /* PostgreSQL store; NULL: SQLite in data_dir */
+    int64_t ha_epoch;    /* elected leader's fencing epoch; 0: no lease */
+    uint32_t ha_lease_ms;
     char *default_group;
     skv_manager_send_fn send;
     void *payload;
@@ -159,6 +161,9 @@ struct skv_manager {
 int skv__mgr_db_open(skv_manager *m, bool init, skv_error *err);
 void skv__mgr_db_close(skv_manager *m);
 int skv__mgr_begin(skv_manager *m, skv_error *err);
+/* mgr_lease.c: an elected lease's epoch and lease_ms (options v5). */
+int skv__mgr_lease_terms(const struct skv_manager_lease *l, int64_t *epoch,
+                         uint32_t *lease_ms, skv_error *err);
 int skv__mgr_commit(skv_manager *m, skv_error *err);
 void skv__mgr_rollback(skv_manager *m);
 /* mgr_nonces.c: the replay window persisted (see there). */

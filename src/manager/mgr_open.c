@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include "mgr_int.h"
 #include "store/admin_store.h"
+#include "store/lease.h"
 #include "store/schema.h"
 
 static int schema(skv_manager *m, skv_error *err)
@@ -32,6 +33,11 @@ int skv__mgr_db_open(skv_manager *m, bool init, skv_error *err)
     if (rc)
         return rc;
     m->admin.db = m->store;
+    /* A leader fences its connection before its first transaction. */
+    if (m->ha_epoch && (rc = skv__mgr_store_lease_fence(m->store,
+                                                        &m->ha_epoch,
+                                                        m->ha_lease_ms, err)))
+        return rc;
     return schema(m, err);
 }
 

@@ -21,7 +21,18 @@ int skv__db_exec(skv__db *db, const char *sql, skv_error *err)
 
 int skv__db_begin(skv__db *db, skv_error *err)
 {
-    return db->ops->begin(db, err);
+    int rc = db->ops->begin(db, err);
+    if (rc || !db->on_begin)
+        return rc;
+    if ((rc = db->on_begin(db, db->on_begin_arg, err)))
+        db->ops->rollback(db);
+    return rc;
+}
+
+void skv__db_on_begin(skv__db *db, skv__db_begin_hook fn, void *arg)
+{
+    db->on_begin = fn;
+    db->on_begin_arg = arg;
 }
 
 int skv__db_commit(skv__db *db, skv_error *err)

@@ -61,6 +61,12 @@ int skv__db_begin(skv__db *db, skv_error *err);
 int skv__db_commit(skv__db *db, skv_error *err);
 void skv__db_rollback(skv__db *db);
 bool skv__db_in_transaction(skv__db *db);
+/* Run fn inside every transaction right after BEGIN; when it fails the
+ * transaction is rolled back and BEGIN fails with its error. The lease
+ * installs the leader's epoch check here (lease.c), so no write
+ * transaction, whoever opens it, can skip the fence. NULL removes it. */
+typedef int (*skv__db_begin_hook)(skv__db *db, void *arg, skv_error *err);
+void skv__db_on_begin(skv__db *db, skv__db_begin_hook fn, void *arg);
 
 /* ---- statements --------------------------------------------------------- */
 /* Prepared statements are cached by SQL text and reused; a statement

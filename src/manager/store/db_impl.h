@@ -35,6 +35,8 @@ typedef struct skv__db_ops {
 
 struct skv__db {
     const skv__db_ops *ops;
+    skv__db_begin_hook on_begin;  /* NULL: none (db.h) */
+    void *on_begin_arg;
 };
 
 struct skv__db_stmt {

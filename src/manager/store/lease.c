@@ -148,3 +148,53 @@ int skv__mgr_store_lease_read(skv__db *db, int64_t *epoch, char *holder,
     skv__db_done(st);
     return rc < 0 ? rc : 0;
 }
+
+/* SET takes no parameters: the number is formatted, never text. */
+static int set_ms(skv__db *db, const char *name, uint32_t ms, skv_error *err)
+{
+    char sql[96];
+    snprintf(sql, sizeof sql, "SET %s = %u", name, (unsigned)ms);
+    int rc = skv__db_exec(db, sql, err);
+    if (rc && err)
+        skv__err(err, rc, "manager lease: %s (PostgreSQL 14 or newer is "
+                 "needed for standby managers): %s", name, err->message);
+    return rc;
+}
+
+int skv__mgr_store_lease_hold(skv__db *db, uint32_t lease_ms, skv_error *err)
+{
+    return pg(db) ? set_ms(db, "idle_session_timeout", lease_ms, err) : 0;
+}
+
+int skv__mgr_store_lease_renew(skv__db *db, int64_t epoch, skv_error *err)
+{
+    if (!pg(db))
+        return 0;
+    int64_t now = 0;
+    int rc = scalar(db, "SELECT epoch FROM ha_lease WHERE name = 'manager'",
+                    NULL, &now, err);
+    if (!rc && now != epoch)
+        rc = skv__err(err, SKV_ESTATE, "deposed: this manager led at epoch "
+                      "%lld, another manager leads at epoch %lld",
+                      (long long)epoch, (long long)now);
+    return rc;
+}
+
+static int fence_hook(skv__db *db, void *arg, skv_error *err)
+{
+    return skv__mgr_store_lease_check(db, *(const int64_t *)arg, err);
+}
+
+int skv__mgr_store_lease_fence(skv__db *db, const int64_t *epoch,
+                               uint32_t lease_ms, skv_error *err)
+{
+    if (!pg(db))
+        return 0;
+    int rc = set_ms(db, "idle_in_transaction_session_timeout", lease_ms, err);
+    if (rc)
+        return rc;
+    skv__db_on_begin(db, fence_hook, (void *)epoch);
+    if ((rc = skv__db_begin(db, err)))   /* runs the check */
+        return rc;
+    return skv__db_commit(db, err);
+}

@@ -41,6 +41,25 @@ int skv__mgr_store_lease_try(skv__db *db, const char *holder, int64_t now_ms,
  * SKV_ESTATE ("deposed") once another leader has been elected. */
 int skv__mgr_store_lease_check(skv__db *db, int64_t epoch, skv_error *err);
 
+/* The lease connection's keepalive bound: PostgreSQL ends this session
+ * after lease_ms without a statement (idle_session_timeout, PostgreSQL 14
+ * or newer), which drops the advisory lock of a leader that stopped
+ * renewing: paused, hung, its host gone. */
+int skv__mgr_store_lease_hold(skv__db *db, uint32_t lease_ms, skv_error *err);
+
+/* A leader's check between transactions, on the lease connection: 0 while
+ * epoch is current; SKV_ESTATE "deposed" or SKV_EIO (connection lost). */
+int skv__mgr_store_lease_renew(skv__db *db, int64_t epoch, skv_error *err);
+
+/* Fence a leader's store connection: every transaction begun on it runs
+ * skv__mgr_store_lease_check(*epoch) first (db.h's begin hook), and a
+ * transaction left open lease_ms is ended by PostgreSQL
+ * (idle_in_transaction_session_timeout) so a paused leader cannot hold up
+ * its successor's epoch increment. Checks the epoch once at once. *epoch
+ * must outlive db. SQLite: nothing to do. */
+int skv__mgr_store_lease_fence(skv__db *db, const int64_t *epoch,
+                               uint32_t lease_ms, skv_error *err);
+
 /* Give up leadership (a clean stop): the next standby takes over at once
  * instead of after the connection ends. */
 void skv__mgr_store_lease_release(skv__db *db);

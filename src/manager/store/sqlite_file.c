@@ -122,7 +122,10 @@ int skv__mgr_store_identify(sqlite3 *db, const char *path, skv_error *err)
         int code = sqlite3_errcode(db);
         if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
             return skv__err(err, SKV_EBUSY, "%s is in use (is a manager "
-                            "running on it?)", path);
+                            "running on it?): SQLite serves one manager "
+                            "per data_dir; standby managers need a "
+                            "PostgreSQL store (--store postgresql://...)",
+                            path);
         return skv__err(err, SKV_ESTATE, "%s cannot be read as an SQLite "
                         "database: %s", path, sqlite3_errmsg(db));
     }
