@@ -24,6 +24,14 @@ static handler_fn handler_of(skv_proto_type t)
     case SKV_PROTO_AGENT_LIST: return skv__mgr_on_agent_list;
     case SKV_PROTO_IMAGE_LIST: return skv__mgr_on_image_list;
     case SKV_PROTO_ADMIN_BACKUP: return skv__mgr_on_backup;
+    case SKV_PROTO_EXEC_START: return skv__mgr_on_exec_start;
+    case SKV_PROTO_EXEC_STDIN:
+    case SKV_PROTO_EXEC_OUTPUT:
+    case SKV_PROTO_EXEC_OUTPUT_ACK:
+    case SKV_PROTO_EXEC_STDIN_ACK:
+    case SKV_PROTO_EXEC_RESIZE:
+    case SKV_PROTO_EXEC_SIGNAL:
+    case SKV_PROTO_EXEC_EXIT: return skv__mgr_on_exec_event;
     default: return NULL;
     }
 }
