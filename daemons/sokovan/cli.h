@@ -205,6 +205,8 @@ int cli_cmd_terminate(cli *c, int argc, char **argv);
 int cli_cmd_agents(cli *c, int argc, char **argv);
 int cli_cmd_images(cli *c, int argc, char **argv);
 int cli_cmd_admin(cli *c, int argc, char **argv);
+int cli_cmd_exec(cli *c, int argc, char **argv);   /* cmd_exec.c */
+int cli_cmd_shell(cli *c, int argc, char **argv);
 
 /* Follow a session to its end, streaming the main kernel's output;
  * returns the exit code `run --wait` exits with. */

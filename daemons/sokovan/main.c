@@ -22,6 +22,9 @@ static const char usage_text[] =
     "  images [--arch A]                   list images\n"
     "  admin user|keypair|project|domain|policy|group\n"
     "        create|update|delete|list ... manage the cluster (admin --help)\n"
+    "  exec ID [--kernel K] [-i] [-t] -- CMD...\n"
+    "                                      run a command in a running kernel\n"
+    "  shell ID [--kernel K]               an interactive shell in a kernel\n"
     "  help [COMMAND]                      this text, or a command's --help\n"
     "  version                             the CLI's and library's versions\n"
     "\n"
@@ -197,6 +200,7 @@ static const cli_command commands[] = {
     {"terminate", cli_cmd_terminate}, {"agents", cli_cmd_agents},
     {"images", cli_cmd_images},   {"admin", cli_cmd_admin},
     {"help", cmd_help},           {"version", cmd_version},
+    {"exec", cli_cmd_exec},       {"shell", cli_cmd_shell},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

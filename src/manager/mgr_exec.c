@@ -344,8 +344,8 @@ void skv__mgr_exec_expired(skv_manager *m, const skv__mgr_req *r)
 static void agent_gone(skv_manager *m, skv__mgr_exec *x)
 {
     char why[SKV__MGR_ID_MAX + 96];
-    snprintf(why, sizeof why, "the connection to agent '%s', which runs the "
-             "exec, was lost: the command was killed", x->agent);
+    snprintf(why, sizeof why, "the connection to agent '%s', which ran the "
+             "exec, was lost; the exec is over", x->agent);
     if (!x->started)
         skv__mgr_error(m, x->cconn, x->creq, SKV_EIO, why, "exec.start");
     else
