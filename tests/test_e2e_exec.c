@@ -392,13 +392,32 @@ static void pty_send(pty_run *t, const char *s)
     ck_assert_int_eq(write(t->master, s, strlen(s)), (ssize_t)strlen(s));
 }
 
+/* Its exit status, or -1 when it is still running after 10 s. */
 static int pty_wait(pty_run *t)
 {
     int st = 0;
-    for (int i = 0; i < 1000 && waitpid(t->pid, &st, WNOHANG) == 0; i++) {
+    for (int i = 0; i < 1000; i++) {
+        if (waitpid(t->pid, &st, WNOHANG) == t->pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         pty_expect(t, "\x01never", 10);
     }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return -1;
+}
+
+/* The terminal's text with control characters made visible. */
+static const char *pty_text(const pty_run *t)
+{
+    static char out[4 * sizeof(t->buf)];
+    size_t o = 0;
+    for (size_t i = 0; i < t->len && o + 5 < sizeof(out); i++) {
+        unsigned char ch = (unsigned char)t->buf[i];
+        if (ch < 0x20 || ch == 0x7f)
+            o += (size_t)snprintf(out + o, 5, "\\x%02x", ch);
+        else
+            out[o++] = (char)ch;
+    }
+    out[o] = '\0';
+    return out;
 }
 
 START_TEST(test_e2e_exec_tty)
@@ -409,9 +428,9 @@ START_TEST(test_e2e_exec_tty)
     /* tty names the kernel's own /dev/pts device */
     pty_run t;
     pty_start(&t, ARGS("exec", "-t", sid, "--", "busybox", "tty"));
-    ck_assert_msg(pty_expect(&t, "/dev/pts/", 15000), "tty printed: %s",
-                  t.buf);
-    ck_assert_int_eq(pty_wait(&t), 0);
+    bool named = pty_expect(&t, "/dev/pts/", 15000);
+    int st = pty_wait(&t);
+    ck_assert_msg(named && st == 0, "exit %d; tty printed: %s", st, pty_text(&t));
     close(t.master);
     /* an interactive shell: the size at start, a resize followed, Ctrl-C
      * ends the foreground command only, the exit code comes back */
@@ -431,7 +450,8 @@ START_TEST(test_e2e_exec_tty)
     pty_send(&t, "echo still-$((6*7))\r");
     ck_assert_msg(pty_expect(&t, "still-42", 10000), "shell: %s", t.buf);
     pty_send(&t, "exit 7\r");
-    ck_assert_int_eq(pty_wait(&t), 7);
+    st = pty_wait(&t);
+    ck_assert_msg(st == 7, "shell exit %d: %s", st, pty_text(&t));
     /* the local terminal is back in cooked mode with echo */
     struct termios tio;
     int slave = open(ptsname(t.master), O_RDWR | O_NOCTTY | O_CLOEXEC);

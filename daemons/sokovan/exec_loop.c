@@ -74,6 +74,10 @@ static int await_start(stream *s, uint64_t id)
             rc = cli_fail_err("exec", pe->code, &e);
         } else if (ours && m.type == SKV_PROTO_EXEC_START_REPLY) {
             s->in_credit = ((skv_proto_exec_start_reply *)m.body)->window;
+            rc = 0;
+        } else if (ours) {
+            rc = cli_fail("exec: the manager answered exec.start with '%s'",
+                          skv_proto_type_name(m.type));
         }
         skv_client_message_free(&m);
         if (ours)
