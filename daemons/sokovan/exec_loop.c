@@ -219,6 +219,11 @@ static int on_signals(stream *s)
 
 static int step(stream *s)
 {
+    /* Frames may wait in the client's buffer already (they came in one
+     * read with the start reply): poll would not wake for them. */
+    int rc = drain(s);
+    if (rc || s->done)
+        return rc;
     struct pollfd p[3] = {{skv_client_fd(s->c->client), POLLIN, 0},
                           {s->sigfd, POLLIN, 0},
                           {STDIN_FILENO, POLLIN, 0}};
@@ -226,7 +231,6 @@ static int step(stream *s)
     if (poll(p, n, -1) < 0)
         return errno == EINTR ? 0 : cli_fail("exec: poll: %s",
                                              strerror(errno));
-    int rc = 0;
     if (p[1].revents)
         rc = on_signals(s);
     if (!rc && n == 3 && p[2].revents)
