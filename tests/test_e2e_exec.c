@@ -598,6 +598,77 @@ START_TEST(test_e2e_exec_agent_killed)
 }
 END_TEST
 
+/* ---- a hostile client ---------------------------------------------------------------------- */
+
+/* The next message for exec_id "h1" of kind t on cl (10 s). */
+static void await_msg(skv_client *cl, skv_proto_type t,
+                      skv_client_message *m)
+{
+    skv_error e = SKV_ERROR_INIT;
+    for (int64_t end = e2e_now_ms() + 10000; e2e_now_ms() < end;) {
+        int rc = skv_client_recv(cl, 200, m, &e);
+        ck_assert_msg(rc >= 0, "recv: %s", e.message);
+        if (rc == 1 && m->type == t)
+            return;
+        if (rc == 1)
+            skv_client_message_free(m);
+    }
+    ck_abort_msg("no %s within 10 s", skv_proto_type_name(t));
+}
+
+/* A client sending stdin beyond the window it was granted: the manager
+ * ends that exec (the excess never reaches the agent's connection), and
+ * the agent and the session serve the next exec as before. */
+START_TEST(test_e2e_exec_over_credit)
+{
+    REQUIRE();
+    char sid[E2E_ID_MAX];
+    skv_client *cl = up(sid);
+    skv_error e = SKV_ERROR_INIT;
+    char *argv[] = {"sleep", "4248"};
+    skv_proto_exec_start q = {0};
+    q.session_id = sid;
+    q.exec_id = "h1";
+    q.argv = argv;
+    q.n_argv = 2;
+    uint64_t id = 0;
+    SKV_CK_OK(skv_client_send(cl, SKV_PROTO_REQUEST, SKV_PROTO_EXEC_START, &q,
+                              &id, &e), &e);
+    skv_client_message m;
+    await_msg(cl, SKV_PROTO_EXEC_START_REPLY, &m);
+    ck_assert_uint_eq(m.request_id, id);
+    uint32_t window = ((skv_proto_exec_start_reply *)m.body)->window;
+    skv_client_message_free(&m);
+    ck_assert_uint_gt(window, 0);
+    ck_assert(procs_become("sleep", "4248", 1, 10000));
+    size_t n = (size_t)window + 4096;
+    uint8_t *junk = calloc(1, n);
+    ck_assert_ptr_nonnull(junk);
+    skv_proto_exec_data d = {"h1", NULL, junk, n, 0};
+    SKV_CK_OK(skv_client_send(cl, SKV_PROTO_EVENT, SKV_PROTO_EXEC_STDIN, &d,
+                              NULL, &e), &e);
+    free(junk);
+    await_msg(cl, SKV_PROTO_EXEC_EXIT, &m);
+    const skv_proto_exec_exit *x = m.body;
+    ck_assert_str_eq(x->exec_id, "h1");
+    ck_assert_msg(x->reason && strstr(x->reason, "beyond the granted window"),
+                  "reason: %s", x->reason ? x->reason : "(none)");
+    skv_client_message_free(&m);
+    ck_assert_msg(procs_become("sleep", "4248", 0, 10000), "the command "
+                  "outlived its exec");
+    char tail[4096];   /* the manager stopped it, not the agent */
+    e2e_log_tail(&g, "manager", tail, sizeof(tail));
+    ck_assert_msg(strstr(tail, "stdin beyond the granted window"), "manager "
+                  "log: %s", tail);
+    skv_client_free(cl);
+    cli_run r;
+    cli(&r, ARGS("exec", sid, "--", "echo", "next"));
+    ck_assert_msg(r.status == 0 && strcmp(r.obuf, "next\n") == 0,
+                  "exit %d: %s %s", r.status, r.obuf, r.ebuf);
+    e2e_stop(&g);
+}
+END_TEST
+
 /* ---- many at once ------------------------------------------------------------------------------ */
 
 #define MANY 12
@@ -650,5 +721,6 @@ Suite *skv_test_suite_e2e_exec(void)
     ADD_CASE(s, "exec_client_killed", test_e2e_exec_client_killed);
     ADD_CASE(s, "exec_agent_killed", test_e2e_exec_agent_killed);
     ADD_CASE(s, "exec_many", test_e2e_exec_many);
+    ADD_CASE(s, "exec_over_credit", test_e2e_exec_over_credit);
     return s;
 }
