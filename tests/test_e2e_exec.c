@@ -451,7 +451,12 @@ START_TEST(test_e2e_exec_tty)
     ck_assert_msg(pty_expect(&t, "still-42", 10000), "shell: %s", t.buf);
     pty_send(&t, "exit 7\r");
     st = pty_wait(&t);
-    ck_assert_msg(st == 7, "shell exit %d: %s", st, pty_text(&t));
+    if (st != 7) {   /* where did the exit stop: the manager's view */
+        char tail[1024];
+        e2e_log_tail(&g, "manager", tail, sizeof(tail));
+        ck_abort_msg("shell exit %d: %s; manager log: %s", st, pty_text(&t),
+                     tail);
+    }
     /* the local terminal is back in cooked mode with echo */
     struct termios tio;
     int slave = open(ptsname(t.master), O_RDWR | O_NOCTTY | O_CLOEXEC);
