@@ -430,7 +430,12 @@ START_TEST(test_e2e_exec_tty)
     pty_start(&t, ARGS("exec", "-t", sid, "--", "busybox", "tty"));
     bool named = pty_expect(&t, "/dev/pts/", 15000);
     int st = pty_wait(&t);
-    ck_assert_msg(named && st == 0, "exit %d; tty printed: %s", st, pty_text(&t));
+    if (!named || st != 0) {
+        char tail[1024];
+        e2e_log_tail(&g, "manager", tail, sizeof(tail));
+        ck_abort_msg("exit %d; tty printed: %s; manager log: %s", st,
+                     pty_text(&t), tail);
+    }
     close(t.master);
     /* an interactive shell: the size at start, a resize followed, Ctrl-C
      * ends the foreground command only, the exit code comes back */
