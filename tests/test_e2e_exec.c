@@ -404,6 +404,20 @@ static int pty_wait(pty_run *t)
     return -1;
 }
 
+/* What the CLI waits in (for a failure message): /proc/PID/syscall. */
+static const char *pid_syscall(pid_t pid)
+{
+    static char buf[256];
+    char p[64];
+    snprintf(p, sizeof(p), "/proc/%ld/syscall", (long)pid);
+    FILE *f = fopen(p, "r");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
 /* The terminal's text with control characters made visible. */
 static const char *pty_text(const pty_run *t)
 {
@@ -433,8 +447,9 @@ START_TEST(test_e2e_exec_tty)
     if (!named || st != 0) {
         char tail[1024];
         e2e_log_tail(&g, "manager", tail, sizeof(tail));
-        ck_abort_msg("exit %d; tty printed: %s; manager log: %s", st,
-                     pty_text(&t), tail);
+        ck_abort_msg("exit %d; tty printed: %s; the CLI in syscall %s; "
+                     "manager log: %s", st, pty_text(&t),
+                     pid_syscall(t.pid), tail);
     }
     close(t.master);
     /* an interactive shell: the size at start, a resize followed, Ctrl-C
