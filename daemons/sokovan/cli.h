@@ -219,6 +219,8 @@ const char *cli_proxy_url(void);
 void cli_show_services(const skv_proto_session_info *s);
 int cli_app_token(cli *c, const char *sid, const char *svc, uint32_t ttl_s,
                   skv_proto_app_token_reply *r);
+int cli_cmd_exec(cli *c, int argc, char **argv);   /* cmd_exec.c */
+int cli_cmd_shell(cli *c, int argc, char **argv);
 
 /* Follow a session to its end, streaming the main kernel's output;
  * returns the exit code `run --wait` exits with. */

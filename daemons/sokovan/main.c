@@ -29,6 +29,9 @@ static const char usage_text[] =
     "  vfolder create|list|info|rename|delete|purge|clone|share|accept|\n"
     "          revoke|ls|mkdir|rm|mv|upload|download ...\n"
     "                                      persistent folders (vfolder --help)\n"
+    "  exec ID [--kernel K] [-i] [-t] -- CMD...\n"
+    "                                      run a command in a running kernel\n"
+    "  shell ID [--kernel K]               an interactive shell in a kernel\n"
     "  help [COMMAND]                      this text, or a command's --help\n"
     "  version                             the CLI's and library's versions\n"
     "\n"
@@ -206,6 +209,7 @@ static const cli_command commands[] = {
     {"help", cmd_help},           {"version", cmd_version},
     {"vfolder", cli_cmd_vfolder},
     {"app-token", cli_cmd_app_token}, {"app", cli_cmd_app},
+    {"exec", cli_cmd_exec},       {"shell", cli_cmd_shell},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -91,6 +91,41 @@ SKV_EXTERN int skv_client_call(skv_client *c, skv_proto_type type,
  * from failures of the connection, which a reconnect may cure. */
 SKV_EXTERN int skv_client_usable(const skv_client *c);
 
+/* ---- streaming (exec) ------------------------------------------------------
+ * For exchanges that are more than one request and one reply (exec): send
+ * a signed request or event without waiting, and take whatever the manager
+ * sends next. Do not mix with skv_client_call while a stream is open (a
+ * call skips events). */
+
+/* The connection's descriptor, to poll for readability before
+ * skv_client_recv(c, 0, ...); -1 for NULL or when not connected. */
+SKV_EXTERN int skv_client_fd(const skv_client *c);
+
+/* Sign and send a request (kind SKV_PROTO_REQUEST: *request_id receives
+ * its id, may be NULL) or an event (SKV_PROTO_EVENT). Blocks until the
+ * frame is written (the client's timeout). */
+SKV_EXTERN int skv_client_send(skv_client *c, skv_proto_kind kind,
+                               skv_proto_type type, const void *body,
+                               uint64_t *request_id, skv_error *err);
+
+/* One message from the manager: body is the decoded structure of `type`
+ * (NULL for a type this library does not know); free with
+ * skv_client_message_free. */
+typedef struct skv_client_message {
+    skv_proto_kind kind;
+    uint64_t request_id;
+    skv_proto_type type;
+    void *body;
+} skv_client_message;
+
+/* Wait up to timeout_ms (0: do not wait, < 0: forever) for the next
+ * message. 1: *out holds it; 0: none came; negative SKV_E*: the
+ * connection failed or sent a malformed frame (later calls fail too). */
+SKV_EXTERN int skv_client_recv(skv_client *c, int timeout_ms,
+                               skv_client_message *out, skv_error *err);
+/* Accepts NULL and an empty message. */
+SKV_EXTERN void skv_client_message_free(skv_client_message *m);
+
 /* Convenience wrappers over skv_client_call. */
 SKV_EXTERN int skv_client_submit(skv_client *c,
                                  skv_proto_session_ref *reply,

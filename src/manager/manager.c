@@ -164,6 +164,7 @@ SKV_EXTERN void skv_manager_free(skv_manager *m)
     skv__free(m->conns);
     skv__free(m->reqs);
     skv__mgr_drain_free(m);
+    skv__mgr_execs_free(m);
     skv__mgr_batch_close(m);    /* commits what was accepted */
     skv__mgr_outbox_free(m);    /* sends nothing */
     skv__mgr_vf_close(m);       /* keeps resumable uploads' temp files */
@@ -229,6 +230,7 @@ SKV_EXTERN void skv_manager_conn_close(skv_manager *m, uint64_t conn_id,
                  c->agent_id);
     }
     *c = m->conns[--m->n_conns];
+    skv__mgr_execs_conn_gone(m, conn_id);
     skv__mgr_reqs_conn_gone(m, conn_id);
     skv__mgr_vf_conn_gone(m, conn_id);
 }

@@ -21,6 +21,7 @@ static int64_t timeout_of(skv__mgr_req_kind kind)
     case SKV__REQ_CREATE: return CREATE_TIMEOUT_MS;
     case SKV__REQ_DESTROY: return DESTROY_TIMEOUT_MS;
     case SKV__REQ_LOGS: return LOGS_TIMEOUT_MS;
+    case SKV__REQ_EXEC: return LOGS_TIMEOUT_MS;
     }
     return CREATE_TIMEOUT_MS;
 }
@@ -28,6 +29,10 @@ static int64_t timeout_of(skv__mgr_req_kind kind)
 static void expired(skv_manager *m, const skv__mgr_req *r, int64_t now_ms)
 {
     char why[160];
+    if (r->kind == SKV__REQ_EXEC) {
+        skv__mgr_exec_expired(m, r);
+        return;
+    }
     snprintf(why, sizeof why, "the agent did not answer %s within %lld s",
              r->kind == SKV__REQ_CREATE    ? "kernel.create"
              : r->kind == SKV__REQ_DESTROY ? "kernel.destroy"

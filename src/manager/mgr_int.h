@@ -69,7 +69,8 @@ typedef struct skv__mgr_agent {
 typedef enum skv__mgr_req_kind {
     SKV__REQ_CREATE = 1,
     SKV__REQ_DESTROY = 2,
-    SKV__REQ_LOGS = 3
+    SKV__REQ_LOGS = 3,
+    SKV__REQ_EXEC = 4                   /* exec.start (mgr_exec.c) */
 } skv__mgr_req_kind;
 
 typedef struct skv__mgr_req {           /* a request sent to an agent */
@@ -154,6 +155,7 @@ struct skv_manager {
     } batch;
     bool routes_dirty;                /* mgr_routes.c: a route changed */
     struct skv__mgr_vf *vf;           /* mgr_vfolder*.c: storage hosts */
+    struct skv__mgr_execs *execs;     /* mgr_exec.c: relayed execs */
 };
 
 /* ---- database (mgr_open.c, mgr_tx.c) ------------------------------------ */
@@ -305,6 +307,24 @@ int skv__mgr_on_backup(skv_manager *m, const skv__mgr_call *c,
 /* A response from an agent to one of our requests. */
 void skv__mgr_on_response(skv_manager *m, uint64_t conn,
                           const skv_proto_envelope *env, int64_t now_ms);
+
+/* ---- exec relay (mgr_exec.c, mgr_exec_relay.c) -------------------------- */
+int skv__mgr_on_exec_start(skv_manager *m, const skv__mgr_call *c,
+                           skv_error *err);
+/* The eight exec events, from clients and from agents. */
+int skv__mgr_on_exec_event(skv_manager *m, const skv__mgr_call *c,
+                           skv_error *err);
+/* The agent's answer to exec.start (reply or error). */
+void skv__mgr_exec_on_reply(skv_manager *m, const skv__mgr_req *r,
+                            const skv_proto_envelope *env, const void *body);
+/* The agent did not answer exec.start in time (mgr_expire.c). */
+void skv__mgr_exec_expired(skv_manager *m, const skv__mgr_req *r);
+/* A connection closed: its execs end (client: killed on the agent;
+ * agent: the client hears why). */
+void skv__mgr_execs_conn_gone(skv_manager *m, uint64_t conn);
+void skv__mgr_execs_free(skv_manager *m);
+/* Execs now relayed into session sid. */
+size_t skv__mgr_exec_count_session(const skv_manager *m, const char *sid);
 
 /* ---- lifecycle -------------------------------------------------------------- */
 /* Map a submit body to a scheduler spec (arrays owned by *keep). */

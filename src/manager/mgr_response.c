@@ -95,6 +95,7 @@ static bool expected(const skv__mgr_req *r, skv_proto_type t)
     case SKV__REQ_CREATE: return t == SKV_PROTO_KERNEL_CREATE_REPLY;
     case SKV__REQ_DESTROY: return t == SKV_PROTO_ACK;
     case SKV__REQ_LOGS: return t == SKV_PROTO_LOGS_REPLY;
+    case SKV__REQ_EXEC: return t == SKV_PROTO_EXEC_START_REPLY;
     }
     return false;
 }
@@ -124,6 +125,8 @@ void skv__mgr_on_response(skv_manager *m, uint64_t conn,
         on_create(m, &r, env, body, now_ms);
     else if (r.kind == SKV__REQ_LOGS)
         on_logs(m, &r, env, body);
+    else if (r.kind == SKV__REQ_EXEC)
+        skv__mgr_exec_on_reply(m, &r, env, body);
     else if (env->type == SKV_PROTO_ERROR)
         skv__log(SKV_LOG_WARN, "manager", "kernel.destroy %s refused: %s",
                  r.kernel_id, ((skv_proto_error *)body)->message);
