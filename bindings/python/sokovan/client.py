@@ -58,13 +58,16 @@ KV = msg("KV", [("key", STR), ("value", STR)])
 Device = msg("Device", [("id", STR), ("kind", STR), ("numa_node", i32),
                         ("slots", SLOTS), ("model", STR), ("bus_id", STR)])
 KernelSpec = msg("KernelSpec", [("role", STR), ("image", STR), ("slots", SLOTS)])
+Mount = msg("Mount", [("folder", STR), ("target", STR), ("readonly", u8),
+                      ("source", STR), ("folder_id", STR)])
 Submit = msg("Submit", [
     ("name", STR), ("owner", STR), ("project", STR), ("resource_group", STR),
     ("session_type", STR), ("priority", i32), ("cluster_mode", STR),
     ("cluster_size", u32), ("image", STR), ("command", [STR]), ("env", [KV]),
     ("kernels", [KernelSpec]), ("constraints", [KV]), ("dependencies", [STR]),
     ("estimated_duration_ms", u64), ("preemptible", u8), ("client_token", STR),
-    ("ports", [u32])])
+    ("ports", [u32]), ("not_before_ms", i64), ("max_lifetime_ms", u64),
+    ("mounts", [Mount]), ("services", [STR])])
 SessionRef = msg("SessionRef", [("session_id", STR), ("status", STR)])
 SessionList = msg("SessionList", [("owner", STR), ("resource_group", STR),
                                   ("statuses", [STR]), ("limit", u32),
@@ -73,7 +76,7 @@ StatusChange = msg("StatusChange", [("status", STR), ("timestamp_ms", i64),
                                     ("reason", STR)])
 PendingReason = msg("PendingReason", [
     ("resource_group", STR), ("predicate", STR), ("slot", STR),
-    ("shortfall", i64), ("message", STR)])
+    ("shortfall", i64), ("message", STR), ("estimated_start_ms", i64)])
 KernelInfo = msg("KernelInfo", [
     ("kernel_id", STR), ("role", STR), ("idx", u32), ("agent_id", STR),
     ("container_id", STR), ("status", STR), ("exit_code", i32),
@@ -85,7 +88,8 @@ SessionInfo = msg("SessionInfo", [
     ("cluster_size", u32), ("image", STR), ("created_ms", i64),
     ("started_ms", i64), ("finished_ms", i64), ("exit_code", i32),
     ("slots", SLOTS), ("history", [StatusChange]),
-    ("pending", [PendingReason]), ("kernels", [KernelInfo])])
+    ("pending", [PendingReason]), ("kernels", [KernelInfo]),
+    ("services", [STR])])
 SessionListReply = msg("SessionListReply", [("sessions", [SessionInfo]),
                                             ("total", u64)])
 SessionId = msg("SessionId", [("session_id", STR)])
@@ -128,7 +132,9 @@ ResourcePolicy = msg("ResourcePolicy", [
 ResourceGroup = msg("ResourceGroup", [
     ("name", STR), ("description", STR), ("scheduler", STR),
     ("lost_batch_policy", STR), ("pending_timeout_ms", u64),
-    ("session_types", [STR]), ("active", u8), ("selector", STR)])
+    ("session_types", [STR]), ("active", u8), ("selector", STR),
+    ("preemption", STR), ("preempt_min_runtime_ms", i64),
+    ("preempt_mode", STR)])
 
 # admin kind -> (type name, object field, object struct, reply list field)
 ADMIN = {
