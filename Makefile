@@ -204,7 +204,8 @@ check-embed: check-example
 		CFLAGS="-std=c11 -O2 -Wall -Wextra -Werror $(SAN_FLAGS)"
 
 # The Go binding (bindings/go) and examples/go: `go test ./...` in each
-# module against the staged install, found through pkg-config. Standard
+# module against the staged install, found through pkg-config (the client
+# tests start the built daemons). Standard
 # library and cgo only: no module proxy (GOPROXY=off), caches under
 # $(BUILD). Without go: a failure in CI (make deps installs golang-go), SKIP
 # with the reason by hand. Under the sanitizers the ASan runtime must be
@@ -213,9 +214,10 @@ GO ?= go
 GO_ENV = env -u GOFLAGS GOPROXY=off GOSUMDB=off GO111MODULE=on GOTOOLCHAIN=local \
 	GOCACHE=$(abspath $(BUILD))/gocache GOPATH=$(abspath $(BUILD))/gopath \
 	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig LD_LIBRARY_PATH=$(STAGE)/lib \
+	SKV_TEST_BUILD_DIR=$(abspath $(BUILD)) SKV_TEST_SRC_DIR=$(CURDIR) \
 	CGO_ENABLED=1 CC="$(CC)" $(if $(SANITIZE),CGO_LDFLAGS="$(SAN_FLAGS)") $(PY_ENV)
 GO_MODULES := bindings/go examples/go
-check-go: check-example
+check-go: check-example progs
 	@if ! command -v $(GO) >/dev/null 2>&1; then \
 		if [ -n "$$CI" ]; then echo "check-go: '$(GO)' not found (make deps installs golang-go)"; exit 1; fi; \
 		echo "SKIP go: '$(GO)' not found (apt-get install golang-go, or make deps)"; exit 0; \
