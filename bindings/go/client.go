@@ -58,9 +58,37 @@ func ReadKeyFile(path string) (access, secret string, err error) {
 	return C.GoString(&ak[0]), C.GoString(&sk[0]), nil
 }
 
+// layoutCheck compares the message structures this package was compiled
+// with against the loaded library's (skv_proto_type_size): a library built
+// from other headers would read past the bodies passed to it.
+func layoutCheck(op string) error {
+	for _, m := range []struct {
+		t    C.skv_proto_type
+		name string
+		size C.size_t
+	}{
+		{C.SKV_PROTO_SESSION_SUBMIT, "session.submit", C.sizeof_skv_proto_session_submit},
+		{C.SKV_PROTO_SESSION_SUBMIT_REPLY, "session.submit.reply", C.sizeof_skv_proto_session_ref},
+		{C.SKV_PROTO_SESSION_LIST, "session.list", C.sizeof_skv_proto_session_list},
+		{C.SKV_PROTO_SESSION_LIST_REPLY, "session.list.reply", C.sizeof_skv_proto_session_list_reply},
+		{C.SKV_PROTO_SESSION_SHOW_REPLY, "session.show.reply", C.sizeof_skv_proto_session_show_reply},
+	} {
+		if got := C.skv_proto_type_size(m.t); got != m.size {
+			return goError(op, C.SKV_EVERSION, "%s layout mismatch (binding %d bytes, library %d): rebuild both",
+				m.name, m.size, got)
+		}
+	}
+	return nil
+}
+
 // Connect opens a client (the connect is bounded by TimeoutMs and ctx).
+// ErrVersion when the loaded library's message layouts differ from the
+// headers this package was built with.
 func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 	const op = "Connect"
+	if err := layoutCheck(op); err != nil {
+		return nil, err
+	}
 	if o.KeyFile != "" {
 		ak, sk, err := ReadKeyFile(o.KeyFile)
 		if err != nil {
