@@ -1,0 +1,3 @@
+module github.com/libsokovan/libsokovan/bindings/go
+
+go 1.19
