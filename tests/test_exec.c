@@ -762,6 +762,25 @@ static void send_stdin(skv_agent *a, const char *id, const void *data,
     feed(a, SKV_PROTO_EVENT, 0, SKV_PROTO_EXEC_STDIN, &d);
 }
 
+/* Whether process pid has exited (a zombie, or gone) within ms. */
+static bool became_zombie(pid_t pid, int ms)
+{
+    char p[64], st[512];
+    snprintf(p, sizeof(p), "/proc/%ld/stat", (long)pid);
+    for (int i = 0; i < ms / 10; i++) {
+        FILE *f = fopen(p, "r");
+        size_t n = f ? fread(st, 1, sizeof(st) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        st[n] = '\0';
+        const char *rp = strrchr(st, ')');
+        if (!f || (rp && rp[1] == ' ' && rp[2] == 'Z'))
+            return true;
+        usleep(10 * 1000);
+    }
+    return false;
+}
+
 START_TEST(test_agent_exec_echo)
 {
     SKV_RTFX_REQUIRE();
@@ -799,7 +818,9 @@ START_TEST(test_agent_exec_echo)
      * ignore it), the bytes are dropped and acknowledged. */
     char *tr[] = {"true"};
     start_exec(a, 12, "x3", "k1", tr, 1, false, 0);
-    usleep(300 * 1000);
+    /* Gone, not merely slow (a sanitizer build starts it late): a
+     * command still running would take the bytes into its pipe. */
+    ck_assert_msg(became_zombie(h.exec_pid, 10000), "true still runs");
     static const char junk[1000];
     uint64_t acked = h.stdin_acked;
     send_stdin(a, "x3", junk, sizeof(junk), false);
