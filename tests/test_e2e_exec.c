@@ -459,9 +459,14 @@ START_TEST(test_e2e_exec_tty)
     ck_assert_msg(pty_expect(&t, "24 80", 15000), "stty: %s", t.buf);
     struct winsize ws = {50, 132, 0, 0};
     ck_assert_int_eq(ioctl(t.master, TIOCSWINSZ, &ws), 0);
-    e2e_sleep_ms(300);  /* the CLI's SIGWINCH travels to the agent */
-    pty_send(&t, "busybox stty size\r");
-    ck_assert_msg(pty_expect(&t, "50 132", 15000), "after resize: %s", t.buf);
+    /* The CLI's SIGWINCH travels to the agent in its own time (a loaded
+     * or sanitized run is slow): ask again until the new size shows. */
+    bool resized = false;
+    for (int i = 0; i < 30 && !resized; i++) {
+        pty_send(&t, "busybox stty size\r");
+        resized = pty_expect(&t, "50 132", 500);
+    }
+    ck_assert_msg(resized, "after resize: %s", t.buf);
     pty_send(&t, "sleep 4244\r");
     ck_assert(procs_become("sleep", "4244", 1, 10000));
     pty_send(&t, "\x03");
