@@ -66,6 +66,9 @@ typedef struct e2e_cluster {
     /* The manager's --heartbeat-timeout-ms; "" = 15000. Lost-agent tests
      * shorten it to keep an agent "away longer than the timeout" quick. */
     char hb_timeout_ms[16];
+    /* More manager arguments, e.g. {"--sched-plugins", path}; NULL ends
+     * them. Borrowed: they must outlive the cluster. */
+    const char *mgr_extra[8];
 } e2e_cluster;
 
 static inline int64_t e2e_now_ms(void)
@@ -258,13 +261,16 @@ static inline int e2e_start_manager(e2e_cluster *c, const char *agents)
     char exe[PATH_MAX + 32], key[PATH_MAX + 16];
     snprintf(exe, sizeof(exe), "%s/sokovan-manager", c->bin);
     snprintf(key, sizeof(key), "%s/admin.key", c->data);
-    char *const argv[] = {exe, "--data-dir", c->data, "--listen", c->sock,
-                          "--tcp", c->mgr_tcp[0] ? c->mgr_tcp : "none",
-                          "--bootstrap-agents", (char *)agents,
-                          "--heartbeat-interval-ms", "500",
-                          "--heartbeat-timeout-ms",
-                          c->hb_timeout_ms[0] ? c->hb_timeout_ms : "15000",
-                          NULL};
+    char *argv[32] = {exe, "--data-dir", c->data, "--listen", c->sock,
+                      "--tcp", c->mgr_tcp[0] ? c->mgr_tcp : "none",
+                      "--bootstrap-agents", (char *)agents,
+                      "--heartbeat-interval-ms", "500",
+                      "--heartbeat-timeout-ms",
+                      c->hb_timeout_ms[0] ? c->hb_timeout_ms : "15000",
+                      NULL};
+    size_t na = 13;
+    for (size_t i = 0; i < 8 && c->mgr_extra[i]; i++)
+        argv[na++] = (char *)c->mgr_extra[i];
     unlink(c->sock);
     c->mgr = e2e_spawn_ns(c, c->mgr_ns, "manager", argv);
     if (c->mgr < 0)

@@ -528,6 +528,99 @@ START_TEST(test_e2e_cli_preemption)
 }
 END_TEST
 
+/* ---- scheduler plugins from the manager's config ------------------------- */
+
+/* The manager started with extra arguments must exit, saying `want`. Its
+ * socket comes up before its store is opened, so one that refuses its
+ * store may look started for a moment: wait for the exit. */
+static void manager_refuses(const char *const *extra, const char *want)
+{
+    memset(g.mgr_extra, 0, sizeof g.mgr_extra);
+    for (size_t i = 0; extra[i]; i++)
+        g.mgr_extra[i] = extra[i];
+    bool up = e2e_start_manager(&g, "a1,a2") == 0;
+    for (int64_t end = e2e_now_ms() + 10000;
+         up && e2e_alive(g.mgr) && e2e_now_ms() < end;)
+        e2e_sleep_ms(20);
+    bool exited = !up || !e2e_alive(g.mgr);
+    if (exited)
+        g.mgr = -1;
+    char tail[700];
+    e2e_log_tail(&g, "manager", tail, sizeof tail);
+    ck_assert_msg(exited && strstr(tail, want), "wanted '%s' (%s): %s", want,
+                  exited ? "exited" : "still running", tail);
+}
+
+/* The agent each of n short sessions ran on must be `agent`. */
+static void sessions_land_on(skv_client *cl, int n, const char *agent)
+{
+    for (int i = 0; i < n; i++) {
+        char sid[E2E_ID_MAX];
+        run_id(sid, sizeof sid, ARGS("run", "--cpu", "0.1", "busybox",
+                                     "true"));
+        skv_proto_session_show_reply sh;
+        E2E_OK(e2e_wait_final(&g, cl, sid, 30000, &sh));
+        ck_assert_uint_eq(sh.session.n_kernels, 1);
+        ck_assert_msg(!strcmp(sh.session.kernels[0].agent_id, agent),
+                      "%s ran on %s, not %s", sid,
+                      sh.session.kernels[0].agent_id, agent);
+        skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
+    }
+}
+
+/* `sched_plugins` loads tests/so/sched_plugin.so (selector "test-last":
+ * the group's last agent) before the groups exist: the default group made
+ * with it places every session on a2, also after a kill -9 and restart
+ * (the stored group names the plugin's selector). A path that is not
+ * absolute, a missing file, a wrong ABI, and a restart without the plugin
+ * while a group names its selector: each stops the manager with its
+ * reason. */
+START_TEST(test_e2e_cli_sched_plugins)
+{
+    REQUIRE();
+    static char good[PATH_MAX], badabi[PATH_MAX];
+    snprintf(good, sizeof good, "%s/tests/so/sched_plugin.so",
+             skv_test_build_dir());
+    snprintf(badabi, sizeof badabi, "%s/tests/so/sched_plugin_badabi.so",
+             skv_test_build_dir());
+    manager_refuses(ARGS("--sched-plugins", "rel/p.so"),
+                    "is not an absolute path");
+    manager_refuses(ARGS("--sched-plugins", "/nonexistent/p.so"),
+                    "cannot load plugin /nonexistent/p.so");
+    manager_refuses(ARGS("--sched-plugins", badabi), "ABI");
+    const char *const with[] = {"--sched-plugins", good, "--default-selector",
+                                "test-last", NULL};
+    memset(g.mgr_extra, 0, sizeof g.mgr_extra);
+    for (size_t i = 0; with[i]; i++)
+        g.mgr_extra[i] = with[i];
+    E2E_OK(e2e_start_manager(&g, "a1,a2"));
+    skv_client *cl = NULL;
+    E2E_OK(e2e_connect(&g, &cl, NULL, NULL));
+    E2E_OK(e2e_start_agent(&g, 0));
+    E2E_OK(e2e_wait_agents(&g, cl, 1));
+    snprintf(g.agent_cpus[1], sizeof g.agent_cpus[1], "%s", "1");
+    E2E_OK(e2e_start_agent(&g, 1));
+    E2E_OK(e2e_wait_agents(&g, cl, 2));
+    cli_run r;
+    cli(&r, ARGS("admin", "group", "list"));
+    ck_assert_msg(r.status == 0 && strstr(r.out, "test-last"), "%s%s", r.out,
+                  r.err);
+    sessions_land_on(cl, 3, "a2");
+    skv_client_free(cl);
+    e2e_kill(&g, &g.mgr, SIGKILL, "manager");
+    manager_refuses(ARGS("--heartbeat-interval-ms", "500"),
+                    "unknown selector 'test-last'");
+    for (size_t i = 0; with[i]; i++)
+        g.mgr_extra[i] = with[i];
+    E2E_OK(e2e_start_manager(&g, "a1,a2"));
+    E2E_OK(e2e_connect(&g, &cl, NULL, NULL));
+    E2E_OK(e2e_wait_agents(&g, cl, 2));
+    sessions_land_on(cl, 1, "a2");
+    skv_client_free(cl);
+    e2e_stop(&g);
+}
+END_TEST
+
 #define ADD_CASE(s, name, test)                                                \
     do {                                                                       \
         TCase *tc_ = tcase_create(name);                                       \
@@ -547,5 +640,6 @@ Suite *skv_test_suite_e2e_cli(void)
     ADD_CASE(s, "cli_job_file", test_e2e_cli_job_file);
     ADD_CASE(s, "cli_times_and_reasons", test_e2e_cli_times_and_reasons);
     ADD_CASE(s, "cli_preemption", test_e2e_cli_preemption);
+    ADD_CASE(s, "cli_sched_plugins", test_e2e_cli_sched_plugins);
     return s;
 }

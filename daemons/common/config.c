@@ -35,7 +35,8 @@ typedef enum kind {
     K_GROUP,    /* group name or gid, or "" (unset) */
     K_ALLOW,    /* host allow-list (skv_net_host_allow_check) or "" */
     K_SWITCH,   /* command line only, no value: "--init" sets 1 */
-    K_STORAGE   /* NAME=PATH[,quota=KIND][,shared=yes|no], repeatable */
+    K_STORAGE,  /* NAME=PATH[,quota=KIND][,shared=yes|no], repeatable */
+    K_PATHS     /* absolute paths separated by ':', or "" (none) */
 } kind;
 
 struct skvd_key {
@@ -130,6 +131,13 @@ static const skvd_key g_keys[] = {
      "where the state lives: sqlite (manager.db in data_dir) or "
      "postgresql://USER@HOST/DB (several managers on one server: one "
      "leads, the others stand by)"},
+    {"manager", "sched_plugins", K_PATHS, MO(sched_plugins), M, NULL, 0, 0,
+     "FILE[:FILE...]",
+     "scheduler plugins (shared objects exporting skv_sched_selector_plugin "
+     "and/or skv_sched_sequencer_plugin) loaded before any resource group, "
+     "so default_scheduler, default_selector and 'admin group --scheduler/"
+     "--selector' may name what they register; one that cannot be loaded "
+     "stops the manager"},
     {"manager", "storage_host", K_STORAGE, MO(storage_hosts), M, NULL, 0, 0,
      "NAME=PATH[,quota=KIND][,shared=yes|no]",
      "a storage host of virtual folders (repeatable; the first is the "
@@ -402,6 +410,25 @@ static int check_abs(const char *v, char *why, size_t wl)
     return 0;
 }
 
+/* "A:B:C": each an absolute path (empty parts are refused, not skipped:
+ * "/a::/b" is a typo, not two plugins). */
+static int check_paths(const char *v, char *why, size_t wl)
+{
+    for (const char *p = v;;) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == 0)
+            return WHY("'%s': an empty path in the list", v);
+        if (*p != '/')
+            return WHY("'%.*s' is not an absolute path", (int)n, p);
+        if (n >= 4096)
+            return WHY("path too long");
+        if (!end)
+            return 0;
+        p = end + 1;
+    }
+}
+
 static int parse_uint(uint64_t *out, const skvd_key *k, const char *v,
                       char *why, size_t wl)
 {
@@ -581,6 +608,8 @@ static int check_string(const skvd_key *k, const char *v, bool *unset,
         return empty ? WHY("must not be empty") : check_abs(v, why, wl);
     case K_OPTPATH:
         return (*unset = empty) ? 0 : check_abs(v, why, wl);
+    case K_PATHS:
+        return (*unset = empty) ? 0 : check_paths(v, why, wl);
     case K_STR:
         *unset = empty;
         return 0;

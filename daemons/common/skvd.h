@@ -84,6 +84,7 @@ typedef struct skvd_manager_conf {
     uint64_t init, check;    /* command-line switches --init, --check */
     char **storage_hosts;    /* "NAME=PATH[,quota=..][,shared=..]" */
     size_t n_storage_hosts;
+    char *sched_plugins;     /* "FILE[:FILE...]"; NULL: none */
 } skvd_manager_conf;
 
 typedef struct skvd_agent_conf {

@@ -162,6 +162,29 @@ static int storage_hosts(const skvd_manager_conf *c, skvd_storage_host *parsed,
     return 0;
 }
 
+/* sched_plugins "A:B" (checked when read) as a list in the copy `buf`;
+ * the count, or -1 out of memory. */
+static int sched_plugins(const char *v, char **buf, const char ***out)
+{
+    *buf = NULL;
+    *out = NULL;
+    if (!v || !*v)
+        return 0;
+    size_t n = 1;
+    for (const char *p = v; *p; p++)
+        n += *p == ':';
+    *buf = strdup(v);
+    *out = calloc(n, sizeof(**out));
+    if (!*buf || !*out)
+        return -1;
+    char *save = NULL;
+    size_t i = 0;
+    for (char *t = strtok_r(*buf, ":", &save); t && i < n;
+         t = strtok_r(NULL, ":", &save))
+        (*out)[i++] = t;
+    return (int)i;
+}
+
 static int open_manager_with(mgr_daemon *d, skv_manager_options *o)
 {
     const skvd_manager_conf *c = &d->cfg.manager;
@@ -206,11 +229,20 @@ static int open_manager(mgr_daemon *d)
     int rc = parsed && hosts ? storage_hosts(c, parsed, hosts) : -1;
     o.storage_hosts = hosts;
     o.n_storage_hosts = nh;
-    if (!rc)
+    char *pbuf;
+    const char **plugins;
+    int np = sched_plugins(c->sched_plugins, &pbuf, &plugins);
+    if (np < 0)
+        skvd_log(SKV_LOG_ERROR, "sched_plugins: out of memory");
+    o.sched_plugins = plugins;
+    o.n_sched_plugins = np > 0 ? (size_t)np : 0;
+    if (!rc && np >= 0)
         rc = open_manager_with(d, &o);
+    free(pbuf);
+    free(plugins);
     free(parsed);
     free(hosts);
-    return rc;
+    return rc < 0 || np < 0 ? -1 : rc;
 }
 
 /* What a connection may cost before and after authenticating, and who

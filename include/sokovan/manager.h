@@ -46,7 +46,7 @@ typedef int (*skv_manager_send_fn)(uint64_t conn_id, const void *frame,
 /* Version 2 added cluster_cidr, version 3 init and backup_dir, version 4
  * store, version 5 storage_hosts, version 6 lease; older structures are
  * accepted. */
-#define SKV_MANAGER_OPTIONS_VERSION 6
+#define SKV_MANAGER_OPTIONS_VERSION 7
 
 /* A storage host of virtual folders (docs/architecture.md, "Virtual
  * folders"): folders live in root/folders/<id> (storage.h lays it out).
@@ -111,11 +111,18 @@ typedef struct skv_manager_options {
      * Borrowed: it must outlive the manager. SKV_EINVAL with a SQLite
      * store, SKV_ESTATE when the lease is not elected. */
     const struct skv_manager_lease *lease;
+    /* v7: scheduler plugins (shared objects, see skv_sched_load_plugin)
+     * loaded before any resource group is created or restored, so the
+     * default scheduler/selector and stored groups may name what they
+     * register. One that cannot be loaded fails skv_manager_open with its
+     * error, prefixed with its path. */
+    const char *const *sched_plugins;
+    size_t n_sched_plugins;
 } skv_manager_options;
 
 #define SKV_MANAGER_OPTIONS_INIT \
     {SKV_MANAGER_OPTIONS_VERSION, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, \
-     NULL, 0, NULL, NULL, NULL, 0, NULL}
+     NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, 0}
 
 /* Open (creating on first start) the database in data_dir, load keys, rebuild
  * the scheduler. An existing manager.db must be sokovan's and pass SQLite's

@@ -52,6 +52,24 @@ static int check_opts(const skv_manager_options *o, skv_manager_send_fn send,
     return rc;
 }
 
+/* Before the admin plane creates or restores groups: a stored group's
+ * selector may come from a plugin. */
+static int load_sched_plugins(skv_manager *m, const skv_manager_options *o,
+                              skv_error *err)
+{
+    if (o->version < 7 || !o->n_sched_plugins)
+        return 0;
+    if (!o->sched_plugins)
+        return skv__err(err, SKV_EINVAL, "manager: n_sched_plugins %zu "
+                        "with no sched_plugins", o->n_sched_plugins);
+    for (size_t i = 0; i < o->n_sched_plugins; i++) {
+        int rc = skv_sched_load_plugin(m->sched, o->sched_plugins[i], err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static int make_parts(skv_manager *m, const skv_manager_options *o,
                       skv_error *err)
 {
@@ -67,6 +85,8 @@ static int make_parts(skv_manager *m, const skv_manager_options *o,
     int rc = skv_auth_verifier_new(&m->verifier, &vo, err);
     if (!rc)
         rc = skv_sched_new(&m->sched, NULL, err);
+    if (!rc)
+        rc = load_sched_plugins(m, o, err);
     if (rc)
         return rc;
     m->admin.sched = m->sched;
