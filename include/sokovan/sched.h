@@ -124,6 +124,24 @@ SKV_EXTERN int skv_sched_group_set_preemption(skv_sched *s, const char *name,
                                               int64_t min_runtime_ms,
                                               skv_error *err);
 
+/* Which victims a preemptor considers first; either way it takes whole
+ * sessions, the fewest that make it fit, and drops any it can do without.
+ * LOWEST_PRIORITY (the default): the lowest priority first, then the
+ * least work lost (the youngest). NEWEST: the youngest first (least work
+ * lost), then the lowest priority. */
+typedef enum skv_sched_preempt_order {
+    SKV_SCHED_PREEMPT_ORDER_LOWEST_PRIORITY = 0,
+    SKV_SCHED_PREEMPT_ORDER_NEWEST = 1
+} skv_sched_preempt_order;
+
+/* Set a group's preemption order in place; the next pass uses it. Unknown
+ * group: SKV_ENOENT; an order not in the enum: SKV_EINVAL (nothing
+ * changes). */
+SKV_EXTERN int skv_sched_group_set_preempt_order(skv_sched *s,
+                                                 const char *name,
+                                                 skv_sched_preempt_order order,
+                                                 skv_error *err);
+
 /* ---- agents ------------------------------------------------------------- */
 
 /* One accelerator of an agent. A device can be taken whole through

@@ -18,16 +18,35 @@ typedef struct cand {
     uint64_t seq;
 } cand;
 
-static int cmp_cand(const void *pa, const void *pb)
+/* Smaller first, then the later submitted: the order is total, so the
+ * choice is the same for the same input. */
+static int cmp_tail(const cand *a, const cand *b)
+{
+    if (a->size != b->size)
+        return a->size < b->size ? -1 : 1;
+    return a->seq > b->seq ? -1 : (a->seq < b->seq);
+}
+
+/* lowest-priority: the lowest priority, then the least work lost. */
+static int cmp_by_priority(const void *pa, const void *pb)
 {
     const cand *a = pa, *b = pb;
     if (a->prio != b->prio)
         return a->prio < b->prio ? -1 : 1;
     if (a->lost != b->lost)
         return a->lost < b->lost ? -1 : 1;
-    if (a->size != b->size)
-        return a->size < b->size ? -1 : 1;
-    return a->seq > b->seq ? -1 : (a->seq < b->seq);
+    return cmp_tail(a, b);
+}
+
+/* newest: the least work lost, then the lowest priority. */
+static int cmp_by_newest(const void *pa, const void *pb)
+{
+    const cand *a = pa, *b = pb;
+    if (a->lost != b->lost)
+        return a->lost < b->lost ? -1 : 1;
+    if (a->prio != b->prio)
+        return a->prio < b->prio ? -1 : 1;
+    return cmp_tail(a, b);
 }
 
 static bool under_guarantee(const skv__owner *o, const skv_qty *add)
@@ -111,7 +130,9 @@ static int collect(skv__pass *P, uint32_t si, cand **out, uint32_t *n)
         }
     }
     if (len)
-        qsort(v, len, sizeof(*v), cmp_cand);
+        qsort(v, len, sizeof(*v),
+              P->g->preempt_order == SKV_SCHED_PREEMPT_ORDER_NEWEST
+                  ? cmp_by_newest : cmp_by_priority);
     *out = v;
     *n = len;
     return 0;
@@ -197,9 +218,31 @@ static int64_t lost_sum(const cand *c, int n)
     return t;
 }
 
+static int32_t prio_max(const cand *c, int n)
+{
+    int32_t m = c[0].prio;
+    for (int i = 1; i < n; i++)
+        m = c[i].prio > m ? c[i].prio : m;
+    return m;
+}
+
+/* Whether plan a (na victims) beats plan b (nb): fewer victims; then,
+ * under lowest-priority, a lower highest victim priority; then less work
+ * lost. */
+static bool better_plan(const skv__pass *P, const cand *a, int na,
+                        const cand *b, int nb)
+{
+    if (nb == 0 || na != nb)
+        return nb == 0 || na < nb;
+    if (P->g->preempt_order == SKV_SCHED_PREEMPT_ORDER_LOWEST_PRIORITY &&
+        prio_max(a, na) != prio_max(b, nb))
+        return prio_max(a, na) < prio_max(b, nb);
+    return lost_sum(a, na) < lost_sum(b, nb);
+}
+
 /* Plan per agent (the waiter lands on one agent): victims among the
- * sessions there only, keeping the plan with the fewest victims, then the
- * least lost work. The global plan covers gangs spread over agents. */
+ * sessions there only, keeping the best plan (better_plan). The global
+ * plan covers gangs spread over agents. */
 static int plan(skv__pass *P, uint32_t si, cand *c, uint32_t n, cand *best)
 {
     const skv__session *x = P->s->sess[si];
@@ -217,8 +260,7 @@ static int plan(skv__pass *P, uint32_t si, cand *c, uint32_t n, cand *best)
             int k = m ? choose(P, si, sub, m) : 0;
             if (k < 0)
                 return k;
-            if (k > 0 && (nbest == 0 || k < nbest ||
-                          (k == nbest && lost_sum(sub, k) < lost_sum(best, nbest)))) {
+            if (k > 0 && better_plan(P, sub, k, best, nbest)) {
                 memcpy(best, sub, (size_t)k * sizeof(*sub));
                 nbest = k;
             }

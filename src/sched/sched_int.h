@@ -219,6 +219,7 @@ typedef struct skv__group {
     uint32_t max_reservations;
     bool preemption;
     int64_t min_runtime_ms;
+    skv_sched_preempt_order preempt_order;
     struct skv__fidx *fidx;        /* frag/fgd class index, built on use */
     struct skv__inc *inc;          /* incremental pass state (pass_inc.c) */
     uint32_t last_epoch;           /* epoch of its last pass (reservations) */
