@@ -215,9 +215,14 @@ static void admin_setup(void)
     CLI_OK(&r, "admin", "project", "update", "pa", "--guaranteed",
            "cuda.device=4");
     ck_assert_msg(strstr(r.out, "cuda.device=4"), "%s", r.out);
-    cli(&r, ARGS("admin", "project", "delete", "pa"));
+    /* an owner holding a quota is not deleted */
+    CLI_OK(&r, "admin", "project", "create", "pc");
+    CLI_OK(&r, "admin", "project", "update", "pc", "--limit", "cpu=1");
+    cli(&r, ARGS("admin", "project", "delete", "pc"));
     ck_assert_msg(r.status != 0 && strstr(r.err, "has a quota"), "%d %s",
                   r.status, r.err);
+    CLI_OK(&r, "admin", "project", "update", "pc", "--no-quota");
+    CLI_OK(&r, "admin", "project", "delete", "pc");
     CLI_OK(&r, "--json", "admin", "quota", "list", "--scope", "project");
     ck_assert_msg(strstr(r.out, "\"owner\":\"pa\"") ||
                   strstr(r.out, "\"owner\": \"pa\""), "%s", r.out);

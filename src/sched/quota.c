@@ -126,6 +126,9 @@ SKV_EXTERN int skv_sched_quota_set(skv_sched *s, skv_sched_scope scope,
     int rc = quota_args(s, scope, name, group, q, err);
     if (rc)
         return rc;
+    /* removing what was never there: nothing to make */
+    if (!q && skv__hmap_get(&s->owner_ix[scope], name) == SKV__NONE)
+        return 0;
     uint8_t n0 = s->nslots;
     skv__gquota t;
     gq_clear(&t);
