@@ -40,7 +40,7 @@ static uint8_t active_of(const admin_req *r)
 /* ---- user ---- */
 static const cli_opt user_opts[] = {COMMON_FLAGS, {"email", 1, F_EMAIL},
     {"role", 1, F_ROLE}, {"domain", 1, F_DOMAIN}, {"project", 1, F_PROJECT},
-    {"policy", 1, F_POLICY}, {NULL, 0, 0}};
+    {"policy", 1, F_POLICY}, QUOTA_FLAGS, {NULL, 0, 0}};
 
 static int user_take(cli *c, admin_req *r, int id, const char *val)
 {
@@ -101,7 +101,7 @@ static void keypair_finish(admin_req *r, const char *name)
 
 /* ---- project ---- */
 static const cli_opt project_opts[] = {COMMON_FLAGS, {"domain", 1, F_DOMAIN},
-    {"policy", 1, F_POLICY}, {NULL, 0, 0}};
+    {"policy", 1, F_POLICY}, QUOTA_FLAGS, {NULL, 0, 0}};
 
 static int project_take(cli *c, admin_req *r, int id, const char *val)
 {
@@ -126,7 +126,7 @@ static void project_finish(admin_req *r, const char *name)
 
 /* ---- domain ---- */
 static const cli_opt domain_opts[] = {COMMON_FLAGS, {"rg", 1, F_RG},
-                                      {NULL, 0, 0}};
+                                      QUOTA_FLAGS, {NULL, 0, 0}};
 
 static int domain_take(cli *c, admin_req *r, int id, const char *val)
 {
@@ -266,8 +266,8 @@ const admin_kind cli_admin_kinds[] = {
     {"user", "users", SKV_PROTO_ADMIN_USER, user_opts,
      "usage: sokovan admin user create|update|delete|list [NAME] [options]\n"
      "  --email E  --role user|admin  --domain D  --project P (repeatable)\n"
-     "  --policy P  --description D\n" ACTIVE_HELP,
-     user_take, user_finish, cli_admin_print_user},
+     "  --policy P  --description D\n" ACTIVE_HELP QUOTA_HELP,
+     user_take, user_finish, cli_admin_print_user, "user"},
     {"keypair", "keypairs", SKV_PROTO_ADMIN_KEYPAIR, keypair_opts,
      "usage: sokovan admin keypair create --user U [--policy P] [--out FILE]\n"
      "       sokovan admin keypair update|delete ACCESS_KEY [options]\n"
@@ -277,13 +277,14 @@ const admin_kind cli_admin_kinds[] = {
      keypair_take, keypair_finish, cli_admin_print_keypair},
     {"project", "projects", SKV_PROTO_ADMIN_PROJECT, project_opts,
      "usage: sokovan admin project create|update|delete|list [NAME] "
-     "[options]\n  --domain D  --policy P  --description D\n" ACTIVE_HELP,
-     project_take, project_finish, cli_admin_print_project},
+     "[options]\n  --domain D  --policy P  --description D\n" ACTIVE_HELP
+     QUOTA_HELP,
+     project_take, project_finish, cli_admin_print_project, "project"},
     {"domain", "domains", SKV_PROTO_ADMIN_DOMAIN, domain_opts,
      "usage: sokovan admin domain create|update|delete|list [NAME] "
      "[options]\n  --rg GROUP (repeatable: groups its users may use)  "
-     "--description D\n" ACTIVE_HELP,
-     domain_take, domain_finish, cli_admin_print_domain},
+     "--description D\n" ACTIVE_HELP QUOTA_HELP,
+     domain_take, domain_finish, cli_admin_print_domain, "domain"},
     {"policy", "policies", SKV_PROTO_ADMIN_RESOURCE_POLICY, policy_opts,
      "usage: sokovan admin policy create|update|delete|list [NAME] "
      "[options]\n  --max-slots cpu=8,mem=32g  --max-concurrent N  "

@@ -136,6 +136,11 @@ typedef enum skv_proto_type {
     SKV_PROTO_APP_TOKEN_REPLY,          /* skv_proto_app_token_reply */
     SKV_PROTO_APP_RESOLVE,              /* skv_proto_app_resolve */
     SKV_PROTO_APP_RESOLVE_REPLY,        /* skv_proto_app_resolve_reply */
+    /* quotas per resource group and the quota tree (admin -> manager) */
+    SKV_PROTO_ADMIN_QUOTA,              /* skv_proto_admin_quota */
+    SKV_PROTO_ADMIN_QUOTA_REPLY,        /* skv_proto_admin_quota_reply */
+    SKV_PROTO_ADMIN_QUOTA_TREE,         /* skv_proto_admin_quota_tree */
+    SKV_PROTO_ADMIN_QUOTA_TREE_REPLY,   /* skv_proto_admin_quota_tree_reply */
     SKV_PROTO_TYPE_COUNT                /* not a type: one past the last */
 } skv_proto_type;
 

@@ -593,6 +593,51 @@ typedef struct skv_proto_admin_resource_group_reply {
     size_t n_groups;
 } skv_proto_admin_resource_group_reply;
 
+/* "admin.quota": one owner's quota in one resource group. CREATE fails
+ * when the owner has one there already; UPDATE creates or changes it (a
+ * vector left NULL keeps its value, an empty vector clears it); DELETE
+ * removes it; LIST filters by the fields set. */
+typedef struct skv_proto_quota {
+    char *scope;                       /* "domain", "project" or "user" */
+    char *owner;                       /* the domain, project or user name */
+    char *resource_group;
+    skv_slots *guaranteed;             /* its deserved share; NULL: none */
+    skv_slots *limit;                  /* hard max; NULL: none */
+    skv_slots *borrow_limit;           /* beyond guaranteed; NULL: none */
+} skv_proto_quota;
+typedef struct skv_proto_admin_quota {
+    uint32_t op;
+    skv_proto_quota quota;
+} skv_proto_admin_quota;
+typedef struct skv_proto_admin_quota_reply {
+    skv_proto_quota *quotas;
+    size_t n_quotas;
+} skv_proto_admin_quota_reply;
+
+/* "admin.quota_tree": domains -> projects -> users of each resource group
+ * (of one, when named) that hold a quota or use something there, with
+ * their ancestors. A user is listed under every project of theirs; its
+ * figures are the user's in the group. */
+typedef struct skv_proto_admin_quota_tree {
+    char *resource_group;              /* NULL: every group */
+} skv_proto_admin_quota_tree;
+typedef struct skv_proto_quota_node {
+    char *resource_group;
+    char *scope;                       /* "domain", "project", "user" */
+    char *name;
+    char *parent;                      /* NULL for a domain */
+    skv_slots *guaranteed;             /* NULL: none */
+    skv_slots *limit;
+    skv_slots *borrow_limit;
+    skv_slots *used;                   /* its running sessions there */
+    skv_slots *borrowed;               /* used beyond its guarantee */
+    skv_slots *lent;                   /* idle guarantee its siblings use */
+} skv_proto_quota_node;
+typedef struct skv_proto_admin_quota_tree_reply {
+    skv_proto_quota_node *nodes;       /* depth first, names in order */
+    size_t n_nodes;
+} skv_proto_admin_quota_tree_reply;
+
 /* "admin.backup": an online copy of the manager database (SQLite backup
  * API, one consistent snapshot) written by the manager on its own host, as
  * a new file in its backup_dir. */

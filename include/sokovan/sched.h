@@ -243,6 +243,42 @@ SKV_EXTERN int skv_sched_owner_usage(skv_slots **usage, uint32_t *n_active,
                                      skv_sched_scope scope, const char *name,
                                      skv_error *err);
 
+/* ---- quotas per resource group (the quota tree) ------------------------- */
+
+/* One owner's quota in one resource group. Owners form a tree through
+ * their sessions: domain -> project -> user. guaranteed is the owner's
+ * deserved share of the group; what it leaves idle others may borrow. The
+ * owner may use up to min(limit, guaranteed + borrow_limit) (a missing key
+ * of limit or borrow_limit: no ceiling there). With the group's preemption
+ * on, a pending session whose owner is under its guarantee reclaims from
+ * its sibling (the owner of the same scope where the two sessions' owners
+ * first differ, domain first) that uses more than its own guarantee of a
+ * slot the waiter is guaranteed: that sibling's preemptible sessions holding
+ * that slot, cause SKV_SCHED_PREEMPT_RECLAIM. Flat owner policies
+ * (skv_sched_policy_set) apply as well, across groups. */
+#define SKV_SCHED_QUOTA_VERSION 1
+typedef struct skv_sched_quota {
+    unsigned version;              /* SKV_SCHED_QUOTA_VERSION */
+    const skv_slots *guaranteed;   /* NULL = no guarantee */
+    const skv_slots *limit;        /* NULL or missing keys = no hard max */
+    const skv_slots *borrow_limit; /* beyond guaranteed; NULL = no ceiling */
+} skv_sched_quota;
+#define SKV_SCHED_QUOTA_INIT {SKV_SCHED_QUOTA_VERSION, NULL, NULL, NULL}
+
+/* Set (replace) the quota of owner `name` of `scope` in resource group
+ * `group` (which must exist: SKV_ENOENT); q NULL removes it. Use above a
+ * lowered quota is kept; new work waits. Too many slot names: SKV_ERANGE;
+ * on any error nothing changes. */
+SKV_EXTERN int skv_sched_quota_set(skv_sched *s, skv_sched_scope scope,
+                                   const char *name, const char *group,
+                                   const skv_sched_quota *q, skv_error *err);
+/* What owner `name` of `scope` uses in `group` now (its scheduled and
+ * running sessions there): a new vector (skv_slots_free). Unknown owner or
+ * group: an empty vector, not an error. */
+SKV_EXTERN int skv_sched_quota_usage(skv_slots **used, const skv_sched *s,
+                                     skv_sched_scope scope, const char *name,
+                                     const char *group, skv_error *err);
+
 /* ---- sessions ----------------------------------------------------------- */
 
 typedef enum skv_sched_session_type {

@@ -790,6 +790,48 @@ static const skv__pfield appresr_f[] = {
 };
 DESC(appresr_d, "app.resolve.reply", skv_proto_app_resolve_reply, appresr_f);
 
+/* ---- quotas per resource group ------------------------------------------------------- */
+
+#define S skv_proto_quota
+static const skv__pfield quota_f[] = {
+    STR(S, "scope", scope, ID),
+    STR(S, "owner", owner, ID),
+    STR(S, "resource_group", resource_group, ID),
+    SLOTS(S, "guaranteed", guaranteed),
+    SLOTS(S, "limit", limit),
+    SLOTS(S, "borrow_limit", borrow_limit),
+};
+DESC(quota_d, "quota", S, quota_f);
+#undef S
+ADMIN(aquota_d, "admin.quota", skv_proto_admin_quota, quota, quota_d);
+ADMIN_REPLY(aquotar_d, "admin.quota.reply", skv_proto_admin_quota_reply,
+            quotas, quota_d);
+
+static const skv__pfield qtree_f[] = {
+    STR(skv_proto_admin_quota_tree, "resource_group", resource_group, ID),
+};
+DESC(qtree_d, "admin.quota_tree", skv_proto_admin_quota_tree, qtree_f);
+#define S skv_proto_quota_node
+static const skv__pfield qnode_f[] = {
+    STRQ(S, "resource_group", resource_group, ID),
+    STRQ(S, "scope", scope, ID),
+    STRQ(S, "name", name, ID),
+    STR(S, "parent", parent, ID),
+    SLOTS(S, "guaranteed", guaranteed),
+    SLOTS(S, "limit", limit),
+    SLOTS(S, "borrow_limit", borrow_limit),
+    SLOTS(S, "used", used),
+    SLOTS(S, "borrowed", borrowed),
+    SLOTS(S, "lent", lent),
+};
+DESC(qnode_d, "quota node", S, qnode_f);
+#undef S
+static const skv__pfield qtreer_f[] = {
+    LIST(skv_proto_admin_quota_tree_reply, "nodes", nodes, MANY, qnode_d),
+};
+DESC(qtreer_d, "admin.quota_tree.reply", skv_proto_admin_quota_tree_reply,
+     qtreer_f);
+
 /* ---- the type table ------------------------------------------------------------------ */
 
 #define REQ SKV_PROTO_REQUEST
@@ -912,4 +954,11 @@ const skv__ptype skv__proto_types[SKV_PROTO_TYPE_COUNT] = {
     T(SKV_PROTO_APP_RESOLVE, "app.resolve", REQ, SKV_PROTO_APP_RESOLVE_REPLY,
       SKV_AUTH_OP_ADMIN, appres_d),
     T(SKV_PROTO_APP_RESOLVE_REPLY, "app.resolve.reply", RSP, 0, 0, appresr_d),
+    T(SKV_PROTO_ADMIN_QUOTA, "admin.quota", REQ, SKV_PROTO_ADMIN_QUOTA_REPLY,
+      SKV_AUTH_OP_ADMIN, aquota_d),
+    T(SKV_PROTO_ADMIN_QUOTA_REPLY, "admin.quota.reply", RSP, 0, 0, aquotar_d),
+    T(SKV_PROTO_ADMIN_QUOTA_TREE, "admin.quota_tree", REQ,
+      SKV_PROTO_ADMIN_QUOTA_TREE_REPLY, SKV_AUTH_OP_ADMIN, qtree_d),
+    T(SKV_PROTO_ADMIN_QUOTA_TREE_REPLY, "admin.quota_tree.reply", RSP, 0, 0,
+      qtreer_d),
 };

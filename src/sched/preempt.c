@@ -67,9 +67,71 @@ static bool borrowing(const skv__owner *o)
     return false;
 }
 
+/* Quota tree (quota.c): the waiter's owner stays within its guarantee of
+ * every guaranteed slot it asks for, and asks for at least one. */
+static bool gq_under(const skv__gquota *q, const skv_qty *add)
+{
+    if (!q->has_guarantee)
+        return false;
+    bool asks = false;
+    for (int k = 0; k < NSL; k++) {
+        if (!(q->gmask >> k & 1u) || add[k] <= 0)
+            continue;
+        if (q->usage[k] + add[k] > q->guaranteed[k])
+            return false;
+        asks = true;
+    }
+    return asks;
+}
+
+/* The slots that kept the waiter out (its resource reason, computed just
+ * before preemption), or every slot when the reason does not list them. */
+static uint32_t short_mask(const skv__session *x)
+{
+    uint32_t m = 0;
+    if (x->reason.code == SKV_SCHED_REASON_RESOURCES && !x->reason.deferred)
+        for (int i = 0; i < x->reason.nshort; i++)
+            m |= 1u << x->reason.short_slot[i];
+    return m ? m : UINT32_MAX;
+}
+
+/* The victim holds a slot the waiter is guaranteed and short of, and its
+ * owner uses more of it than its own guarantee (none: 0): it borrows that
+ * slot. */
+static bool gq_borrows(const skv__gquota *qv, const skv__gquota *qx,
+                       const skv__session *x, const skv_qty *held)
+{
+    uint32_t mask = qx->gmask & short_mask(x);
+    for (int k = 0; k < NSL; k++) {
+        if (!(mask >> k & 1u) || x->total[k] <= 0 || held[k] <= 0)
+            continue;
+        skv_qty own = qv->gmask >> k & 1u ? qv->guaranteed[k] : 0;
+        if (qv->usage[k] > own)
+            return true;
+    }
+    return false;
+}
+
+/* Guarantees are shares among siblings: compare the two sessions' owners
+ * at the first scope (domain, project, user) where they differ. */
+static bool tree_reclaimable(const skv_sched *s, const skv__session *x,
+                             const skv__session *v)
+{
+    for (int sc = 0; sc < SKV_SCHED_SCOPE_COUNT; sc++) {
+        if (x->owner[sc] == v->owner[sc])
+            continue;
+        const skv__gquota *qx = &s->owners[x->owner[sc]]->gq[x->gq[sc]];
+        const skv__gquota *qv = &s->owners[v->owner[sc]]->gq[v->gq[sc]];
+        return gq_under(qx, x->total) && gq_borrows(qv, qx, x, v->total);
+    }
+    return false;
+}
+
 static bool reclaimable(const skv_sched *s, const skv__session *x,
                         const skv__session *v)
 {
+    if (tree_reclaimable(s, x, v))
+        return true;
     static const skv_sched_scope scopes[] = {SKV_SCHED_SCOPE_PROJECT,
                                              SKV_SCHED_SCOPE_DOMAIN};
     for (size_t i = 0; i < 2; i++) {

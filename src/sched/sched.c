@@ -188,6 +188,7 @@ SKV_EXTERN void skv_sched_free(skv_sched *s)
     skv__hmap_fini(&s->sess_ix);
     for (uint32_t i = 0; i < s->nowners; i++) {
         skv__free(s->owners[i]->name);
+        skv__sched_owner_gq_free(s->owners[i]);
         skv__free(s->owners[i]);
     }
     skv__free(s->owners);

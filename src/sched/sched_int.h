@@ -173,10 +173,26 @@ typedef struct skv__session {
     uint32_t victim_for;           /* waiter's session index */
     uint32_t mark;                 /* pass scratch */
     uint64_t victim_for_seq;
+    uint32_t gq[SKV_SCHED_SCOPE_COUNT]; /* its owners' entry for its group
+                                      (skv__owner.gq, quota.c) */
     skv__reason reason;
     bool in_ord;                   /* in group->inc's walk order */
     uint32_t pend_gen;             /* times it became pending (pass_inc.c) */
 } skv__session;
+
+/* One owner's quota and use in one resource group (quota.c). Keyed by
+ * the group's name, so a group removed and added again finds its quota;
+ * entries are never removed (sessions index them). */
+typedef struct skv__gquota {
+    char *group;
+    skv_qty usage[NSL];            /* its sessions in that group */
+    bool has_quota;                /* set through skv_sched_quota_set */
+    bool has_guarantee;
+    uint32_t gmask;                /* slots the guarantee names */
+    skv_qty guaranteed[NSL];       /* 0 where not named */
+    skv_qty limit[NSL];            /* UNLIMITED where none */
+    skv_qty borrow[NSL];           /* UNLIMITED where none */
+} skv__gquota;
 
 typedef struct skv__owner {
     char *name;
@@ -193,6 +209,9 @@ typedef struct skv__owner {
     int64_t hist_ms;
     /* pass scratch for per-owner sequencing */
     uint32_t q_epoch, q_head, q_len, q_off;
+    skv__gquota *gq;               /* per resource group (quota.c) */
+    uint32_t ngq, gq_cap;
+    bool has_gquota;               /* some entry has_quota (pass_inc.c) */
 } skv__owner;
 
 /* Agents of a group by number of entirely free devices (0..64). */
@@ -302,6 +321,10 @@ skv__agent *skv__sched_agent(const skv_sched *s, const char *id,
 int skv__sched_owner(skv_sched *s, uint32_t *out, skv_sched_scope scope,
                      const char *name, skv_error *err);
 void skv__sched_owner_decay(const skv_sched *s, skv__owner *o, int64_t now);
+/* quota.c: the session's per-group entries of its owners (created on first
+ * use: at submit and adopt, so charging never allocates); freeing them. */
+int skv__sched_session_gq(skv_sched *s, skv__session *x, skv_error *err);
+void skv__sched_owner_gq_free(skv__owner *o);
 uint64_t skv__sched_share_ppm(const skv_qty *usage, const skv_qty *cap);
 void skv__sched_agent_view(skv_sched_agent_view *v, const skv_sched *s,
                            const skv__agent *a);

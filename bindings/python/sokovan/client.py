@@ -135,6 +135,15 @@ ResourceGroup = msg("ResourceGroup", [
     ("session_types", [STR]), ("active", u8), ("selector", STR),
     ("preemption", STR), ("preempt_min_runtime_ms", i64),
     ("preempt_mode", STR)])
+Quota = msg("Quota", [("scope", STR), ("owner", STR), ("resource_group", STR),
+                      ("guaranteed", SLOTS), ("limit", SLOTS),
+                      ("borrow_limit", SLOTS)])
+QuotaTree = msg("QuotaTree", [("resource_group", STR)])
+QuotaNode = msg("QuotaNode", [
+    ("resource_group", STR), ("scope", STR), ("name", STR), ("parent", STR),
+    ("guaranteed", SLOTS), ("limit", SLOTS), ("borrow_limit", SLOTS),
+    ("used", SLOTS), ("borrowed", SLOTS), ("lent", SLOTS)])
+QuotaTreeReply = msg("QuotaTreeReply", [("nodes", [QuotaNode])])
 
 # admin kind -> (type name, object field, object struct, reply list field)
 ADMIN = {
@@ -146,6 +155,7 @@ ADMIN = {
                         "policies"),
     "resource_group": ("admin.resource_group", "group", ResourceGroup,
                        "groups"),
+    "quota": ("admin.quota", "quota", Quota, "quotas"),
 }
 ADMIN_OPS = {"create": 1, "update": 2, "delete": 3, "list": 4}
 _ADMIN_MSGS: Dict[str, Any] = {}
@@ -174,6 +184,7 @@ _BODIES: Dict[str, Any] = {
     "session.logs": LogsRequest, "logs.reply": LogsReply,
     "agent.list": AgentList, "agent.list.reply": AgentListReply,
     "image.list": ImageList, "image.list.reply": ImageListReply,
+    "admin.quota_tree": QuotaTree, "admin.quota_tree.reply": QuotaTreeReply,
     **_ADMIN_MSGS,
 }
 # A layout that disagrees with the loaded library must never reach it.
@@ -443,14 +454,21 @@ class Client(_lib.Handle):
         return self.request("agent.list", {"resource_group": resource_group,
                                            "include_lost": include_lost})["agents"]
 
+    def quota_tree(self, resource_group: Optional[str] = None
+                   ) -> List[Dict[str, Any]]:
+        """admin.quota_tree: per resource group, domains -> projects ->
+        users with their quota, use, borrowed and lent slots."""
+        return self.request("admin.quota_tree",
+                            {"resource_group": resource_group})["nodes"]
+
     def images(self, architecture: Optional[str] = None) -> List[Dict[str, Any]]:
         return self.request("image.list",
                             {"architecture": architecture})["images"]
 
     def admin(self, kind: str, op: str, **fields: Any) -> List[Dict[str, Any]]:
         """admin.<kind> (user, keypair, project, domain, resource_policy,
-        resource_group) with op create/update/delete/list and the object's
-        fields; the resulting objects."""
+        resource_group, quota) with op create/update/delete/list and the
+        object's fields; the resulting objects."""
         if kind not in ADMIN:
             raise ValueError(f"unknown admin kind {kind!r}; one of "
                              f"{sorted(ADMIN)}")

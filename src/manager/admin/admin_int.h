@@ -110,6 +110,20 @@ int skv__mgr_admin_on_group(skv__mgr_admin_ctx *ctx,
                             skv_proto_admin_resource_group_reply *rp,
                             skv_error *err);
 
+int skv__mgr_admin_on_quota(skv__mgr_admin_ctx *ctx,
+                            const skv_proto_admin_quota *rq,
+                            skv_proto_admin_quota_reply *rp, skv_error *err);
+int skv__mgr_admin_on_quota_tree(skv__mgr_admin_ctx *ctx,
+                                 const skv_proto_admin_quota_tree *rq,
+                                 skv_proto_admin_quota_tree_reply *rp,
+                                 skv_error *err);
+/* SKV_EBUSY while the owner (scope "domain", "project", "user") or, with
+ * scope NULL, the resource group `name` has a quota (quotas.c). */
+int skv__mgr_admin_quota_busy(skv__mgr_admin_ctx *ctx, const char *scope,
+                              const char *name, skv_error *err);
+/* Every stored quota into the scheduler (load). */
+int skv__mgr_admin_sync_all_quotas(skv__mgr_admin_ctx *ctx, skv_error *err);
+
 /* One admin change: apply writes the rows inside a transaction, mirror
  * brings the scheduler and verifier in line (undo false) and, after a
  * rollback, back to the old state (undo true; errors ignored then). */

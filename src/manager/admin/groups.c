@@ -193,7 +193,7 @@ static int prepare(skv__mgr_admin_ctx *ctx, gchange *c, skv_error *err)
                                                        &c->old_p, err)) < 0)
         return rc;
     if (c->op == SKV_PROTO_ADMIN_DELETE)
-        return 0;
+        return skv__mgr_admin_quota_busy(ctx, NULL, g->name, err);
     rc = check_fields(g, err);
     if (rc)
         return rc;

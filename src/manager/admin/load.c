@@ -42,6 +42,8 @@ int skv__mgr_admin_load(skv__mgr_admin_ctx *ctx, skv_error *err)
     if (!rc)
         rc = skv__mgr_admin_sync_all_policies(ctx, err);
     if (!rc)
+        rc = skv__mgr_admin_sync_all_quotas(ctx, err);
+    if (!rc)
         skv__log(SKV_LOG_INFO, "manager", "admin plane loaded: %zu keys",
                  skv_auth_verifier_key_count(ctx->verifier));
     return rc;

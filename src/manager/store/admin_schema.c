@@ -75,9 +75,19 @@ static const char admin_v2_sqlite[] =
     "ALTER TABLE resource_groups ADD COLUMN preempt_mode TEXT NOT NULL"
     " DEFAULT 'requeue';";
 
+/* Step 3: quotas per resource group (the quota tree). IF NOT EXISTS: a
+ * database whose versions table was lost passes through unchanged. */
+static const char admin_v3_sqlite[] =
+    "CREATE TABLE IF NOT EXISTS quotas ("
+    " scope TEXT NOT NULL, owner TEXT NOT NULL,"
+    " resource_group TEXT NOT NULL REFERENCES resource_groups(name),"
+    " guaranteed BLOB, hard_limit BLOB, borrow_limit BLOB,"  /* msgpack */
+    " PRIMARY KEY (scope, owner, resource_group));";
+
 static const skv__mgr_migration admin[] = {
     {1, admin_v1_sqlite, skv__mgr_store_admin_v1_pg},
     {2, admin_v2_sqlite, skv__mgr_store_admin_v2_pg},
+    {3, admin_v3_sqlite, skv__mgr_store_admin_v3_pg},
 };
 
 int skv__mgr_store_admin_schema(skv__db *db, skv_error *err)

@@ -320,4 +320,28 @@ int skv__mgr_store_admin_group_info(skv__db *db, const char *name,
                                     uint64_t *pending_timeout_ms,
                                     skv_error *err);
 
+/* ---- quotas per resource group (admin_quotas.c) ------------------------- */
+
+/* Quotas matching scope, owner and group (NULL: any), by group, scope,
+ * owner. */
+int skv__mgr_store_admin_quota_read(skv__db *db,
+                                    skv_proto_admin_quota_reply *rp,
+                                    const char *scope, const char *owner,
+                                    const char *group, skv_error *err);
+/* Write all three vectors as given (NULL or empty: none); insert a new row
+ * or update the existing one. */
+int skv__mgr_store_admin_quota_put(skv__db *db, const skv_proto_quota *q,
+                                   bool insert, skv_error *err);
+int skv__mgr_store_admin_quota_delete(skv__db *db, const char *scope,
+                                      const char *owner, const char *group,
+                                      skv_error *err);
+/* 1 with the first group (by name) where the owner has a quota. */
+int skv__mgr_store_admin_quota_of(skv__db *db, const char *scope,
+                                  const char *owner, char *buf, size_t bufsz,
+                                  skv_error *err);
+/* 1 with the first owner holding a quota in the group. */
+int skv__mgr_store_admin_quota_in_group(skv__db *db, const char *group,
+                                        char *buf, size_t bufsz,
+                                        skv_error *err);
+
 #endif
