@@ -252,11 +252,11 @@ static void check_show(skv_client *cl, const char *sid)
     ck_assert_str_eq(r.session.services[0], "jupyter=8888/prefix");
     ck_assert_str_eq(r.session.services[1], "ssh=2200/tcp");
     skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
-    char out[8192], want[256];
+    char out[8192], url[256], app[256];
     in_ns(out, sizeof out, "sokovan show %s", sid);
-    snprintf(want, sizeof want, IX_URL "/s/%s/jupyter/", sid);
-    ck_assert_msg(strstr(out, want) && strstr(out, "/usr/local/bin/sokovan-"
-                                              "interactive"), "%s", out);
+    snprintf(url, sizeof url, IX_URL "/s/%s/jupyter/", sid);
+    snprintf(app, sizeof app, "sokovan app %s ssh", sid);
+    ck_assert_msg(strstr(out, url) && strstr(out, app), "%s", out);
 }
 
 /* Jupyter answers through the proxy (it takes a while to start). */
