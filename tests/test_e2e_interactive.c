@@ -169,15 +169,20 @@ static void start_agent(void)
 static void wait_agent(skv_client *cl)
 {
     skv_error e = SKV_ERROR_INIT;
-    for (int64_t end = e2e_now_ms() + 600000; e2e_now_ms() < end;) {
+    int64_t t0 = e2e_now_ms();
+    for (int64_t end = t0 + 600000; e2e_now_ms() < end;) {
         skv_proto_agent_list q = {0};
         skv_proto_agent_list_reply r = {0};
         SKV_CK_OK(skv_client_call(cl, SKV_PROTO_AGENT_LIST, &q, &r, &e), &e);
         bool up = r.n_agents == 1 && r.agents[0].status &&
                   !strcmp(r.agents[0].status, "alive");
         skv_proto_body_free(SKV_PROTO_AGENT_LIST_REPLY, &r);
-        if (up)
+        if (up) {
+            fprintf(stderr, "e2e_interactive: the agent imported the image "
+                    "and registered in %lld ms\n",
+                    (long long)(e2e_now_ms() - t0));
             return;
+        }
         ck_assert_msg(e2e_alive(g.agent[0]), "the agent exited (import "
                       "failed?); see %s/logs/a1.log", g.root);
         e2e_sleep_ms(200);
@@ -263,11 +268,16 @@ static void check_show(skv_client *cl, const char *sid)
 static void wait_jupyter(const char *sid, const char *tok)
 {
     char out[4096];
-    for (int64_t end = e2e_now_ms() + 300000; e2e_now_ms() < end;) {
+    int64_t t0 = e2e_now_ms();
+    for (int64_t end = t0 + 300000; e2e_now_ms() < end;) {
         in_ns(out, sizeof out, "/usr/bin/python3 %s/tests/proxy_client.py "
               "get " IX_URL "/s/%s/jupyter/api %s", src_dir(), sid, tok);
-        if (!strncmp(out, "200 {\"version\"", 14))
+        if (!strncmp(out, "200 {\"version\"", 14)) {
+            fprintf(stderr, "e2e_interactive: Jupyter answered through the "
+                    "proxy %lld ms after RUNNING\n",
+                    (long long)(e2e_now_ms() - t0));
             return;
+        }
         e2e_sleep_ms(500);
     }
     ck_abort_msg("Jupyter did not answer through the proxy: %s", out);
@@ -281,6 +291,40 @@ static void token_url(const char *sid, const char *svc, char *url,
     ck_assert_msg(rc == 0 && !strncmp(out, IX_URL, strlen(IX_URL)), "%s",
                   out);
     snprintf(url, cap, "%.*s", (int)strcspn(out, "\n"), out);
+}
+
+/* Another user asks for the session's SSH key: refused, no key sent. */
+static void other_user_refused(skv_client *admin, const char *sid)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_proto_admin_user u = {0};
+    u.op = SKV_PROTO_ADMIN_CREATE;
+    u.user.name = "bob";
+    u.user.role = "user";
+    u.user.active = 1;
+    skv_proto_admin_user_reply ur = {0};
+    SKV_CK_OK(skv_client_call(admin, SKV_PROTO_ADMIN_USER, &u, &ur, &e), &e);
+    skv_proto_body_free(SKV_PROTO_ADMIN_USER_REPLY, &ur);
+    skv_proto_admin_keypair k = {0};
+    k.op = SKV_PROTO_ADMIN_CREATE;
+    k.keypair.user = "bob";
+    k.keypair.active = 1;
+    skv_proto_admin_keypair_reply kr = {0};
+    SKV_CK_OK(skv_client_call(admin, SKV_PROTO_ADMIN_KEYPAIR, &k, &kr, &e),
+              &e);
+    ck_assert_uint_eq(kr.n_keypairs, 1);
+    skv_client *bob = NULL;
+    int rc = e2e_connect(&g, &bob, kr.keypairs[0].access_key,
+                         kr.keypairs[0].secret_key);
+    skv_proto_body_free(SKV_PROTO_ADMIN_KEYPAIR_REPLY, &kr);
+    E2E_OK(rc);
+    skv_proto_app_token q = {(char *)sid, "ssh", 0, true};
+    skv_proto_app_token_reply r = {0};
+    rc = skv_client_call(bob, SKV_PROTO_APP_TOKEN, &q, &r, &e);
+    ck_assert_msg(rc == SKV_EPERM || rc == SKV_ENOENT, "bob: %s",
+                  skv_err_name(rc));
+    ck_assert_ptr_null(r.ssh_private_key);
+    skv_client_free(bob);
 }
 
 START_TEST(test_e2e_interactive_jupyter_ssh)
@@ -321,6 +365,7 @@ START_TEST(test_e2e_interactive_jupyter_ssh)
     rc = in_ns(out, sizeof out, "sokovan ssh %s -- sh -c 'id -un; exit 7'",
                sid);
     ck_assert_msg(rc == 7 && !strcmp(out, "work\nexit=7\n"), "ssh: %s", out);
+    other_user_refused(admin, sid);
     /* a session without an ssh service */
     rc = in_ns(out, sizeof out, "sokovan run --cpu 0.1 --mem 64m busybox -- "
                "sleep 1000");
