@@ -149,6 +149,7 @@ static void start_agent(void)
     snprintf(state, sizeof state, "%s/agent-a1", g.root);
     snprintf(mgr, sizeof mgr, "unix:%s", g.sock);
     snprintf(imp, sizeof imp, "interactive=%s", g_tar);
+    bool with_image = g_tar[0] != '\0';
     e2e_run_dir(&g, "a1", run, sizeof run);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     snprintf(g.agent_cpus[0], sizeof g.agent_cpus[0], "0-%ld",
@@ -156,10 +157,11 @@ static void start_agent(void)
     char *const argv[] = {exe, "--agent-id", "a1", "--manager", mgr,
                           "--data-dir", g.data, "--state-dir", state,
                           "--run-dir", run, "--image-dir", g.images,
-                          "--import-image", imp, "--cpus", g.agent_cpus[0],
+                          "--cpus", g.agent_cpus[0],
                           "--memory", "4g", "--poll-interval-ms", "10",
                           "--stats-interval-ms", "1000",
-                          "--reconnect-max-ms", "500", NULL};
+                          "--reconnect-max-ms", "500",
+                          with_image ? "--import-image" : NULL, imp, NULL};
     g.agent[0] = e2e_spawn_ns(&g, g_ns, "a1", argv);
     ck_assert_int_gt(g.agent[0], 0);
     g.nagents = 1;
@@ -178,8 +180,8 @@ static void wait_agent(skv_client *cl)
                   !strcmp(r.agents[0].status, "alive");
         skv_proto_body_free(SKV_PROTO_AGENT_LIST_REPLY, &r);
         if (up) {
-            fprintf(stderr, "e2e_interactive: the agent imported the image "
-                    "and registered in %lld ms\n",
+            fprintf(stderr, "e2e_interactive: the agent (importing its "
+                    "images) registered in %lld ms\n",
                     (long long)(e2e_now_ms() - t0));
             return;
         }
@@ -380,6 +382,56 @@ START_TEST(test_e2e_interactive_jupyter_ssh)
 }
 END_TEST
 
+/* What a prefix service gets: the whole path, where an http service on
+ * the same port gets it without /s/SESSION/NAME (busybox httpd serving
+ * both trees). */
+START_TEST(test_e2e_interactive_prefix)
+{
+    if (g_skip) {
+        fprintf(stderr, "SKIP e2e_interactive: %s\n", g_skip);
+        return;
+    }
+    g_tar[0] = '\0';    /* busybox only */
+    skv_client *admin = NULL;
+    E2E_OK(e2e_start_manager(&g, "a1"));
+    start_agent();
+    E2E_OK(e2e_connect(&g, &admin, NULL, NULL));
+    wait_agent(admin);
+    start_proxy();
+    char out[4096], sid[E2E_ID_MAX], tok[1024];
+    int rc = in_ns(out, sizeof out, "sokovan run --service app=8080/prefix "
+                   "--service root=8080 --cpu 0.1 --mem 64m busybox -- sh -c "
+                   "'D=/tmp/www/s/$SOKOVAN_SESSION_ID/app; busybox mkdir -p "
+                   "$D && echo prefixed > $D/index.html && echo stripped > "
+                   "/tmp/www/index.html && exec busybox httpd -f -p 8080 -h "
+                   "/tmp/www'");
+    ck_assert_msg(rc == 0 && !strncmp(out, "s-", 2), "run: %s", out);
+    snprintf(sid, sizeof sid, "%.*s", (int)strcspn(out, "\n"), out);
+    E2E_OK(e2e_wait_running(&g, admin, sid, 60000));
+    static const char *const svc[][2] = {{"app", "200 prefixed"},
+                                         {"root", "200 stripped"}};
+    for (int i = 0; i < 2; i++) {
+        rc = in_ns(out, sizeof out, "sokovan app-token %s %s --token-only",
+                   sid, svc[i][0]);
+        ck_assert_msg(rc == 0, "%s", out);
+        snprintf(tok, sizeof tok, "%.*s", (int)strcspn(out, "\n"), out);
+        for (int64_t end = e2e_now_ms() + 60000; e2e_now_ms() < end;) {
+            in_ns(out, sizeof out, "/usr/bin/python3 %s/tests/proxy_client.py"
+                  " get " IX_URL "/s/%s/%s/ %s", src_dir(), sid, svc[i][0],
+                  tok);
+            if (!strncmp(out, svc[i][1], strlen(svc[i][1])))
+                break;
+            e2e_sleep_ms(200);
+        }
+        ck_assert_msg(!strncmp(out, svc[i][1], strlen(svc[i][1])), "%s: %s",
+                      svc[i][0], out);
+    }
+    skv_client_free(admin);
+    e2e_kill(&g, &g_proxy, SIGTERM, "proxy");
+    e2e_stop(&g);
+}
+END_TEST
+
 Suite *skv_test_suite_e2e_interactive(void);
 Suite *skv_test_suite_e2e_interactive(void)
 {
@@ -389,6 +441,11 @@ Suite *skv_test_suite_e2e_interactive(void)
     tcase_set_timeout(tc, 1800);
     tcase_add_unchecked_fixture(tc, ix_setup, ix_teardown);
     tcase_add_test(tc, test_e2e_interactive_jupyter_ssh);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("interactive_prefix");
+    tcase_set_timeout(tc, 600);
+    tcase_add_unchecked_fixture(tc, ix_setup, ix_teardown);
+    tcase_add_test(tc, test_e2e_interactive_prefix);
     suite_add_tcase(s, tc);
     return s;
 }
