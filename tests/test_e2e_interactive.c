@@ -426,6 +426,15 @@ START_TEST(test_e2e_interactive_prefix)
         ck_assert_msg(!strncmp(out, svc[i][1], strlen(svc[i][1])), "%s: %s",
                       svc[i][0], out);
     }
+    /* sokovan ssh: usage, an unknown session, a session without ssh */
+    rc = in_ns(out, sizeof out, "sokovan ssh");
+    ck_assert_msg(rc == 2 && strstr(out, "want SESSION"), "%s", out);
+    rc = in_ns(out, sizeof out, "sokovan ssh %s --user ''", sid);
+    ck_assert_msg(rc == 2 && strstr(out, "--user"), "%s", out);
+    rc = in_ns(out, sizeof out, "sokovan ssh s-0000000000000000 -- true");
+    ck_assert_msg(rc == 1 && strstr(out, "no session"), "%s", out);
+    rc = in_ns(out, sizeof out, "sokovan ssh %s", sid);
+    ck_assert_msg(rc == 1 && strstr(out, "has no ssh service"), "%s", out);
     skv_client_free(admin);
     e2e_kill(&g, &g_proxy, SIGTERM, "proxy");
     e2e_stop(&g);
