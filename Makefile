@@ -11,6 +11,7 @@
 #   make install PREFIX=/usr/local   /  make uninstall PREFIX=...
 #   make deps                install the Debian packages the build needs
 #   make demo                the README's main job
+#   make image-interactive   the Jupyter + sshd image (examples/interactive)
 #
 # Sources are found by layout, so a new module needs no edit here:
 #   src/<module>/*.c -> the library     tests/test_<name>.c -> one Check suite
@@ -49,7 +50,7 @@ DEB_PACKAGES := build-essential pkg-config libuv1-dev libsqlite3-dev \
 	libbtrfsutil-dev btrfs-progs libpq-dev postgresql \
 	check hwloc runc iproute2 procps python3 busybox-static tar \
 	python3-venv python3-setuptools python3-wheel-whl python3-websocket \
-	python3-websockets wrk openssl golang-go
+	python3-websockets wrk openssl golang-go mmdebstrap openssh-client
 
 LIB_PKGS := msgpack hwloc libcap libseccomp sqlite3 libsodium libarchive libmnl libnftables libssl libcrypto libbtrfsutil libpq
 LIB_LIBS := -lnuma -ldl -lpthread -lm
@@ -341,6 +342,18 @@ demo-library: all check-example
 	@echo "== 3. scheduler replay of the Alibaba openb trace (FGD experiment, one seed)"
 	$(BUILD)/bin/sokovan-sim openb --nodes $(SHARED)/traces/openb/openb_node_list_gpu_node.csv \
 		--pods $(SHARED)/traces/openb/openb_pod_list_default.csv --policy frag --seeds 42-42
+
+# The interactive image (examples/interactive): Debian 12 with python3,
+# Jupyter Notebook and sshd from the Debian registry (mmdebstrap), declaring
+# its services and command in /etc/sokovan/image.json. Import it with
+# `sokovan-agent --import-image interactive=$(BUILD)/images/interactive.tar`.
+DEBIAN_MIRROR ?= http://deb.debian.org/debian
+INTERACTIVE_TAR := $(BUILD)/images/interactive.tar
+image-interactive: $(INTERACTIVE_TAR)
+$(INTERACTIVE_TAR): $(wildcard examples/interactive/*)
+	@mkdir -p $(dir $@)
+	examples/interactive/build-image.sh $@ $(DEBIAN_MIRROR)
+.PHONY: image-interactive
 
 # Coverage-guided fuzzing of the wire-protocol decoders (clang + libFuzzer).
 FUZZ_SECONDS ?= 60

@@ -79,6 +79,11 @@ typedef struct skv_proto_image_detail {  /* what an agent knows of an image */
     char *name;
     char *digest;                      /* "sha256:..." of its archive; opt. */
     uint64_t size_bytes;               /* 0: not known */
+    char **services;                   /* the image's own service
+                                          declarations (image.json); opt. */
+    size_t n_services;
+    char **command;                    /* the image's default command */
+    size_t n_command;
 } skv_proto_image_detail;
 
 typedef struct skv_proto_agent_register {        /* "agent.register" */
@@ -823,12 +828,15 @@ typedef struct skv_proto_app_token {         /* "app.token" (user) */
     char *session_id;
     char *service;              /* a name from the session's services */
     uint32_t ttl_s;             /* 0: 12 hours; at most 7 days */
+    bool ssh_key;               /* also the session's SSH private key */
 } skv_proto_app_token;
 
 typedef struct skv_proto_app_token_reply {   /* "app.token.reply" */
     char *token;                /* for the session's owner, this service */
     char *path;                 /* "/s/SESSION/SERVICE/" on the proxy */
     int64_t expires_ms;
+    char *ssh_private_key;      /* OpenSSH text, when ssh_key was asked */
+    char *ssh_public_key;       /* "ssh-ed25519 AAAA... comment" */
 } skv_proto_app_token_reply;
 
 typedef struct skv_proto_app_resolve {       /* "app.resolve" (the proxy) */

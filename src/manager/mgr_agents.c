@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "mgr_int.h"
+#include "mgr_app.h"
 
 skv__mgr_agent *skv__mgr_agent_find(skv_manager *m, const char *id)
 {
@@ -45,6 +46,8 @@ void skv__mgr_agent_clear(skv__mgr_agent *a)
     strv_free(a->pool_slot, a->n_pool);
     strv_free(a->images, a->n_images);
     strv_free(a->image_digest, a->n_images);
+    skv__mgr_image_meta_free(a->image_meta, a->n_images);
+    a->image_meta = NULL;
     skv__free(a->image_size);
     a->image_size = NULL;
     strv_free(a->label_keys, a->n_labels);

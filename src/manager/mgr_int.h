@@ -11,6 +11,7 @@
 
 #include "admin/admin.h"
 #include "skv_internal.h"
+#include "sokovan/image.h"
 #include "sokovan/manager.h"
 #include "sokovan/proto.h"
 #include "sokovan/sched.h"
@@ -56,6 +57,7 @@ typedef struct skv__mgr_agent {
     char **images;
     char **image_digest;      /* per image; NULL entries: not reported */
     uint64_t *image_size;     /* per image; 0: not reported */
+    skv_image_meta *image_meta; /* per image: its services and command */
     size_t n_images;
     char **label_keys;        /* labels of the last registration */
     char **label_values;

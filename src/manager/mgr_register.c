@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mgr_int.h"
+#include "mgr_app.h"
 
 static int check_register(skv_manager *m, const skv__mgr_call *c,
                           const skv_proto_agent_register *r, skv_error *err)
@@ -64,16 +65,19 @@ static int copy_images(skv__mgr_agent *a, const skv_proto_agent_register *r)
 {
     skv__mgr_ids_free(a->images, a->n_images);
     skv__mgr_ids_free(a->image_digest, a->n_images);
+    skv__mgr_image_meta_free(a->image_meta, a->n_images);
     skv__free(a->image_size);
     a->images = a->image_digest = NULL;
     a->image_size = NULL;
+    a->image_meta = NULL;
     a->n_images = 0;
     if (r->n_images == 0)
         return 0;
     a->images = skv__calloc(r->n_images, sizeof *a->images);
     a->image_digest = skv__calloc(r->n_images, sizeof *a->image_digest);
     a->image_size = skv__calloc(r->n_images, sizeof *a->image_size);
-    if (!a->images || !a->image_digest || !a->image_size)
+    a->image_meta = skv__calloc(r->n_images, sizeof *a->image_meta);
+    if (!a->images || !a->image_digest || !a->image_size || !a->image_meta)
         return SKV_ENOMEM;
     for (size_t i = 0; i < r->n_images; i++) {
         const char *name = r->images[i] ? r->images[i] : "";
@@ -83,6 +87,8 @@ static int copy_images(skv__mgr_agent *a, const skv_proto_agent_register *r)
             (d && d->digest && !(a->image_digest[i] = skv__strdup(d->digest))))
             return SKV_ENOMEM;
         a->image_size[i] = d ? d->size_bytes : 0;
+        if (d && skv__mgr_image_meta_copy(&a->image_meta[i], d))
+            return SKV_ENOMEM;
     }
     return 0;
 }

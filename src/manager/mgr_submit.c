@@ -179,6 +179,8 @@ int skv__mgr_on_submit(skv_manager *m, const skv__mgr_call *c, skv_error *err)
     if (!rc && sid[0])
         return reply_ref(m, c, sid, status);
     if (!rc)
+        rc = skv__mgr_image_defaults(m, s, err);
+    if (!rc)
         rc = basic_checks(s, err);
     skv__mgr_user_info ui;
     if (!rc)

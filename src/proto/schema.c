@@ -81,6 +81,8 @@ static const skv__pfield idetail_f[] = {
     STRQ(skv_proto_image_detail, "name", name, TEXT),
     STR(skv_proto_image_detail, "digest", digest, ID),
     U64(skv_proto_image_detail, "size_bytes", size_bytes),
+    STRS(skv_proto_image_detail, "services", services, 64, ID),
+    STRS(skv_proto_image_detail, "command", command, 4096, ARG),
 };
 DESC(idetail_d, "image detail", skv_proto_image_detail, idetail_f);
 
@@ -764,6 +766,7 @@ static const skv__pfield apptok_f[] = {
     STRQ(skv_proto_app_token, "session_id", session_id, ID),
     STRQ(skv_proto_app_token, "service", service, ID),
     U32(skv_proto_app_token, "ttl_s", ttl_s),
+    BOOL(skv_proto_app_token, "ssh_key", ssh_key),
 };
 DESC(apptok_d, "app.token", skv_proto_app_token, apptok_f);
 
@@ -771,6 +774,8 @@ static const skv__pfield apptokr_f[] = {
     STRQ(skv_proto_app_token_reply, "token", token, TEXT),
     STR(skv_proto_app_token_reply, "path", path, TEXT),
     I64(skv_proto_app_token_reply, "expires_ms", expires_ms),
+    STR(skv_proto_app_token_reply, "ssh_private_key", ssh_private_key, TEXT),
+    STR(skv_proto_app_token_reply, "ssh_public_key", ssh_public_key, TEXT),
 };
 DESC(apptokr_d, "app.token.reply", skv_proto_app_token_reply, apptokr_f);
 
