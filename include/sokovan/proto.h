@@ -136,6 +136,10 @@ typedef enum skv_proto_type {
     SKV_PROTO_APP_TOKEN_REPLY,          /* skv_proto_app_token_reply */
     SKV_PROTO_APP_RESOLVE,              /* skv_proto_app_resolve */
     SKV_PROTO_APP_RESOLVE_REPLY,        /* skv_proto_app_resolve_reply */
+    SKV_PROTO_ADMIN_AGENT,              /* skv_proto_admin_agent; replies
+                                           agent.list.reply (that agent) */
+    SKV_PROTO_AGENT_DEVICE_HEALTH,      /* skv_proto_agent_device_health
+                                           (event) */
     SKV_PROTO_TYPE_COUNT                /* not a type: one past the last */
 } skv_proto_type;
 
