@@ -10,6 +10,7 @@
 static const char admin_help[] =
     "usage: sokovan admin KIND OP [NAME] [options]\n"
     "       sokovan admin backup NAME   (see 'sokovan admin backup --help')\n"
+    "       sokovan admin agent cordon|drain|uncordon ID\n"
     "  KIND: user, keypair, project, domain, policy, group\n"
     "  OP:   create NAME, update NAME, delete NAME, list [NAME]\n"
     "        (for keypairs NAME is the access key; create takes --user)\n"
@@ -122,6 +123,8 @@ int cli_cmd_admin(cli *c, int argc, char **argv)
     }
     if (strcmp(argv[1], "backup") == 0)
         return cli_cmd_admin_backup(c, argc - 1, argv + 1);
+    if (strcmp(argv[1], "agent") == 0)
+        return cli_cmd_admin_agent(c, argc - 1, argv + 1);
     const admin_kind *k = NULL;
     for (size_t i = 0; i < cli_admin_n_kinds; i++)
         if (strcmp(argv[1], cli_admin_kinds[i].name) == 0)
