@@ -141,11 +141,15 @@ static int check_faults(const skv__mgr_agent *a,
                         const skv_proto_agent_device_health *h,
                         skv_error *err)
 {
-    for (size_t i = 0; i < h->n_unhealthy; i++)
-        if (!has_device(a, h->unhealthy[i].device_id))
+    for (size_t i = 0; i < h->n_unhealthy; i++) {
+        const char *id = h->unhealthy[i].device_id;
+        if (!has_device(a, id))
             return skv__err(err, SKV_EINVAL, "agent.device_health: agent '%s' "
-                            "registered no accelerator '%s'", a->id,
-                            h->unhealthy[i].device_id);
+                            "registered no accelerator '%s'", a->id, id);
+        if (fault_in(h->unhealthy, i, id))
+            return skv__err(err, SKV_EINVAL, "agent.device_health: device "
+                            "'%s' named twice", id);
+    }
     return 0;
 }
 
