@@ -25,6 +25,9 @@ static int add(void *arg, const char *dev, const char *reason)
         const skv__agent_dev *d = &h->a->devs[i];
         if (d->plugin != h->plugin || strcmp(d->dev, dev) || d->excluded)
             continue;
+        for (size_t j = 0; j < h->n; j++)
+            if (h->v[j].device_id == d->id)
+                return 0;               /* reported twice: once is enough */
         if (h->n == h->cap)
             return SKV_ENOMEM;          /* cap = every device: cannot be */
         h->v[h->n].device_id = d->id;
