@@ -30,8 +30,10 @@ static int add(void *arg, const char *dev, const char *reason)
                 return 0;               /* reported twice: once is enough */
         if (h->n == h->cap)
             return SKV_ENOMEM;          /* cap = every device: cannot be */
-        h->v[h->n].device_id = d->id;
-        h->v[h->n++].reason = (char *)reason;
+        /* the plugin's string lives during this call only */
+        if (!(h->v[h->n].reason = skv__strdup(reason)))
+            return SKV_ENOMEM;
+        h->v[h->n++].device_id = d->id;
         return 0;
     }
     return 0;       /* a device outside the slice: not the manager's */
@@ -53,17 +55,12 @@ static char *render(const skv_proto_device_fault *v, size_t n)
     return s;
 }
 
-/* Reasons are copied: plugins' strings live during their callback only. */
 static int scan_plugin(hscan *h, size_t pi, skv_error *err)
 {
-    size_t n0 = h->n;
     h->plugin = pi;
     skv_error le = SKV_ERROR_INIT;
     int rc = skv_plugin_health(skv_node_plugin_at(h->a->node, pi), add, h,
                                &le);
-    for (size_t i = n0; !rc && i < h->n; i++)
-        if (!(h->v[i].reason = skv__strdup(h->v[i].reason)))
-            rc = SKV_ENOMEM;
     if (rc == SKV_ENOMEM)
         return skv__err(err, SKV_ENOMEM, "agent: out of memory");
     if (rc)
