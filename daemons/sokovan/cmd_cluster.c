@@ -91,8 +91,8 @@ void cli_agents_out(const cli *c, const skv_proto_agent_list_reply *r)
         cli_json_end(&j);
         return;
     }
-    static const char *const hdr[] = {"AGENT", "GROUP", "STATUS", "STATE",
-        "ARCH", "CAPACITY", "OCCUPIED", "RUNNING", "HEARTBEAT", "UNHEALTHY"};
+    static const char *const hdr[] = {"AGENT", "GROUP", "STATUS", "ARCH",
+        "CAPACITY", "OCCUPIED", "RUNNING", "HEARTBEAT", "STATE", "UNHEALTHY"};
     cli_table t;
     cli_table_init(&t, 10, hdr);
     for (size_t i = 0; i < r->n_agents; i++) {
@@ -100,10 +100,10 @@ void cli_agents_out(const cli *c, const skv_proto_agent_list_reply *r)
         char cap[512], occ[512], run[16], hb[32], bad[512];
         snprintf(run, sizeof run, "%u", a->n_running);
         const char *row[] = {a->agent_id, a->resource_group, a->status,
-            a->admin_state ? a->admin_state : "schedulable",
             a->architecture, cli_fmt_slots(cap, sizeof cap, a->capacity),
             cli_fmt_slots(occ, sizeof occ, a->occupied), run,
             cli_fmt_age(hb, sizeof hb, a->last_heartbeat_ms),
+            a->admin_state ? a->admin_state : "schedulable",
             unhealthy_text(bad, sizeof bad, a)};
         cli_table_row(&t, row);
     }

@@ -14,7 +14,6 @@
 #include "migrate.h"
 #include "schema.h"
 #include "schema_pg.h"
-#include "store.h"
 
 static const char core_v1_sqlite[] =
     "CREATE TABLE IF NOT EXISTS agents("
@@ -160,7 +159,5 @@ int skv__mgr_store_schema(skv__db *db, skv_error *err)
     if (!rc)
         rc = skv__mgr_store_migrate(db, "vfolders", vfolders, N(vfolders),
                                     err);
-    if (!rc)
-        rc = skv__mgr_store_ops_schema(db, err);
     return rc;
 }
