@@ -222,6 +222,13 @@ static void two_gpu_agents(const char *faults_a1)
     snprintf(g.agent_cpus[1], sizeof g.agent_cpus[1], "%s", "1");
 }
 
+/* A batch command that ends well only on the agent whose CPU slice is
+ * CPU N (a1: 0, a2: 1) and runs on elsewhere: the session must be moved
+ * there to finish, however slow the machine is. */
+#define ON_CPU(n)                                                             \
+    "grep -q '^Cpus_allowed_list:[[:space:]]*" n "$' /proc/self/status && "  \
+    "echo ok || sleep 600"
+
 /* ---- cordon, drain, uncordon --------------------------------------------- */
 
 START_TEST(test_e2e_drain_cordon_drain)
@@ -263,7 +270,7 @@ START_TEST(test_e2e_drain_cordon_drain)
     /* a1 may not take it although it fits there: a2 does */
     char s1[E2E_ID_MAX], where[E2E_ID_MAX];
     run_id(s1, sizeof s1, ARGS("run", "--type", "batch", "--gpus", "2",
-           "--cpu", "0.1", "busybox", "sh", "-c", "sleep 6; echo ok"));
+           "--cpu", "0.1", "busybox", "sh", "-c", ON_CPU("0")));
     E2E_OK(e2e_wait_running(&g, cl, s1, 30000));
     kernel_agent(cl, s1, where, sizeof where);
     ck_assert_str_eq(where, "a2");
@@ -348,7 +355,7 @@ START_TEST(test_e2e_drain_device_fault)
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
     char sid[E2E_ID_MAX], where[E2E_ID_MAX];
     run_id(sid, sizeof sid, ARGS("run", "--type", "batch", "--gpus", "2",
-           "--cpu", "0.1", "busybox", "sh", "-c", "sleep 5; echo ok"));
+           "--cpu", "0.1", "busybox", "sh", "-c", ON_CPU("1")));
     E2E_OK(e2e_wait_running(&g, cl, sid, 30000));
     kernel_agent(cl, sid, where, sizeof where);
     ck_assert_str_eq(where, "a1");
