@@ -776,6 +776,49 @@ static void mcl_fx_teardown(void)
     skv_rtfx_teardown();
 }
 
+/* agent.device_health: an unhealthy GPU leaves the capacity and is
+ * counted by sokovan_unhealthy_devices until the agent says it is healthy
+ * again; a device the agent did not register, or named twice, is refused
+ * and changes nothing. */
+START_TEST(test_manager_unhealthy_devices)
+{
+    static prom pr;
+    skv_manager *m = open_mgr(T0);
+    skv_metrics *reg = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_metrics_new(&reg, &e), &e);
+    cred ag;
+    read_key(&ag, "agents/a1.key");
+    register_agent(m, &ag, T0 + 1);
+    collect(m, reg, &pr, T0 + 2);
+    ck_assert_double_eq(val(&pr, "sokovan_unhealthy_devices", ""), 0);
+    skv_proto_device_fault f[2] = {{"cuda1", "xid 79"}, {"cuda1", "again"}};
+    skv_proto_agent_device_health h = {"a1", f, 1};
+    feed(m, AGENT, SKV_PROTO_AGENT_DEVICE_HEALTH, &h, &ag, T0 + 3, 0);
+    collect(m, reg, &pr, T0 + 4);
+    ck_assert_double_eq(val(&pr, "sokovan_unhealthy_devices", ""), 1);
+    expect_pool(&pr, "sokovan_capacity", 4, 8 * GIB, 1, 1);
+    /* refused: named twice, not registered */
+    h.n_unhealthy = 2;
+    feed(m, AGENT, SKV_PROTO_AGENT_DEVICE_HEALTH, &h, &ag, T0 + 5, 0);
+    ck_assert(take(AGENT, SKV_PROTO_ERROR, NULL, NULL));
+    f[0].device_id = "cuda7";
+    h.n_unhealthy = 1;
+    feed(m, AGENT, SKV_PROTO_AGENT_DEVICE_HEALTH, &h, &ag, T0 + 6, 0);
+    ck_assert(take(AGENT, SKV_PROTO_ERROR, NULL, NULL));
+    collect(m, reg, &pr, T0 + 7);
+    ck_assert_double_eq(val(&pr, "sokovan_unhealthy_devices", ""), 1);
+    /* healthy again */
+    h.n_unhealthy = 0;
+    feed(m, AGENT, SKV_PROTO_AGENT_DEVICE_HEALTH, &h, &ag, T0 + 8, 0);
+    collect(m, reg, &pr, T0 + 9);
+    ck_assert_double_eq(val(&pr, "sokovan_unhealthy_devices", ""), 0);
+    expect_pool(&pr, "sokovan_capacity", 4, 8 * GIB, 2, 2);
+    close_mgr(m);
+    skv_metrics_free(reg);
+}
+END_TEST
+
 Suite *skv_test_suite_metrics_cluster(void);
 Suite *skv_test_suite_metrics_cluster(void)
 {
@@ -785,6 +828,7 @@ Suite *skv_test_suite_metrics_cluster(void)
     tcase_add_test(tc, test_manager_numbers_match_state);
     tcase_add_test(tc, test_manager_placement_rate);
     tcase_add_test(tc, test_manager_errors_and_rebind);
+    tcase_add_test(tc, test_manager_unhealthy_devices);
     tcase_add_test(tc, test_agent_capacity);
     suite_add_tcase(s, tc);
     TCase *rt = tcase_create("metrics_cluster-containers");
