@@ -778,8 +778,9 @@ static void mcl_fx_teardown(void)
 
 /* agent.device_health: an unhealthy GPU leaves the capacity and is
  * counted by sokovan_unhealthy_devices until the agent says it is healthy
- * again; a device the agent did not register, or named twice, is refused
- * and changes nothing. */
+ * again; the batch session on it is requeued, its GPUs released only when
+ * the agent confirmed the destroy; a device the agent did not register, or
+ * named twice, is refused and changes nothing. */
 START_TEST(test_manager_unhealthy_devices)
 {
     static prom pr;
@@ -787,17 +788,45 @@ START_TEST(test_manager_unhealthy_devices)
     skv_metrics *reg = NULL;
     skv_error e = SKV_ERROR_INIT;
     SKV_CK_OK(skv_metrics_new(&reg, &e), &e);
-    cred ag;
+    cred ag, ad;
     read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
     register_agent(m, &ag, T0 + 1);
+    /* a batch session on both GPUs, running */
+    char s1[64];
+    submit(m, &ad, "cpu=1,cuda.device=2", s1, T0 + 2);
+    tick(m, T0 + 2);
+    skv_proto_kernel_create kc;
+    uint64_t cid = 0, did = 0;
+    ck_assert(take(AGENT, SKV_PROTO_KERNEL_CREATE, &kc, &cid));
+    skv_proto_kernel_create_reply cr = {kc.kernel_id, kc.kernel_id};
+    feed(m, AGENT, SKV_PROTO_KERNEL_CREATE_REPLY, &cr, NULL, T0 + 2, cid);
+    skv_proto_body_free(SKV_PROTO_KERNEL_CREATE, &kc);
     collect(m, reg, &pr, T0 + 2);
     ck_assert_double_eq(val(&pr, "sokovan_unhealthy_devices", ""), 0);
     skv_proto_device_fault f[2] = {{"cuda1", "xid 79"}, {"cuda1", "again"}};
     skv_proto_agent_device_health h = {"a1", f, 1};
     feed(m, AGENT, SKV_PROTO_AGENT_DEVICE_HEALTH, &h, &ag, T0 + 3, 0);
+    /* requeued: its kernel is destroyed, its GPUs stay taken until the
+     * agent confirms */
+    skv_proto_kernel_destroy kd;
+    ck_assert(take(AGENT, SKV_PROTO_KERNEL_DESTROY, &kd, &did));
+    skv_proto_body_free(SKV_PROTO_KERNEL_DESTROY, &kd);
+    tick(m, T0 + 3);
     collect(m, reg, &pr, T0 + 4);
     ck_assert_double_eq(val(&pr, "sokovan_unhealthy_devices", ""), 1);
     expect_pool(&pr, "sokovan_capacity", 4, 8 * GIB, 1, 1);
+    ck_assert_double_eq(val(&pr, "sokovan_used",
+                            "resource_group=default,slot=cuda.device"), 2);
+    skv_proto_ack ack = {0};
+    feed(m, AGENT, SKV_PROTO_ACK, &ack, NULL, T0 + 4, did);
+    tick(m, T0 + 5);
+    collect(m, reg, &pr, T0 + 5);
+    ck_assert_double_eq(val(&pr, "sokovan_used",
+                            "resource_group=default,slot=cuda.device"), 0);
+    /* one healthy GPU: it waits */
+    ck_assert_double_eq(val(&pr, "sokovan_pending_sessions",
+                            "resource_group=default,reason=resources"), 1);
     /* refused: named twice, not registered */
     h.n_unhealthy = 2;
     feed(m, AGENT, SKV_PROTO_AGENT_DEVICE_HEALTH, &h, &ag, T0 + 5, 0);
@@ -811,9 +840,13 @@ START_TEST(test_manager_unhealthy_devices)
     /* healthy again */
     h.n_unhealthy = 0;
     feed(m, AGENT, SKV_PROTO_AGENT_DEVICE_HEALTH, &h, &ag, T0 + 8, 0);
+    tick(m, T0 + 9);
     collect(m, reg, &pr, T0 + 9);
     ck_assert_double_eq(val(&pr, "sokovan_unhealthy_devices", ""), 0);
     expect_pool(&pr, "sokovan_capacity", 4, 8 * GIB, 2, 2);
+    /* and it is placed again */
+    ck_assert(take(AGENT, SKV_PROTO_KERNEL_CREATE, &kc, &cid));
+    skv_proto_body_free(SKV_PROTO_KERNEL_CREATE, &kc);
     close_mgr(m);
     skv_metrics_free(reg);
 }
