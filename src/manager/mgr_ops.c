@@ -165,10 +165,14 @@ static void drain_now(skv_manager *m, skv__mgr_agent *a, int64_t now)
     skv__mgr_store_gops o;
     char **ids = NULL;
     size_t n = 0;
-    a->drain_done = true;
-    if (skv__mgr_store_group_ops(m->store, a->group, &o, NULL) ||
-        skv__mgr_store_sessions_on(m->store, a->id, &ids, &n, NULL))
+    skv_error e = SKV_ERROR_INIT;
+    if (skv__mgr_store_group_ops(m->store, a->group, &o, &e) ||
+        skv__mgr_store_sessions_on(m->store, a->id, &ids, &n, &e)) {
+        skv__log(SKV_LOG_ERROR, "manager", "draining %s: %s (tried again "
+                 "at the next tick)", a->id, e.message);
         return;
+    }
+    a->drain_done = true;
     for (size_t i = 0; i < n; i++)
         drain_session(m, a, ids[i], o.drain_action, now);
     skv__mgr_ids_free(ids, n);
