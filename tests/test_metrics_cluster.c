@@ -852,6 +852,66 @@ START_TEST(test_manager_unhealthy_devices)
 }
 END_TEST
 
+/* An interactive session on a GPU that fails is not moved: it is marked
+ * DEGRADED in its history and keeps running (no kernel.destroy). */
+START_TEST(test_manager_fault_degrades_interactive)
+{
+    static prom pr;
+    skv_manager *m = open_mgr(T0);
+    skv_metrics *reg = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_metrics_new(&reg, &e), &e);
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    register_agent(m, &ag, T0 + 1);
+    char *cmd[] = {"/bin/true"};
+    skv_proto_kernel_spec k = {0};
+    k.slots = slots("cpu=1,cuda.device=2");
+    skv_proto_session_submit sub = {0};
+    sub.image = "busybox";
+    sub.command = cmd;
+    sub.n_command = 1;
+    sub.kernels = &k;
+    sub.n_kernels = 1;
+    sub.session_type = "interactive";
+    feed(m, ADMIN, SKV_PROTO_SESSION_SUBMIT, &sub, &ad, T0 + 2, 0);
+    skv_slots_free(k.slots);
+    skv_proto_session_ref ref;
+    ck_assert(take(ADMIN, SKV_PROTO_SESSION_SUBMIT_REPLY, &ref, NULL));
+    tick(m, T0 + 3);
+    skv_proto_kernel_create kc;
+    uint64_t cid = 0;
+    ck_assert(take(AGENT, SKV_PROTO_KERNEL_CREATE, &kc, &cid));
+    skv_proto_kernel_create_reply cr = {kc.kernel_id, kc.kernel_id};
+    feed(m, AGENT, SKV_PROTO_KERNEL_CREATE_REPLY, &cr, NULL, T0 + 4, cid);
+    skv_proto_body_free(SKV_PROTO_KERNEL_CREATE, &kc);
+    skv_proto_device_fault f[1] = {{"cuda1", "xid 79"}};
+    skv_proto_agent_device_health h = {"a1", f, 1};
+    feed(m, AGENT, SKV_PROTO_AGENT_DEVICE_HEALTH, &h, &ag, T0 + 5, 0);
+    tick(m, T0 + 6);
+    ck_assert(!take(AGENT, SKV_PROTO_KERNEL_DESTROY, NULL, NULL));
+    skv_proto_session_id q = {ref.session_id};
+    feed(m, ADMIN, SKV_PROTO_SESSION_SHOW, &q, &ad, T0 + 7, 0);
+    skv_proto_session_show_reply sh;
+    ck_assert(take(ADMIN, SKV_PROTO_SESSION_SHOW_REPLY, &sh, NULL));
+    bool degraded = false;
+    for (size_t i = 0; i < sh.session.n_history; i++)
+        degraded |= sh.session.history[i].status &&
+                    !strcmp(sh.session.history[i].status, "DEGRADED") &&
+                    sh.session.history[i].reason &&
+                    strstr(sh.session.history[i].reason, "cuda1");
+    ck_assert_str_eq(sh.session.status, "RUNNING");
+    ck_assert(degraded);
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
+    skv_proto_body_free(SKV_PROTO_SESSION_SUBMIT_REPLY, &ref);
+    collect(m, reg, &pr, T0 + 8);
+    ck_assert_double_eq(val(&pr, "sokovan_unhealthy_devices", ""), 1);
+    close_mgr(m);
+    skv_metrics_free(reg);
+}
+END_TEST
+
 Suite *skv_test_suite_metrics_cluster(void);
 Suite *skv_test_suite_metrics_cluster(void)
 {
@@ -862,6 +922,7 @@ Suite *skv_test_suite_metrics_cluster(void)
     tcase_add_test(tc, test_manager_placement_rate);
     tcase_add_test(tc, test_manager_errors_and_rebind);
     tcase_add_test(tc, test_manager_unhealthy_devices);
+    tcase_add_test(tc, test_manager_fault_degrades_interactive);
     tcase_add_test(tc, test_agent_capacity);
     suite_add_tcase(s, tc);
     TCase *rt = tcase_create("metrics_cluster-containers");
