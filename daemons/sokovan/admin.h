@@ -89,5 +89,7 @@ int cli_cmd_admin_quota(cli *c, int argc, char **argv);
 
 /* sokovan admin backup NAME (cmd_backup.c); argv[0] is "backup". */
 int cli_cmd_admin_backup(cli *c, int argc, char **argv);
+/* sokovan admin agent cordon|drain|uncordon ID (cmd_agent_ops.c). */
+int cli_cmd_admin_agent(cli *c, int argc, char **argv);
 
 #endif

@@ -7,7 +7,8 @@
 enum { F_DESC = 1, F_INACTIVE, F_ACTIVE, F_EMAIL, F_ROLE, F_DOMAIN, F_PROJECT,
        F_POLICY, F_USER, F_OUT, F_RG, F_MAX_SLOTS, F_MAX_CONC, F_MAX_PEND,
        F_MAX_CLUSTER, F_MAX_LIFE, F_SCHED, F_SELECTOR, F_LOST, F_PEND_TIMEOUT,
-       F_SESSION_TYPE, F_PREEMPT, F_MIN_RUNTIME, F_PREEMPT_MODE };
+       F_SESSION_TYPE, F_PREEMPT, F_MIN_RUNTIME, F_PREEMPT_MODE,
+       F_DRAIN_ACTION, F_DRAIN_GRACE, F_FAULT_ACTION, F_UNENFORCED };
 
 #define COMMON_FLAGS {"description", 1, F_DESC}, {"inactive", 0, F_INACTIVE}, \
                      {"active", 0, F_ACTIVE}
@@ -191,7 +192,42 @@ static const cli_opt group_opts[] = {COMMON_FLAGS, {"scheduler", 1, F_SCHED},
     {"lost-batch-policy", 1, F_LOST}, {"pending-timeout", 1, F_PEND_TIMEOUT},
     {"session-type", 1, F_SESSION_TYPE}, {"preemption", 1, F_PREEMPT},
     {"min-runtime", 1, F_MIN_RUNTIME}, {"preempt-mode", 1, F_PREEMPT_MODE},
-    {NULL, 0, 0}};
+    {"drain-action", 1, F_DRAIN_ACTION}, {"drain-grace", 1, F_DRAIN_GRACE},
+    {"fault-action", 1, F_FAULT_ACTION},
+    {"allow-unenforced-fractions", 1, F_UNENFORCED}, {NULL, 0, 0}};
+
+/* --drain-action, --drain-grace, --fault-action,
+ * --allow-unenforced-fractions; 1: not one of them. */
+static int group_take_ops(cli *c, skv_proto_resource_group *g, int id,
+                          const char *val)
+{
+    static const char *const onoff[] = {"on", "off", NULL};
+    static const char *const drain[] = {"requeue", "terminate", NULL};
+    static const char *const fault[] = {"requeue", "terminate", "degrade",
+                                        NULL};
+    uint64_t ms;
+    switch (id) {
+    case F_DRAIN_ACTION:
+        g->drain_action = (char *)val;
+        return cli_parse_word(c, "--drain-action", val, drain);
+    case F_FAULT_ACTION:
+        g->fault_action = (char *)val;
+        return cli_parse_word(c, "--fault-action", val, fault);
+    case F_UNENFORCED:
+        g->allow_unenforced_fractions = (char *)val;
+        return cli_parse_word(c, "--allow-unenforced-fractions", val, onoff);
+    case F_DRAIN_GRACE:
+        if (cli_parse_duration(c, "--drain-grace", val, &ms))
+            return CLI_USAGE;
+        if (ms > (uint64_t)INT64_MAX)
+            return cli_usage(c, "--drain-grace: '%s' is too long", val);
+        /* 0 on the wire means "unchanged"; negative sets it to 0. */
+        g->drain_grace_ms = ms ? (int64_t)ms : -1;
+        return 0;
+    default:
+        return 1;
+    }
+}
 
 /* --preemption, --min-runtime, --preempt-mode; 1: not one of them. */
 static int group_take_preempt(cli *c, skv_proto_resource_group *g, int id,
@@ -245,6 +281,8 @@ static int group_take(cli *c, admin_req *r, int id, const char *val)
         return cli_strv_push(&r->list, val);
     default: {
         int rc = group_take_preempt(c, g, id, val);
+        if (rc == 1)
+            rc = group_take_ops(c, g, id, val);
         return rc == 1 ? take_common(c, r, id, val, &g->description) : rc;
     }
     }
@@ -300,6 +338,12 @@ const admin_kind cli_admin_kinds[] = {
      "  --preemption on|off  (higher-priority sessions evict preemptible "
      "ones)\n  --min-runtime DURATION  (victims must have run this long)\n"
      "  --preempt-mode requeue|terminate  (what happens to a victim)\n"
+     "  --drain-action requeue|terminate  (batch sessions of a drained "
+     "agent)\n  --drain-grace DURATION  (how long a drain waits first)\n"
+     "  --fault-action requeue|terminate|degrade  (batch sessions on an "
+     "unhealthy device;\n      interactive ones are marked degraded)\n"
+     "  --allow-unenforced-fractions on|off  (fractional GPUs where shares "
+     "cannot be enforced)\n"
      ACTIVE_HELP,
      group_take, group_finish, cli_admin_print_group},
 };

@@ -248,6 +248,15 @@ void cli_admin_print_policy(const cli *c, const admin_reply *rp)
     cli_table_free(&t);
 }
 
+/* "requeue after 30s". */
+static const char *drain_text(char *buf, size_t n,
+                              const skv_proto_resource_group *g)
+{
+    snprintf(buf, n, "%s after %llds", g->drain_action ? g->drain_action
+             : "requeue", (long long)(g->drain_grace_ms / 1000));
+    return buf;
+}
+
 void cli_admin_print_group(const cli *c, const admin_reply *rp)
 {
     const skv_proto_admin_resource_group_reply *r = &rp->group;
@@ -270,19 +279,25 @@ void cli_admin_print_group(const cli *c, const admin_reply *rp)
             cli_json_key(&j, "preempt_min_runtime_ms");
             cli_json_int(&j, g->preempt_min_runtime_ms);
             kstr(&j, "preempt_mode", g->preempt_mode);
+            kstr(&j, "drain_action", g->drain_action);
+            cli_json_key(&j, "drain_grace_ms");
+            cli_json_int(&j, g->drain_grace_ms);
+            kstr(&j, "fault_action", g->fault_action);
+            kstr(&j, "allow_unenforced_fractions",
+                 g->allow_unenforced_fractions);
             cli_json_obj_end(&j);
         }
         doc_end(&j);
         return;
     }
     static const char *const hdr[] = {"NAME", "SCHEDULER", "SELECTOR",
-        "LOST_BATCH", "PENDING_TIMEOUT_MS", "TYPES", "PREEMPTION", "ACTIVE",
-        "DESCRIPTION"};
+        "LOST_BATCH", "PENDING_TIMEOUT_MS", "TYPES", "PREEMPTION", "DRAIN",
+        "FAULT", "UNENFORCED", "ACTIVE", "DESCRIPTION"};
     cli_table t;
-    cli_table_init(&t, 9, hdr);
+    cli_table_init(&t, 12, hdr);
     for (size_t i = 0; i < r->n_groups; i++) {
         const skv_proto_resource_group *g = &r->groups[i];
-        char pt[24], ty[256], pe[96];
+        char pt[24], ty[256], pe[96], dr[64];
         snprintf(pe, sizeof pe, "%s", g->preemption ? g->preemption : "off");
         if (g->preemption && !strcmp(g->preemption, "on"))
             snprintf(pe, sizeof pe, "on (%s, min %llds)",
@@ -292,7 +307,8 @@ void cli_admin_print_group(const cli *c, const admin_reply *rp)
             g->lost_batch_policy,
             num_or_any(pt, sizeof pt, g->pending_timeout_ms),
             join(ty, sizeof ty, g->session_types, g->n_session_types),
-            pe, yes(g->active), g->description};
+            pe, drain_text(dr, sizeof dr, g), g->fault_action,
+            g->allow_unenforced_fractions, yes(g->active), g->description};
         cli_table_row(&t, row);
     }
     cli_table_print(&t, stdout);

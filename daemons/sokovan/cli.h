@@ -208,6 +208,8 @@ int cli_cmd_show(cli *c, int argc, char **argv);
 int cli_cmd_logs(cli *c, int argc, char **argv);
 int cli_cmd_terminate(cli *c, int argc, char **argv);
 int cli_cmd_agents(cli *c, int argc, char **argv);
+/* The agents table (or JSON) of an agent.list.reply (cmd_cluster.c). */
+void cli_agents_out(const cli *c, const skv_proto_agent_list_reply *r);
 int cli_cmd_images(cli *c, int argc, char **argv);
 int cli_cmd_admin(cli *c, int argc, char **argv);
 int cli_cmd_vfolder(cli *c, int argc, char **argv);

@@ -12,6 +12,7 @@ static const char admin_help[] =
     "       sokovan admin backup NAME   (see 'sokovan admin backup --help')\n"
     "       sokovan admin quota tree|list   (see 'sokovan admin quota "
     "--help')\n"
+    "       sokovan admin agent cordon|drain|uncordon ID\n"
     "  KIND: user, keypair, project, domain, policy, group\n"
     "  OP:   create NAME, update NAME, delete NAME, list [NAME]\n"
     "        (for keypairs NAME is the access key; create takes --user)\n"
@@ -129,6 +130,8 @@ int cli_cmd_admin(cli *c, int argc, char **argv)
         return cli_cmd_admin_backup(c, argc - 1, argv + 1);
     if (strcmp(argv[1], "quota") == 0)
         return cli_cmd_admin_quota(c, argc - 1, argv + 1);
+    if (strcmp(argv[1], "agent") == 0)
+        return cli_cmd_admin_agent(c, argc - 1, argv + 1);
     const admin_kind *k = NULL;
     for (size_t i = 0; i < cli_admin_n_kinds; i++)
         if (strcmp(argv[1], cli_admin_kinds[i].name) == 0)

@@ -141,6 +141,10 @@ typedef enum skv_proto_type {
     SKV_PROTO_ADMIN_QUOTA_REPLY,        /* skv_proto_admin_quota_reply */
     SKV_PROTO_ADMIN_QUOTA_TREE,         /* skv_proto_admin_quota_tree */
     SKV_PROTO_ADMIN_QUOTA_TREE_REPLY,   /* skv_proto_admin_quota_tree_reply */
+    SKV_PROTO_ADMIN_AGENT,              /* skv_proto_admin_agent; replies
+                                           agent.list.reply (that agent) */
+    SKV_PROTO_AGENT_DEVICE_HEALTH,      /* skv_proto_agent_device_health
+                                           (event) */
     SKV_PROTO_TYPE_COUNT                /* not a type: one past the last */
 } skv_proto_type;
 

@@ -245,6 +245,9 @@ typedef struct skv_proto_kernel_create {         /* "kernel.create" */
     size_t n_ports;
     skv_proto_mount *mounts;           /* bind mounts of virtual folders */
     size_t n_mounts;
+    uint8_t allow_unenforced_shares;   /* 1: fractional shares the agent
+                                          cannot enforce may start (the
+                                          group allows it); 0: refused */
 } skv_proto_kernel_create;
 
 typedef struct skv_proto_kernel_create_reply {   /* "kernel.create.reply" */
@@ -429,6 +432,24 @@ typedef struct skv_proto_agent_list {            /* "agent.list" */
     uint8_t include_lost;
 } skv_proto_agent_list;
 
+/* One device an agent's plugin reports unhealthy. */
+typedef struct skv_proto_device_fault {
+    char *device_id;                   /* as registered ("cuda1") */
+    char *reason;                      /* e.g. "xid 79", "injected fault" */
+} skv_proto_device_fault;
+
+typedef struct skv_proto_agent_device_health { /* "agent.device_health" */
+    char *agent_id;
+    skv_proto_device_fault *unhealthy; /* the whole current set: devices
+                                          not named are healthy */
+    size_t n_unhealthy;
+} skv_proto_agent_device_health;
+
+typedef struct skv_proto_admin_agent {           /* "admin.agent" */
+    char *agent_id;
+    char *action;                      /* "cordon", "drain", "uncordon" */
+} skv_proto_admin_agent;
+
 typedef struct skv_proto_agent_info {
     char *agent_id;
     char *resource_group;
@@ -443,6 +464,12 @@ typedef struct skv_proto_agent_info {
     skv_slots *occupied;
     int64_t last_heartbeat_ms;
     uint32_t n_running;
+    char *admin_state;                 /* "schedulable", "cordoned",
+                                          "draining" */
+    int64_t drain_deadline_ms;         /* draining: when its sessions are
+                                          ended or requeued; 0: none */
+    skv_proto_device_fault *unhealthy; /* devices out of service */
+    size_t n_unhealthy;
 } skv_proto_agent_info;
 
 typedef struct skv_proto_agent_list_reply {      /* "agent.list.reply" */
@@ -540,6 +567,18 @@ typedef struct skv_proto_resource_group {
                                           0: keep (create: 0), < 0: set 0 */
     char *preempt_mode;                /* "requeue" / "terminate"; NULL:
                                           keep (create: "requeue") */
+    char *drain_action;                /* sessions of a draining agent:
+                                          "requeue" / "terminate"; NULL:
+                                          keep (create: "requeue") */
+    int64_t drain_grace_ms;            /* how long a drain waits for them;
+                                          0: keep (create: 0), < 0: set 0 */
+    char *fault_action;                /* batch sessions on an unhealthy
+                                          device: "requeue" / "terminate" /
+                                          "degrade"; NULL: keep (create:
+                                          "requeue"); interactive ones are
+                                          always marked degraded */
+    char *allow_unenforced_fractions;  /* "on" / "off"; NULL: keep
+                                          (create: "off") */
 } skv_proto_resource_group;
 
 /* Requests ("admin.user", ...) carry op and one object; replies

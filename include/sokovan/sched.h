@@ -192,6 +192,17 @@ SKV_EXTERN int skv_sched_agent_update(skv_sched *s,
 SKV_EXTERN int skv_sched_agent_set_schedulable(skv_sched *s, const char *id,
                                                bool schedulable,
                                                skv_error *err);
+/* Take one device of an agent out of service (healthy false) or put it back.
+ * A device out of service gets no new placement: free, the scheduler holds
+ * it whole itself; shared, its share capacity is cut to what its sessions
+ * use until they leave; sessions already on it keep it (the caller decides
+ * what happens to them). skv_sched_agent_usage leaves it out of the
+ * capacity. The state survives skv_sched_agent_update for devices of the
+ * same id. Unknown agent or device: SKV_ENOENT. */
+SKV_EXTERN int skv_sched_agent_set_device_health(skv_sched *s,
+                                                 const char *agent_id,
+                                                 const char *device_id,
+                                                 bool healthy, skv_error *err);
 /* Remove an idle agent; SKV_EBUSY when sessions still hold resources on it. */
 SKV_EXTERN int skv_sched_agent_remove(skv_sched *s, const char *id,
                                       skv_error *err);

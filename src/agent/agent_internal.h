@@ -136,6 +136,9 @@ struct skv_agent {
     size_t nex, capex;
     skv_agent_watch_fn watch;       /* the host's descriptor watcher */
     void *watch_payload;
+    /* device health (health.c): the set last sent, since registering */
+    char *health_sent;
+    bool health_told;
 };
 
 /* ---- exec.c / exec_io.c: commands run inside kernels for the manager ---- */
@@ -187,6 +190,9 @@ void skv__agent_exec_watch(skv_agent *a, skv__agent_exec *e);
 void skv__agent_keep_logs(skv_agent *a, const char *id);
 bool skv__agent_kept_empty(const skv_agent *a, const char *id,
                            const char *stream);
+
+/* ---- health.c: unhealthy devices to the manager ---- */
+int skv__agent_health_check(skv_agent *a, int64_t now_ms, skv_error *err);
 
 /* ---- setup.c: topology, plugins, slice, node, device table ---- */
 int skv__agent_setup_node(skv_agent *a, const skv_agent_options *o,

@@ -195,6 +195,7 @@ int skv__agent_on_register_reply(skv_agent *a, const skv_proto_envelope *env,
     if (rc)
         return rc;
     a->registered = true;
+    a->health_told = false;     /* the manager hears the set again */
     a->hb_ms = r.heartbeat_interval_ms ? r.heartbeat_interval_ms
                                        : SKV__AGENT_DEFAULT_HEARTBEAT_MS;
     a->next_hb = now_ms + a->hb_ms;

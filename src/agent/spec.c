@@ -151,11 +151,30 @@ static int basics(skv_container_spec *spec, const skv_proto_kernel_create *r,
     return rc;
 }
 
+/* Fractional shares a plugin can only account (no MPS control daemon to
+ * enforce them) start only where the session's group allows it: one
+ * session could take the whole GPU from the others. */
+static int shares_check(const skv_agent *a, const skv__agent_kernel *k,
+                        skv_error *err)
+{
+    const skv_container_config *cfg = skv_node_placement_config(k->pl);
+    if (!cfg || k->req.allow_unenforced_shares ||
+        !(skv_container_config_flags(cfg) & SKV_CCFG_SHARES_NOT_ENFORCED))
+        return 0;
+    return skv__err(err, SKV_ENOTSUP, "shares not enforced: agent '%s' cannot "
+                    "enforce fractional GPU shares (no MPS control daemon); "
+                    "refused (allow with `sokovan admin group update GROUP "
+                    "--allow-unenforced-fractions on`)", a->agent_id);
+}
+
 int skv__agent_build_spec(skv_container_spec **out, skv_agent *a,
                           const skv__agent_kernel *k, skv_error *err)
 {
     skv_container_spec *spec = NULL;
-    int rc = skv_container_spec_new(&spec, k->req.kernel_id, err);
+    int rc = shares_check(a, k, err);
+    if (rc)
+        return rc;
+    rc = skv_container_spec_new(&spec, k->req.kernel_id, err);
     if (rc == 0)
         rc = basics(spec, &k->req, err);
     /* Plugin variables (CUDA_VISIBLE_DEVICES...) win over the request's. */

@@ -50,6 +50,7 @@ void skv__mgr_agent_clear(skv__mgr_agent *a)
     a->image_meta = NULL;
     skv__free(a->image_size);
     a->image_size = NULL;
+    skv__mgr_health_free(a);
     strv_free(a->label_keys, a->n_labels);
     strv_free(a->label_values, a->n_labels);
     a->label_keys = a->label_values = NULL;

@@ -35,6 +35,12 @@ typedef enum skv__mgr_agent_state {
     SKV__AGENT_LOST = 2
 } skv__mgr_agent_state;
 
+typedef enum skv__mgr_ops_state {   /* mgr_ops.c */
+    SKV__OPS_NONE = 0,                  /* schedulable */
+    SKV__OPS_CORDONED = 1,              /* no new placements */
+    SKV__OPS_DRAINING = 2               /* ... and its sessions go */
+} skv__mgr_ops_state;
+
 typedef struct skv__mgr_route {   /* a peer route; subnet "": none */
     char subnet[32];
     char via[128];
@@ -66,6 +72,11 @@ typedef struct skv__mgr_agent {
     skv__mgr_route told;      /* ... and as the peers last heard it */
     bool route_dirty;
     bool route_deltas;        /* it applies agent.routes.delta */
+    skv__mgr_ops_state ops;   /* mgr_ops.c: cordoned / draining */
+    int64_t drain_deadline_ms;
+    bool drain_done;          /* its sessions were ended or requeued */
+    skv_proto_device_fault *unhealthy;  /* mgr_health.c: as reported */
+    size_t n_unhealthy;
 } skv__mgr_agent;
 
 typedef enum skv__mgr_req_kind {
@@ -301,6 +312,26 @@ void skv__mgr_logs_unavailable(skv_manager *m, const char *sid,
                                int64_t now_ms, skv_error *err);
 int skv__mgr_on_agent_list(skv_manager *m, const skv__mgr_call *c,
                            skv_error *err);
+/* agent.list's entry for a (mgr_cluster.c). */
+int skv__mgr_agent_info(skv_manager *m, const skv__mgr_agent *a,
+                        skv_proto_agent_info *i, skv_error *err);
+/* An event's sender, registered on c's connection as agent_id
+ * (mgr_events.c); NULL with err set otherwise. */
+skv__mgr_agent *skv__mgr_reporter(skv_manager *m, const skv__mgr_call *c,
+                                  const char *agent_id, skv_error *err);
+
+/* ---- operations: cordon, drain (mgr_ops.c), device health (mgr_health.c) */
+const char *skv__mgr_ops_name(skv__mgr_ops_state s);
+int skv__mgr_on_admin_agent(skv_manager *m, const skv__mgr_call *c,
+                            skv_error *err);
+/* After a registration described a to the scheduler. */
+void skv__mgr_ops_registered(skv_manager *m, skv__mgr_agent *a);
+void skv__mgr_ops_tick(skv_manager *m, int64_t now_ms);
+int skv__mgr_on_device_health(skv_manager *m, const skv__mgr_call *c,
+                              skv_error *err);
+void skv__mgr_health_reapply(skv_manager *m, skv__mgr_agent *a);
+void skv__mgr_health_free(skv__mgr_agent *a);
+size_t skv__mgr_unhealthy_devices(const skv_manager *m);
 int skv__mgr_on_image_list(skv_manager *m, const skv__mgr_call *c,
                            skv_error *err);
 /* mgr_backup.c: admin.backup into backup_dir. */

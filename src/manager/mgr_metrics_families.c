@@ -73,6 +73,9 @@ static const fam_def defs[] = {
     {OFF(preemptions), SKV_METRIC_COUNTER, "sokovan_preemptions_total",
      "Sessions evicted for a higher-priority session or to reclaim "
      "borrowed capacity since the manager started.", NOLBL, NOBKT},
+    {OFF(unhealthy), SKV_METRIC_GAUGE, "sokovan_unhealthy_devices",
+     "Accelerators their agents report unhealthy (out of the schedulable "
+     "capacity).", NOLBL, NOBKT},
 };
 
 int skv__mgr_metrics_families(skv__mgr_families *f, skv_metrics *reg,

@@ -120,7 +120,8 @@ static int describe_agent(skv_manager *m, skv__mgr_agent *a,
         skv__log(SKV_LOG_WARN, "manager", "drift: agent %s changed while "
                  "holding allocations (%s); keeping its previous description",
                  a->id, e.message);
-        return skv_sched_agent_set_schedulable(m->sched, a->id, true, err);
+        return skv_sched_agent_set_schedulable(m->sched, a->id,
+                                               a->ops == SKV__OPS_NONE, err);
     }
     if (rc && err)
         *err = e;
@@ -153,6 +154,8 @@ int skv__mgr_on_register(skv_manager *m, const skv__mgr_call *c,
     if (!a)
         return skv__err(err, SKV_ENOMEM, "out of memory");
     rc = describe_agent(m, a, r, err);
+    if (!rc)    /* cordoned, draining, devices out of service */
+        skv__mgr_ops_registered(m, a);
     if (!rc)
         rc = store(m, r, c->now_ms, err);
     if (!rc && (copy_images(a, r) || copy_labels(a, r)))

@@ -231,6 +231,7 @@ static const skv__pfield kcreate_f[] = {
     BIN(S, "ssh_seed", ssh_seed, ssh_seed_len, 32),
     U32S(S, "ports", ports, 64),
     LIST(S, "mounts", mounts, 64, mount_d),
+    BOOL(S, "allow_unenforced_shares", allow_unenforced_shares),
 };
 DESC(kcreate_d, "kernel.create", S, kcreate_f);
 #undef S
@@ -410,6 +411,26 @@ static const skv__pfield alist_f[] = {
 };
 DESC(alist_d, "agent.list", skv_proto_agent_list, alist_f);
 
+static const skv__pfield dfault_f[] = {
+    STRQ(skv_proto_device_fault, "device_id", device_id, ID),
+    STR(skv_proto_device_fault, "reason", reason, TEXT),
+};
+DESC(dfault_d, "device fault", skv_proto_device_fault, dfault_f);
+
+static const skv__pfield dhealth_f[] = {
+    STRQ(skv_proto_agent_device_health, "agent_id", agent_id, ID),
+    LIST(skv_proto_agent_device_health, "unhealthy", unhealthy, 1024,
+         dfault_d),
+};
+DESC(dhealth_d, "agent.device_health", skv_proto_agent_device_health,
+     dhealth_f);
+
+static const skv__pfield aagent_f[] = {
+    STRQ(skv_proto_admin_agent, "agent_id", agent_id, ID),
+    STRQ(skv_proto_admin_agent, "action", action, ID),
+};
+DESC(aagent_d, "admin.agent", skv_proto_admin_agent, aagent_f);
+
 #define S skv_proto_agent_info
 static const skv__pfield ainfo_f[] = {
     STRQ(S, "agent_id", agent_id, ID),
@@ -423,6 +444,9 @@ static const skv__pfield ainfo_f[] = {
     SLOTS(S, "occupied", occupied),
     I64(S, "last_heartbeat_ms", last_heartbeat_ms),
     U32(S, "n_running", n_running),
+    STR(S, "admin_state", admin_state, ID),
+    I64(S, "drain_deadline_ms", drain_deadline_ms),
+    LIST(S, "unhealthy", unhealthy, 1024, dfault_d),
 };
 DESC(ainfo_d, "agent", S, ainfo_f);
 #undef S
@@ -525,6 +549,10 @@ static const skv__pfield group_f[] = {
     STR(S, "preemption", preemption, ID),
     I64(S, "preempt_min_runtime_ms", preempt_min_runtime_ms),
     STR(S, "preempt_mode", preempt_mode, ID),
+    STR(S, "drain_action", drain_action, ID),
+    I64(S, "drain_grace_ms", drain_grace_ms),
+    STR(S, "fault_action", fault_action, ID),
+    STR(S, "allow_unenforced_fractions", allow_unenforced_fractions, ID),
 };
 DESC(group_d, "resource group", S, group_f);
 #undef S
@@ -966,4 +994,8 @@ const skv__ptype skv__proto_types[SKV_PROTO_TYPE_COUNT] = {
       SKV_PROTO_ADMIN_QUOTA_TREE_REPLY, SKV_AUTH_OP_ADMIN, qtree_d),
     T(SKV_PROTO_ADMIN_QUOTA_TREE_REPLY, "admin.quota_tree.reply", RSP, 0, 0,
       qtreer_d),
+    T(SKV_PROTO_ADMIN_AGENT, "admin.agent", REQ, SKV_PROTO_AGENT_LIST_REPLY,
+      SKV_AUTH_OP_ADMIN, aagent_d),
+    T(SKV_PROTO_AGENT_DEVICE_HEALTH, "agent.device_health", EVT, 0,
+      SKV_AUTH_OP_AGENT_REPORT, dhealth_d),
 };

@@ -391,10 +391,12 @@ SKV_EXTERN int skv_sched_agent_update(skv_sched *s,
         return SKV_ENOENT;
     uint8_t n0 = s->nslots;
     skv__agent *na;
+    skv__sched_health_detach(s, old);    /* its holds are not allocations */
     int rc = agent_build(&na, s, spec, err);
     if (!rc && (rc = update_compatible(old, na, err)))
         skv__sched_agent_free(na);
     if (rc) {
+        skv__sched_health_sync(s, old);
         slots_rollback(s, n0);
         return rc;
     }
@@ -422,12 +424,15 @@ SKV_EXTERN int skv_sched_agent_update(skv_sched *s,
     na->allocs_cap = old->allocs_cap;
     na->nsess = old->nsess;
     old->allocs = NULL;
+    uint64_t down = skv__sched_health_in(old, na);
     skv__group *g = s->groups[old->group];
     if (na->group != old->group) {
         agent_unlink(s, ai);
         skv__sched_agent_free(old);
         if ((rc = agent_link(s, na, err)))
             skv__sched_agent_free(na); /* idle agent: nothing else is lost */
+        else
+            skv__sched_health_set(s, na, down);
         return rc;
     }
     na->gpos = old->gpos;
@@ -443,6 +448,7 @@ SKV_EXTERN int skv_sched_agent_update(skv_sched *s,
     skv__sched_agent_free(old);
     skv__sched_rebucket(s, na); /* the device list may have changed */
     skv__sched_sel_auto_agent(g, na);
+    skv__sched_health_set(s, na, down);
     s->whole_mask |= na->whole_mask;
     s->share_mask |= na->d.dev_slot_mask & ~na->whole_mask;
     for (int k = 0; k < NSL; k++)
@@ -481,8 +487,11 @@ SKV_EXTERN int skv_sched_agent_usage(skv_slots **used, skv_slots **capacity,
     int rc = 0;
     if (used)
         rc = skv__sched_to_slots(&u, s, a->d.used, err);
+    skv_qty cap[NSL];
+    memcpy(cap, a->cap, sizeof cap);
+    skv__sched_health_cap(a, cap);          /* devices out of service */
     if (!rc && capacity)
-        rc = skv__sched_to_slots(&c, s, a->cap, err);
+        rc = skv__sched_to_slots(&c, s, cap, err);
     if (rc) {
         skv_slots_free(u);
         return rc;

@@ -76,7 +76,12 @@ static int compare_agent(const skv_sched *s, const skv__agent *a,
                         "place %u there", a->id, a->nallocs, h->nallocs);
     for (uint32_t d = 0; d < a->d.ndev; d++) {
         const skv_sched_device_view *v = &a->d.dev[d];
-        bool w = (h->whole >> d) & 1;
+        /* a device out of service is held whole by the scheduler */
+        uint64_t held = skv__sched_health_held(a);
+        if ((h->whole & held) >> d & 1)
+            return skv__err(err, SKV_ESTATE, "agent '%s' device %u: out of "
+                            "service and allocated whole", a->id, d);
+        bool w = ((h->whole | held) >> d) & 1;
         if (v->whole_taken != w || v->share_used != h->share[d])
             return skv__err(err, SKV_ESTATE, "agent '%s' device %u: map says "
                             "whole=%d share=%lld, allocations say whole=%d "

@@ -164,6 +164,7 @@ void skv__sched_agent_free(skv__agent *a)
     for (uint32_t i = 0; i < a->d.ndev; i++)
         skv__free((char *)a->d.dev[i].id);
     skv__free(a->d.dev);
+    skv__sched_health_free(a);
     skv_alloc_map_free(a->map);
     skv__free(a->allocs);
     skv__free(a);

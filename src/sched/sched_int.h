@@ -113,6 +113,8 @@ typedef struct skv__agent {
     uint32_t fcls, fpos;           /* free-state class and position in it
                                       (selector_frag_index.c) */
     bool fdirty;                   /* touched since the index last looked */
+    struct skv__dhealth *health;   /* devices out of service (health.c);
+                                      NULL: none ever was */
 } skv__agent;
 
 typedef struct skv__kernel {
@@ -377,6 +379,19 @@ uint8_t skv__sched_bucket_key(const skv__agent *a);
 int skv__sched_bucket_add(skv_sched *s, uint32_t ai, skv_error *err);
 void skv__sched_bucket_del(skv_sched *s, uint32_t ai);
 void skv__sched_rebucket(skv_sched *s, skv__agent *a);
+
+/* ---- devices out of service (health.c) ---- */
+typedef struct skv__dhealth skv__dhealth;
+/* Hold free down devices, cut shared ones, give back healthy ones. */
+void skv__sched_health_sync(skv_sched *s, skv__agent *a);
+void skv__sched_health_detach(skv_sched *s, skv__agent *a);
+void skv__sched_health_free(skv__agent *a);
+/* old's down devices as a mask over na's (same ids). */
+uint64_t skv__sched_health_in(const skv__agent *old, const skv__agent *na);
+/* Set a's down devices (out of memory: none are, logged). */
+void skv__sched_health_set(skv_sched *s, skv__agent *a, uint64_t down);
+uint64_t skv__sched_health_held(const skv__agent *a);
+void skv__sched_health_cap(const skv__agent *a, skv_qty *cap);
 
 /* The agent's real allocation map (agentmap.c). */
 int skv__sched_agent_map_build(const skv_sched *s, skv__agent *a,

@@ -103,11 +103,14 @@ LogsReply = msg("LogsReply", [("session_id", STR), ("kernel_id", STR),
                               ("data", DATA), ("next_offset", u64),
                               ("eof", u8)])
 AgentList = msg("AgentList", [("resource_group", STR), ("include_lost", u8)])
+DeviceFault = msg("DeviceFault", [("device_id", STR), ("reason", STR)])
 AgentInfo = msg("AgentInfo", [
     ("agent_id", STR), ("resource_group", STR), ("architecture", STR),
     ("address", STR), ("status", STR), ("labels", [KV]), ("devices", [Device]),
     ("capacity", SLOTS), ("occupied", SLOTS), ("last_heartbeat_ms", i64),
-    ("n_running", u32)])
+    ("n_running", u32), ("admin_state", STR), ("drain_deadline_ms", i64),
+    ("unhealthy", [DeviceFault])])
+AdminAgent = msg("AdminAgent", [("agent_id", STR), ("action", STR)])
 AgentListReply = msg("AgentListReply", [("agents", [AgentInfo])])
 ImageList = msg("ImageList", [("architecture", STR)])
 ImageInfo = msg("ImageInfo", [("name", STR), ("architecture", STR),
@@ -134,7 +137,8 @@ ResourceGroup = msg("ResourceGroup", [
     ("lost_batch_policy", STR), ("pending_timeout_ms", u64),
     ("session_types", [STR]), ("active", u8), ("selector", STR),
     ("preemption", STR), ("preempt_min_runtime_ms", i64),
-    ("preempt_mode", STR)])
+    ("preempt_mode", STR), ("drain_action", STR), ("drain_grace_ms", i64),
+    ("fault_action", STR), ("allow_unenforced_fractions", STR)])
 Quota = msg("Quota", [("scope", STR), ("owner", STR), ("resource_group", STR),
                       ("guaranteed", SLOTS), ("limit", SLOTS),
                       ("borrow_limit", SLOTS)])
@@ -183,6 +187,7 @@ _BODIES: Dict[str, Any] = {
     "session.terminate": Terminate, "session.terminate.reply": SessionRef,
     "session.logs": LogsRequest, "logs.reply": LogsReply,
     "agent.list": AgentList, "agent.list.reply": AgentListReply,
+    "admin.agent": AdminAgent,
     "image.list": ImageList, "image.list.reply": ImageListReply,
     "admin.quota_tree": QuotaTree, "admin.quota_tree.reply": QuotaTreeReply,
     **_ADMIN_MSGS,
@@ -339,8 +344,9 @@ class Client(_lib.Handle):
         if type_name not in TYPES:
             raise ValueError(f"unknown message type {type_name!r}")
         t = TYPES[type_name]
-        reply_name = type_name + ".reply" if type_name != "session.logs" \
-            else "logs.reply"
+        reply_name = {"session.logs": "logs.reply",
+                      "admin.agent": "agent.list.reply"}.get(
+                          type_name, type_name + ".reply")
         if type_name not in _BODIES or reply_name not in _BODIES:
             raise ValueError(f"{type_name} is not a client request this "
                              "binding knows")
@@ -449,6 +455,11 @@ class Client(_lib.Handle):
         return b"".join(self.log_chunks(session_id, **kw))
 
     # -- cluster --------------------------------------------------------------
+    def agent_admin(self, agent_id: str, action: str) -> Dict[str, Any]:
+        """cordon, drain or uncordon an agent; its agent.list entry."""
+        return self.request("admin.agent", {"agent_id": agent_id,
+                                            "action": action})["agents"][0]
+
     def agents(self, *, resource_group: Optional[str] = None,
                include_lost: bool = False) -> List[Dict[str, Any]]:
         return self.request("agent.list", {"resource_group": resource_group,

@@ -137,6 +137,18 @@ int skv__mgr_admin_run(skv__mgr_admin_ctx *ctx, skv__mgr_admin_apply_fn apply,
 /* SKV_EINVAL unless op is CREATE, UPDATE, DELETE or LIST. */
 int skv__mgr_admin_op_check(uint32_t op, const char *what, skv_error *err);
 
+/* group_ops.c: a group's operations policy (drain, device faults,
+ * unenforced fractions). */
+struct skv__mgr_store_gops;
+int skv__mgr_admin_gops_check(const skv_proto_resource_group *g,
+                              skv_error *err);
+void skv__mgr_admin_gops_merge(const skv_proto_resource_group *g,
+                               const struct skv__mgr_store_gops *old,
+                               struct skv__mgr_store_gops *out);
+int skv__mgr_admin_gops_fill(skv__db *db,
+                             skv_proto_admin_resource_group_reply *rp,
+                             skv_error *err);
+
 /* Join a string vector into "a,b,c" (store/admin_store.h splits). */
 char *skv__mgr_admin_join(char *const *v, size_t n);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "admin_int.h"
+#include "../store/ops.h"
 
 #define DEFAULT_SELECTOR SKV_SCHED_SELECTOR_AUTO
 
@@ -18,6 +19,7 @@ typedef struct gchange {
     const char *new_sel;
     char *types;                         /* "a,b" to store; NULL: keep */
     skv__mgr_store_preempt old_p, new_p; /* preemption before and after */
+    skv__mgr_store_gops old_o, new_o;    /* operations policy (group_ops.c) */
     skv_proto_admin_resource_group_reply *rp;
 } gchange;
 
@@ -40,13 +42,21 @@ static int apply(skv__mgr_admin_ctx *ctx, void *arg, skv_error *err)
     int rc;
     if (c->op == SKV_PROTO_ADMIN_DELETE) {
         rc = skv__mgr_store_admin_group_read(ctx->db, c->rp, n, err);
+        if (!rc)
+            rc = skv__mgr_admin_gops_fill(ctx->db, c->rp, err);
+        if (!rc)
+            rc = skv__mgr_store_group_ops_delete(ctx->db, n, err);
         return rc ? rc : skv__mgr_store_admin_group_delete(ctx->db, n, err);
     }
     rc = write_group(ctx, c, err);
     if (!rc)
         rc = skv__mgr_store_admin_group_preempt_set(ctx->db, n, &c->new_p,
                                                     err);
-    return rc ? rc : skv__mgr_store_admin_group_read(ctx->db, c->rp, n, err);
+    if (!rc)
+        rc = skv__mgr_store_group_ops_set(ctx->db, n, &c->new_o, err);
+    if (!rc)
+        rc = skv__mgr_store_admin_group_read(ctx->db, c->rp, n, err);
+    return rc ? rc : skv__mgr_admin_gops_fill(ctx->db, c->rp, err);
 }
 
 static int busy(int rc, const char *name, const char *what, skv_error *err)
@@ -195,8 +205,15 @@ static int prepare(skv__mgr_admin_ctx *ctx, gchange *c, skv_error *err)
     if (c->op == SKV_PROTO_ADMIN_DELETE)
         return skv__mgr_admin_quota_busy(ctx, NULL, g->name, err);
     rc = check_fields(g, err);
+    if (!rc)
+        rc = skv__mgr_admin_gops_check(g, err);
+    if (!rc)
+        rc = skv__mgr_store_group_ops(ctx->db, g->name, &c->old_o, err);
     if (rc)
         return rc;
+    if (c->op == SKV_PROTO_ADMIN_CREATE)
+        skv__mgr_store_gops_default(&c->old_o);
+    skv__mgr_admin_gops_merge(g, &c->old_o, &c->new_o);
     c->new_sched = g->scheduler && g->scheduler[0] ? g->scheduler
                    : c->op == SKV_PROTO_ADMIN_CREATE ? "fifo" : c->old_sched;
     c->new_sel = g->selector && g->selector[0] ? g->selector
@@ -230,6 +247,8 @@ int skv__mgr_admin_on_group(skv__mgr_admin_ctx *ctx,
     if (rq->op == SKV_PROTO_ADMIN_LIST) {
         rc = skv__mgr_store_admin_group_read(ctx->db, rp, rq->group.name,
                                              err);
+        if (!rc)
+            rc = skv__mgr_admin_gops_fill(ctx->db, rp, err);
     } else {
         gchange c;
         memset(&c, 0, sizeof c);

@@ -14,6 +14,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include "admin_sql.h"
 #include "migrate.h"
+#include "ops.h"
 #include "schema_pg.h"
 
 static const char admin_v1_sqlite[] =
@@ -94,6 +95,9 @@ int skv__mgr_store_admin_schema(skv__db *db, skv_error *err)
 {
     if (!db)
         return skv__err(err, SKV_EINVAL, "admin schema: no database");
-    return skv__mgr_store_migrate(db, "admin", admin,
-                                  sizeof admin / sizeof admin[0], err);
+    int rc = skv__mgr_store_migrate(db, "admin", admin,
+                                    sizeof admin / sizeof admin[0], err);
+    /* the groups' operations policy next to them (ops.c; its agent
+     * states serve the manager core, which always opens the admin plane) */
+    return rc ? rc : skv__mgr_store_ops_schema(db, err);
 }

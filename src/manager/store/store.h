@@ -236,6 +236,7 @@ int skv__mgr_store_sessions_live(skv__db *db, skv__mgr_store_live **out,
                                  size_t *n, skv_error *err);
 int skv__mgr_store_sessions_on(skv__db *db, const char *agent, char ***out,
                                size_t *n, skv_error *err);
+#include "ops.h"
 int skv__mgr_store_count_states(skv__db *db,
                                 void (*fn)(void *arg, const char *status,
                                            uint64_t n),
