@@ -28,9 +28,11 @@ void bv_lib_run(const char *hostroot, const char *quota, const char *src,
 /* service.c: a real sokovan-manager with storage host "bench" at
  * <dir>/svc, and the sokovan CLI (vfolder upload / download). */
 typedef struct bv_service bv_service;
-/* NULL with why filled when the daemons are not there (a skip). */
+/* NULL with why filled when the daemons are not there (a skip). sha256:
+ * transfers with --sha256 (the whole file hashed on both sides). */
 bv_service *bv_service_start(const char *bin, const char *dir,
-                             const char *quota, char *why, size_t cap);
+                             const char *quota, int sha256, char *why,
+                             size_t cap);
 /* Seconds for `sokovan vfolder upload bench SRC file` (source pages
  * dropped first; the manager fsyncs at commit). */
 double bv_service_upload(bv_service *s, const char *src);

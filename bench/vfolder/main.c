@@ -18,8 +18,11 @@
  * Mount (target: <= 1 ms per folder): mount.c.
  *
  *   vfolder [--root DIR] [--quota none|auto|btrfs|xfs|ext4] [--mb N]
- *           [--reps R] [--mounts N] [--mount-runs R] [--no-service]
- *           [--no-mount]
+ *           [--reps R] [--mounts N] [--mount-runs R] [--sha256]
+ *           [--no-service] [--no-mount]
+ *
+ * --sha256: the CLI's transfers with --sha256 (the whole file hashed on
+ * both sides and compared).
  *
  * The daemons come from <build>/bin (this program is <build>/bench/vfolder)
  * or $SKV_E2E_BIN. One JSON line on stdout.
@@ -103,23 +106,24 @@ double bv_local_copy(const char *src, const char *dst, int sync, char *buf)
 typedef struct opts {
     const char *root, *quota;
     unsigned mb;
-    int reps, mounts, mount_runs, service, mount;
+    int reps, mounts, mount_runs, service, mount, sha256;
 } opts;
 
 static void usage(void)
 {
     fprintf(stderr, "usage: vfolder [--root DIR] [--quota none|auto|btrfs|"
             "xfs|ext4] [--mb N] [--reps R] [--mounts N] [--mount-runs R] "
-            "[--no-service] [--no-mount]\n");
+            "[--sha256] [--no-service] [--no-mount]\n");
     exit(2);
 }
 
 static void parse(int argc, char **argv, opts *o)
 {
-    *o = (opts){"/tmp", "none", 512, 3, 16, 60, 1, 1};
+    *o = (opts){"/tmp", "none", 512, 3, 16, 60, 1, 1, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--no-service")) o->service = 0;
+        else if (!strcmp(a, "--sha256")) o->sha256 = 1;
         else if (!strcmp(a, "--no-mount")) o->mount = 0;
         else if (!v) usage();
         else if (!strcmp(a, "--root")) o->root = v, i++;
@@ -187,10 +191,12 @@ static void print_service(const opts *o, svc_fig *f, const char *why)
         return;
     }
     int n = o->reps;
-    printf(",\"service\":{\"reps\":%d,\"local_copy_fsync_mbs\":%.1f,"
+    printf(",\"service\":{\"reps\":%d,\"sha256\":%s,"
+           "\"local_copy_fsync_mbs\":%.1f,"
            "\"upload_mbs\":%.1f,\"upload_ratio\":%.3f,"
            "\"local_copy_mbs\":%.1f,\"download_mbs\":%.1f,"
-           "\"download_ratio\":%.3f}", n, median(f->lw, n),
+           "\"download_ratio\":%.3f}", n, o->sha256 ? "true" : "false",
+           median(f->lw, n),
            median(f->up, n), median(f->up_ratio, n), median(f->lr, n),
            median(f->down, n), median(f->down_ratio, n));
 }
@@ -204,7 +210,8 @@ static void run_service(const opts *o, const char *self, const char *dir,
     snprintf(bin, sizeof(bin), "%s/../bin", dirname(copy));
     if (env)
         snprintf(bin, sizeof(bin), "%s", env);
-    bv_service *s = bv_service_start(bin, dir, o->quota, why, sizeof(why));
+    bv_service *s = bv_service_start(bin, dir, o->quota, o->sha256, why,
+                                     sizeof(why));
     svc_fig f;
     if (s)
         service_reps(s, o, dir, src, buf, &f);

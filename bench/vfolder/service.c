@@ -22,6 +22,7 @@ struct bv_service {
     char bin[PATH_MAX], dir[PATH_MAX], sock[PATH_MAX + 16];
     char key[PATH_MAX + 32], log[PATH_MAX + 16];
     pid_t mgr;
+    const char *sha;            /* "--sha256" or NULL */
 };
 
 /* fork + exec argv, output to s->log; the child's pid. */
@@ -77,9 +78,11 @@ static int wait_ready(bv_service *s)
 }
 
 bv_service *bv_service_start(const char *bin, const char *dir,
-                             const char *quota, char *why, size_t cap)
+                             const char *quota, int sha256, char *why,
+                             size_t cap)
 {
     bv_service *s = calloc(1, sizeof(*s));
+    s->sha = sha256 ? "--sha256" : NULL;
     char exe[PATH_MAX + 32], data[PATH_MAX + 8], host[PATH_MAX * 2];
     snprintf(s->bin, sizeof(s->bin), "%s", bin);
     snprintf(s->dir, sizeof(s->dir), "%s", dir);
@@ -114,7 +117,7 @@ double bv_service_upload(bv_service *s, const char *src)
 {
     bv_drop_cache(src);
     double t0 = bv_now_s();
-    cli(s, "vfolder", "upload", "bench", src, "file", NULL);
+    cli(s, "vfolder", "upload", "bench", src, "file", s->sha);
     return bv_now_s() - t0;
 }
 
@@ -142,7 +145,7 @@ double bv_service_download(bv_service *s, const char *dst, char *stored,
     bv_drop_cache(stored);
     unlink(dst);
     double t0 = bv_now_s();
-    cli(s, "vfolder", "download", "bench", "file", dst, NULL);
+    cli(s, "vfolder", "download", "bench", "file", dst, s->sha);
     return bv_now_s() - t0;
 }
 

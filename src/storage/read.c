@@ -10,6 +10,8 @@
 #include "skv_sha256.h"
 #include "storage_internal.h"
 
+#define SKV__ST_PREFETCH_MAX (16u << 20)
+
 struct skv_storage_reader {
     int fd;
     uint64_t pos, end, size;
@@ -34,6 +36,20 @@ static int open_file(skv_storage_host *h, const char *folder,
         return skv__err(err, SKV_EINVAL, "'%s' is not a regular file", path);
     }
     return fd;
+}
+
+/* A ranged reader is usually one request of a transfer that asks for the
+ * following ranges next (with several in flight): have the kernel start
+ * reading them now, so they come from the page cache (a new descriptor per
+ * request starts without readahead history). */
+static void prefetch_next(const skv_storage_reader *r)
+{
+    uint64_t len = r->end - r->pos, ahead = 4 * len;
+    if (ahead > SKV__ST_PREFETCH_MAX)
+        ahead = SKV__ST_PREFETCH_MAX;
+    if (len && r->end < r->size)
+        posix_fadvise(r->fd, (off_t)r->end, (off_t)ahead,
+                      POSIX_FADV_WILLNEED);
 }
 
 int skv_storage_read_open(skv_storage_host *h, const char *folder,
@@ -69,6 +85,7 @@ int skv_storage_read_open(skv_storage_host *h, const char *folder,
         return rc;
     }
     posix_fadvise(fd, (off_t)offset, 0, POSIX_FADV_SEQUENTIAL);
+    prefetch_next(r);
     *out = r;
     return 0;
 }
