@@ -839,11 +839,14 @@ typedef struct skv_proto_vfolder_upload {    /* "vfolder.upload" */
     size_t sha256_len;
     uint8_t resume;             /* begin: keep what an earlier try wrote */
     uint32_t mode;              /* begin: permission bits; 0: 0644 */
+    uint8_t verify;             /* begin: hash what is stored, so commit can
+                                   check sha256 and answers with it */
 } skv_proto_vfolder_upload;
 
 typedef struct skv_proto_vfolder_upload_reply { /* "vfolder.upload.reply" */
     uint64_t offset;            /* bytes stored so far */
-    uint8_t *sha256;            /* commit: the file's hash */
+    uint8_t *sha256;            /* commit of a verified upload: the file's
+                                   hash */
     size_t sha256_len;
 } skv_proto_vfolder_upload_reply;
 

@@ -761,6 +761,7 @@ static const skv__pfield vup_f[] = {
     BIN(S, "sha256", sha256, sha256_len, 32),
     BOOL(S, "resume", resume),
     U32(S, "mode", mode),
+    BOOL(S, "verify", verify),
 };
 DESC(vup_d, "vfolder.upload", S, vup_f);
 #undef S
