@@ -136,6 +136,8 @@ typedef enum skv_proto_type {
     SKV_PROTO_APP_TOKEN_REPLY,          /* skv_proto_app_token_reply */
     SKV_PROTO_APP_RESOLVE,              /* skv_proto_app_resolve */
     SKV_PROTO_APP_RESOLVE_REPLY,        /* skv_proto_app_resolve_reply */
+    SKV_PROTO_APP_ACTIVITY,             /* skv_proto_app_activity (reply:
+                                           ack) */
     SKV_PROTO_TYPE_COUNT                /* not a type: one past the last */
 } skv_proto_type;
 

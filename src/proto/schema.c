@@ -506,6 +506,7 @@ static const skv__pfield policy_f[] = {
     U32(S, "max_pending_sessions", max_pending_sessions),
     U32(S, "max_cluster_size", max_cluster_size),
     U64(S, "max_session_lifetime_ms", max_session_lifetime_ms),
+    U64(S, "idle_timeout_ms", idle_timeout_ms),
 };
 DESC(policy_d, "resource policy", S, policy_f);
 #undef S
@@ -523,6 +524,8 @@ static const skv__pfield group_f[] = {
     STR(S, "preemption", preemption, ID),
     I64(S, "preempt_min_runtime_ms", preempt_min_runtime_ms),
     STR(S, "preempt_mode", preempt_mode, ID),
+    I64(S, "idle_timeout_ms", idle_timeout_ms),
+    I64(S, "max_lifetime_ms", max_lifetime_ms),
 };
 DESC(group_d, "resource group", S, group_f);
 #undef S
@@ -790,6 +793,12 @@ static const skv__pfield appresr_f[] = {
 };
 DESC(appresr_d, "app.resolve.reply", skv_proto_app_resolve_reply, appresr_f);
 
+static const skv__pfield appact_f[] = {
+    STRS(skv_proto_app_activity, "session_ids", session_ids,
+         SKV_PROTO_APP_ACTIVITY_MAX, ID),
+};
+DESC(appact_d, "app.activity", skv_proto_app_activity, appact_f);
+
 /* ---- the type table ------------------------------------------------------------------ */
 
 #define REQ SKV_PROTO_REQUEST
@@ -912,4 +921,7 @@ const skv__ptype skv__proto_types[SKV_PROTO_TYPE_COUNT] = {
     T(SKV_PROTO_APP_RESOLVE, "app.resolve", REQ, SKV_PROTO_APP_RESOLVE_REPLY,
       SKV_AUTH_OP_ADMIN, appres_d),
     T(SKV_PROTO_APP_RESOLVE_REPLY, "app.resolve.reply", RSP, 0, 0, appresr_d),
+    /* The proxy's report of sessions it served (idle limits). */
+    T(SKV_PROTO_APP_ACTIVITY, "app.activity", REQ, SKV_PROTO_ACK,
+      SKV_AUTH_OP_ADMIN, appact_d),
 };
