@@ -12,7 +12,9 @@ int skv__mgr_on_app_activity(skv_manager *m, const skv__mgr_call *c,
                              skv_error *err)
 {
     const skv_proto_app_activity *a = c->body;
-    (void)err;
+    int rc = skv_auth_may(c->who, SKV_AUTH_OP_ADMIN, NULL, err);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < a->n_session_ids; i++)
         if (a->session_ids[i] && a->session_ids[i][0])
             skv__mgr_idle_touch(m, a->session_ids[i], c->now_ms);
