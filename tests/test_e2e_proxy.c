@@ -63,6 +63,15 @@ static void px_setup(void)
 
 static void px_teardown(void)
 {
+    /* proxy_idle's traffic loop and exec, should the case have failed */
+    static const char *const bg[] = {"traffic", "exec"};
+    for (size_t i = 0; g.root[0] && i < 2; i++) {
+        char cmd[PATH_MAX + 96];
+        snprintf(cmd, sizeof cmd, "[ -f %s/%s.pid ] && kill $(cat %s/%s.pid)"
+                 " 2>/dev/null", g.root, bg[i], g.root, bg[i]);
+        int rc = system(cmd);   /* non-zero: not started or gone */
+        (void)rc;
+    }
     e2e_teardown_root(g.root);
     g.root[0] = '\0';
     char cmd[64];
@@ -801,7 +810,8 @@ START_TEST(test_e2e_proxy_idle)
              "%s/admin.key exec %s/sokovan exec %s -- sh -c \"echo "
              "exec-ready; exec sleep 100000\"", g.sock, g.data, g.bin, ex);
     background(false, "exec", cmd);
-    for (int i = 0; i < 600 && !file_has("exec", "exec-ready"); i++)
+    for (int i = 0; i < 600 && !(file_has("exec", "exec-ready") &&
+                                 file_has("traffic", "200 served")); i++)
         e2e_sleep_ms(100);
     ck_assert_msg(file_has("exec", "exec-ready"), "the exec did not start");
     ck_assert_msg(file_has("traffic", "200 served"), "no proxy traffic");
