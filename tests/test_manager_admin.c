@@ -1290,20 +1290,23 @@ START_TEST(test_admin_migration)
     fx_boot(&f, "a1");
     int v = 0;
     SKV_CK_OK(skv__mgr_store_schema_version(f.sdb, "admin", &v, &e), &e);
-    ck_assert_int_eq(v, 3);
+    ck_assert_int_eq(v, 4);
     int64_t s0 = db_state(&f);
     sql(&f, "DROP TABLE schema_version");
-    /* As such a database was: without the columns step 2 adds. */
+    /* As such a database was: without the columns steps 2 and 4 add. */
     sql(&f, "ALTER TABLE resource_groups DROP COLUMN preemption");
     sql(&f, "ALTER TABLE resource_groups DROP COLUMN preempt_min_runtime_ms");
     sql(&f, "ALTER TABLE resource_groups DROP COLUMN preempt_mode");
+    sql(&f, "ALTER TABLE resource_groups DROP COLUMN idle_timeout_ms");
+    sql(&f, "ALTER TABLE resource_groups DROP COLUMN max_lifetime_ms");
+    sql(&f, "ALTER TABLE resource_policies DROP COLUMN idle_timeout_ms");
     SKV_CK_OK(skv__mgr_store_admin_schema(f.sdb, &e), &e);
     SKV_CK_OK(skv__mgr_store_schema_version(f.sdb, "admin", &v, &e), &e);
-    ck_assert_int_eq(v, 3);
+    ck_assert_int_eq(v, 4);
     ck_assert_int_eq(db_state(&f), s0);
     SKV_CK_OK(skv__mgr_admin_load(&f.ctx, &e), &e);
     ck_assert_uint_eq(skv_auth_verifier_key_count(f.ver), 2);
-    sql(&f, "UPDATE schema_version SET version=4 WHERE component='admin'");
+    sql(&f, "UPDATE schema_version SET version=5 WHERE component='admin'");
     ck_assert_int_eq(skv__mgr_store_admin_schema(f.sdb, &e), SKV_EVERSION);
     ck_assert_int_eq(db_state(&f), s0);
     ck_assert(sqlite3_get_autocommit(f.db));

@@ -111,6 +111,10 @@ static const skvd_key g_keys[] = {
      "manager's own"},
     {"manager", "pidfile", K_OPTPATH, MO(pidfile), M, NULL, 0, 0, "FILE",
      "write the process id there"},
+    {"manager", "idle_cpu_percent", K_UINT, MO(idle_cpu_percent), M, "5",
+     1, 100000, "PERCENT", "idle limits: a kernel using this much CPU "
+     "(percent of one CPU over an agent stats interval) keeps its session "
+     "active"},
     {"manager", "metrics_listen", K_HTTP, MO(metrics_listen), M, NULL, 0, 0,
      "HOST:PORT", "serve Prometheus metrics on http://HOST:PORT/metrics "
      "(port 0: any free port, logged); off unless set"},
@@ -271,6 +275,10 @@ static const skvd_key g_keys[] = {
      0, 64 * GiB, "BYTES", "largest request body forwarded"},
     {"proxy", "io_timeout_ms", K_UINT, PO(io_timeout_ms), P, "300000", 1000,
      86400000, "MS", "close an upstream or tunnel connection idle this long"},
+    {"proxy", "activity_report_ms", K_UINT, PO(activity_report_ms), P,
+     "5000", 100, 600000, "MS", "tell the manager which sessions were "
+     "served this often (app.activity, for idle limits): one message per "
+     "period, not per request"},
     {"proxy", "pidfile", K_OPTPATH, PO(pidfile), P, NULL, 0, 0, "FILE",
      "write the process id there"},
     {"proxy", "log_level", K_LEVEL, PO(log_level), P, "info", 0, 0, "LEVEL",

@@ -201,6 +201,7 @@ static int open_manager_with(mgr_daemon *d, skv_manager_options *o)
     o->default_selector = c->default_selector;
     o->bootstrap_agents = c->bootstrap_agents;
     o->max_sessions_per_pass = (uint32_t)c->max_sessions_per_pass;
+    o->idle_cpu_percent = (uint32_t)c->idle_cpu_percent;
     o->cluster_cidr = c->cluster_cidr;
     o->init = c->init ? 1 : 0;
     o->backup_dir = c->backup_dir;

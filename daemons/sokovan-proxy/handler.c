@@ -114,6 +114,7 @@ static bool wants_tunnel(const h2o_req_t *req)
 static void serve(proxy *p, h2o_req_t *req, const proxy_route *r,
                   const proxy_target *t, const char *token, int from_query)
 {
+    proxy_activity_note(p, r->sid);   /* a resolved token: its session */
     if (from_query)
         exchange(p, req, r, token);
     else if (wants_tunnel(req))

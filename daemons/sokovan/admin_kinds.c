@@ -8,7 +8,7 @@ enum { F_DESC = 1, F_INACTIVE, F_ACTIVE, F_EMAIL, F_ROLE, F_DOMAIN, F_PROJECT,
        F_POLICY, F_USER, F_OUT, F_RG, F_MAX_SLOTS, F_MAX_CONC, F_MAX_PEND,
        F_MAX_CLUSTER, F_MAX_LIFE, F_SCHED, F_SELECTOR, F_LOST, F_PEND_TIMEOUT,
        F_SESSION_TYPE, F_PREEMPT, F_MIN_RUNTIME, F_PREEMPT_MODE,
-       F_DRAIN_ACTION, F_DRAIN_GRACE, F_FAULT_ACTION, F_UNENFORCED };
+       F_DRAIN_ACTION, F_DRAIN_GRACE, F_FAULT_ACTION, F_UNENFORCED, F_IDLE };
 
 #define COMMON_FLAGS {"description", 1, F_DESC}, {"inactive", 0, F_INACTIVE}, \
                      {"active", 0, F_ACTIVE}
@@ -151,7 +151,7 @@ static void domain_finish(admin_req *r, const char *name)
 static const cli_opt policy_opts[] = {{"max-slots", 1, F_MAX_SLOTS},
     {"max-concurrent", 1, F_MAX_CONC}, {"max-pending", 1, F_MAX_PEND},
     {"max-cluster-size", 1, F_MAX_CLUSTER}, {"max-lifetime", 1, F_MAX_LIFE},
-    {NULL, 0, 0}};
+    {"idle-timeout", 1, F_IDLE}, {NULL, 0, 0}};
 
 static int policy_take(cli *c, admin_req *r, int id, const char *val)
 {
@@ -174,6 +174,9 @@ static int policy_take(cli *c, admin_req *r, int id, const char *val)
     case F_MAX_CLUSTER:
         return cli_parse_u32(c, "--max-cluster-size", val, 0, 1024,
                              &p->max_cluster_size);
+    case F_IDLE:
+        return cli_parse_duration(c, "--idle-timeout", val,
+                                  &p->idle_timeout_ms);
     default:
         return cli_parse_duration(c, "--max-lifetime", val,
                                   &p->max_session_lifetime_ms);
@@ -194,7 +197,10 @@ static const cli_opt group_opts[] = {COMMON_FLAGS, {"scheduler", 1, F_SCHED},
     {"min-runtime", 1, F_MIN_RUNTIME}, {"preempt-mode", 1, F_PREEMPT_MODE},
     {"drain-action", 1, F_DRAIN_ACTION}, {"drain-grace", 1, F_DRAIN_GRACE},
     {"fault-action", 1, F_FAULT_ACTION},
-    {"allow-unenforced-fractions", 1, F_UNENFORCED}, {NULL, 0, 0}};
+    {"allow-unenforced-fractions", 1, F_UNENFORCED},
+    {"idle-timeout", 1, F_IDLE}, {"max-lifetime", 1, F_MAX_LIFE},
+    {NULL, 0, 0}};
+
 
 /* --drain-action, --drain-grace, --fault-action,
  * --allow-unenforced-fractions; 1: not one of them. */
@@ -229,6 +235,19 @@ static int group_take_ops(cli *c, skv_proto_resource_group *g, int id,
     }
 }
 
+/* A duration flag of a group as the wire wants it: 0 means "unchanged",
+ * so "0" (none) is sent as -1. */
+static int group_ms(cli *c, const char *flag, const char *val, int64_t *out)
+{
+    uint64_t ms;
+    if (cli_parse_duration(c, flag, val, &ms))
+        return CLI_USAGE;
+    if (ms > (uint64_t)INT64_MAX)
+        return cli_usage(c, "%s: '%s' is too long", flag, val);
+    *out = ms ? (int64_t)ms : -1;
+    return 0;
+}
+
 /* --preemption, --min-runtime, --preempt-mode; 1: not one of them. */
 static int group_take_preempt(cli *c, skv_proto_resource_group *g, int id,
                               const char *val)
@@ -251,6 +270,10 @@ static int group_take_preempt(cli *c, skv_proto_resource_group *g, int id,
         /* 0 on the wire means "unchanged"; negative sets it to 0. */
         g->preempt_min_runtime_ms = ms ? (int64_t)ms : -1;
         return 0;
+    case F_IDLE:
+        return group_ms(c, "--idle-timeout", val, &g->idle_timeout_ms);
+    case F_MAX_LIFE:
+        return group_ms(c, "--max-lifetime", val, &g->max_lifetime_ms);
     default:
         return 1;
     }
@@ -327,7 +350,9 @@ const admin_kind cli_admin_kinds[] = {
      "usage: sokovan admin policy create|update|delete|list [NAME] "
      "[options]\n  --max-slots cpu=8,mem=32g  --max-concurrent N  "
      "--max-pending N\n  --max-cluster-size N  --max-lifetime DURATION "
-     "(e.g. 3600000, 1h; 0: unlimited)\n",
+     "(e.g. 3600000, 1h; 0: unlimited)\n  --idle-timeout DURATION  "
+     "(terminate sessions idle this long; 0: never)\n"
+     "  update sets every limit: those not given become 0 (unlimited)\n",
      policy_take, policy_finish, cli_admin_print_policy},
     {"group", "groups", SKV_PROTO_ADMIN_RESOURCE_GROUP, group_opts,
      "usage: sokovan admin group create|update|delete|list [NAME] "
@@ -344,6 +369,11 @@ const admin_kind cli_admin_kinds[] = {
      "unhealthy device;\n      interactive ones are marked degraded)\n"
      "  --allow-unenforced-fractions on|off  (fractional GPUs where shares "
      "cannot be enforced)\n"
+     "  --idle-timeout DURATION  (terminate running sessions idle this "
+     "long: no\n    app proxy traffic, no exec, CPU below "
+     "idle_cpu_percent; 0: never)\n"
+     "  --max-lifetime DURATION  (terminate sessions running this long; "
+     "0: none)\n"
      ACTIVE_HELP,
      group_take, group_finish, cli_admin_print_group},
 };

@@ -145,6 +145,8 @@ typedef enum skv_proto_type {
                                            agent.list.reply (that agent) */
     SKV_PROTO_AGENT_DEVICE_HEALTH,      /* skv_proto_agent_device_health
                                            (event) */
+    SKV_PROTO_APP_ACTIVITY,             /* skv_proto_app_activity (reply:
+                                           ack) */
     SKV_PROTO_TYPE_COUNT                /* not a type: one past the last */
 } skv_proto_type;
 

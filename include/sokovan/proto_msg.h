@@ -548,6 +548,8 @@ typedef struct skv_proto_resource_policy {
     uint32_t max_pending_sessions;     /* 0: unlimited */
     uint32_t max_cluster_size;         /* 0: unlimited */
     uint64_t max_session_lifetime_ms;  /* 0: unlimited */
+    uint64_t idle_timeout_ms;          /* a RUNNING session idle this long
+                                          is terminated; 0: never */
 } skv_proto_resource_policy;
 
 typedef struct skv_proto_resource_group {
@@ -579,6 +581,12 @@ typedef struct skv_proto_resource_group {
                                           always marked degraded */
     char *allow_unenforced_fractions;  /* "on" / "off"; NULL: keep
                                           (create: "off") */
+    int64_t idle_timeout_ms;           /* a RUNNING session idle this long
+                                          is terminated; 0: keep (create:
+                                          never), < 0: set never */
+    int64_t max_lifetime_ms;           /* a session running this long is
+                                          terminated; 0: keep (create:
+                                          none), < 0: set none */
 } skv_proto_resource_group;
 
 /* Requests ("admin.user", ...) carry op and one object; replies
@@ -894,6 +902,15 @@ typedef struct skv_proto_app_resolve_reply { /* "app.resolve.reply" */
     char *protocol;             /* "http" or "tcp" */
     int64_t expires_ms;         /* the token's expiry */
 } skv_proto_app_resolve_reply;
+
+/* "app.activity" (the proxy, every activity_report_ms): the sessions it
+ * served a request or tunnel for since its previous report. The manager
+ * counts them as active now (idle_timeout); unknown ids are ignored. */
+#define SKV_PROTO_APP_ACTIVITY_MAX 4096
+typedef struct skv_proto_app_activity {
+    char **session_ids;
+    size_t n_session_ids;
+} skv_proto_app_activity;
 
 #ifdef __cplusplus
 }

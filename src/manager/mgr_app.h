@@ -41,5 +41,8 @@ int skv__mgr_on_app_token(skv_manager *m, const skv__mgr_call *c,
                           skv_error *err);
 int skv__mgr_on_app_resolve(skv_manager *m, const skv__mgr_call *c,
                             skv_error *err);
+/* mgr_app_activity.c: the proxy's report of sessions it served. */
+int skv__mgr_on_app_activity(skv_manager *m, const skv__mgr_call *c,
+                             skv_error *err);
 
 #endif

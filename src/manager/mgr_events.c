@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
-#include "mgr_int.h"
+#include "mgr_idle.h"
 
 skv__mgr_agent *skv__mgr_reporter(skv_manager *m, const skv__mgr_call *c,
                                    const char *agent_id, skv_error *err)
@@ -106,5 +106,10 @@ int skv__mgr_on_agent_stats(skv_manager *m, const skv__mgr_call *c,
         skv__mgr_rollback(m);
         return rc;
     }
-    return skv__mgr_commit(m, err);
+    rc = skv__mgr_commit(m, err);
+    for (size_t i = 0; !rc && i < s->n_kernels; i++)
+        skv__mgr_idle_cpu(m, s->kernels[i].session_id,
+                          s->kernels[i].kernel_id, s->kernels[i].cpu_usec,
+                          c->now_ms);
+    return rc;
 }

@@ -169,6 +169,8 @@ struct skv_manager {
     bool routes_dirty;                /* mgr_routes.c: a route changed */
     struct skv__mgr_vf *vf;           /* mgr_vfolder*.c: storage hosts */
     struct skv__mgr_execs *execs;     /* mgr_exec.c: relayed execs */
+    struct skv__mgr_idle *idle;       /* mgr_idle.c: sessions' activity */
+    uint32_t idle_cpu_percent;        /* options v7 */
 };
 
 /* ---- database (mgr_open.c, mgr_tx.c) ------------------------------------ */

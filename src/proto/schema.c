@@ -532,6 +532,7 @@ static const skv__pfield policy_f[] = {
     U32(S, "max_pending_sessions", max_pending_sessions),
     U32(S, "max_cluster_size", max_cluster_size),
     U64(S, "max_session_lifetime_ms", max_session_lifetime_ms),
+    U64(S, "idle_timeout_ms", idle_timeout_ms),
 };
 DESC(policy_d, "resource policy", S, policy_f);
 #undef S
@@ -553,6 +554,8 @@ static const skv__pfield group_f[] = {
     I64(S, "drain_grace_ms", drain_grace_ms),
     STR(S, "fault_action", fault_action, ID),
     STR(S, "allow_unenforced_fractions", allow_unenforced_fractions, ID),
+    I64(S, "idle_timeout_ms", idle_timeout_ms),
+    I64(S, "max_lifetime_ms", max_lifetime_ms),
 };
 DESC(group_d, "resource group", S, group_f);
 #undef S
@@ -865,6 +868,11 @@ static const skv__pfield qtreer_f[] = {
 };
 DESC(qtreer_d, "admin.quota_tree.reply", skv_proto_admin_quota_tree_reply,
      qtreer_f);
+static const skv__pfield appact_f[] = {
+    STRS(skv_proto_app_activity, "session_ids", session_ids,
+         SKV_PROTO_APP_ACTIVITY_MAX, ID),
+};
+DESC(appact_d, "app.activity", skv_proto_app_activity, appact_f);
 
 /* ---- the type table ------------------------------------------------------------------ */
 
@@ -999,4 +1007,7 @@ const skv__ptype skv__proto_types[SKV_PROTO_TYPE_COUNT] = {
       SKV_AUTH_OP_ADMIN, aagent_d),
     T(SKV_PROTO_AGENT_DEVICE_HEALTH, "agent.device_health", EVT, 0,
       SKV_AUTH_OP_AGENT_REPORT, dhealth_d),
+    /* The proxy's report of sessions it served (idle limits). */
+    T(SKV_PROTO_APP_ACTIVITY, "app.activity", REQ, SKV_PROTO_ACK,
+      SKV_AUTH_OP_ADMIN, appact_d),
 };

@@ -131,14 +131,15 @@ Domain = msg("Domain", [("name", STR), ("description", STR),
 ResourcePolicy = msg("ResourcePolicy", [
     ("name", STR), ("max_slots", SLOTS), ("max_concurrent_sessions", u32),
     ("max_pending_sessions", u32), ("max_cluster_size", u32),
-    ("max_session_lifetime_ms", u64)])
+    ("max_session_lifetime_ms", u64), ("idle_timeout_ms", u64)])
 ResourceGroup = msg("ResourceGroup", [
     ("name", STR), ("description", STR), ("scheduler", STR),
     ("lost_batch_policy", STR), ("pending_timeout_ms", u64),
     ("session_types", [STR]), ("active", u8), ("selector", STR),
     ("preemption", STR), ("preempt_min_runtime_ms", i64),
     ("preempt_mode", STR), ("drain_action", STR), ("drain_grace_ms", i64),
-    ("fault_action", STR), ("allow_unenforced_fractions", STR)])
+    ("fault_action", STR), ("allow_unenforced_fractions", STR),
+    ("idle_timeout_ms", i64), ("max_lifetime_ms", i64)])
 Quota = msg("Quota", [("scope", STR), ("owner", STR), ("resource_group", STR),
                       ("guaranteed", SLOTS), ("limit", SLOTS),
                       ("borrow_limit", SLOTS)])

@@ -20,6 +20,7 @@ typedef struct gchange {
     char *types;                         /* "a,b" to store; NULL: keep */
     skv__mgr_store_preempt old_p, new_p; /* preemption before and after */
     skv__mgr_store_gops old_o, new_o;    /* operations policy (group_ops.c) */
+    skv__mgr_store_glimits new_l;        /* idle/lifetime; < 0: keep */
     skv_proto_admin_resource_group_reply *rp;
 } gchange;
 
@@ -54,6 +55,9 @@ static int apply(skv__mgr_admin_ctx *ctx, void *arg, skv_error *err)
                                                     err);
     if (!rc)
         rc = skv__mgr_store_group_ops_set(ctx->db, n, &c->new_o, err);
+    if (!rc)
+        rc = skv__mgr_store_admin_group_limits_set(ctx->db, n, &c->new_l,
+                                                   err);
     if (!rc)
         rc = skv__mgr_store_admin_group_read(ctx->db, c->rp, n, err);
     return rc ? rc : skv__mgr_admin_gops_fill(ctx->db, c->rp, err);
@@ -187,6 +191,15 @@ static void merge_preempt(gchange *c)
     c->new_p = p;
 }
 
+/* A limit of the request as a column change: 0 on the wire keeps the
+ * stored value (create: none), < 0 sets none, > 0 sets it; -1: keep. */
+static int64_t limit_change(int64_t v, uint32_t op)
+{
+    if (v > 0)
+        return v;
+    return v < 0 || op == SKV_PROTO_ADMIN_CREATE ? 0 : -1;
+}
+
 static int prepare(skv__mgr_admin_ctx *ctx, gchange *c, skv_error *err)
 {
     const skv_proto_resource_group *g = c->g;
@@ -220,6 +233,8 @@ static int prepare(skv__mgr_admin_ctx *ctx, gchange *c, skv_error *err)
                  : c->op == SKV_PROTO_ADMIN_CREATE ? DEFAULT_SELECTOR
                                                    : c->old_sel;
     merge_preempt(c);
+    c->new_l.idle_timeout_ms = limit_change(g->idle_timeout_ms, c->op);
+    c->new_l.max_lifetime_ms = limit_change(g->max_lifetime_ms, c->op);
     /* A victim is requeued in its original place: under 'fifo' it would
      * be placed again ahead of the session that evicted it, over and
      * over. Priority order puts the preemptor first. */

@@ -85,10 +85,21 @@ static const char admin_v3_sqlite[] =
     " guaranteed BLOB, hard_limit BLOB, borrow_limit BLOB,"  /* msgpack */
     " PRIMARY KEY (scope, owner, resource_group));";
 
+/* Step 4: idle and lifetime limits per group and per resource policy
+ * (0: none, as before). */
+static const char admin_v4_sqlite[] =
+    "ALTER TABLE resource_groups ADD COLUMN idle_timeout_ms INTEGER NOT NULL"
+    " DEFAULT 0;"
+    "ALTER TABLE resource_groups ADD COLUMN max_lifetime_ms INTEGER NOT NULL"
+    " DEFAULT 0;"
+    "ALTER TABLE resource_policies ADD COLUMN idle_timeout_ms INTEGER NOT"
+    " NULL DEFAULT 0;";
+
 static const skv__mgr_migration admin[] = {
     {1, admin_v1_sqlite, skv__mgr_store_admin_v1_pg},
     {2, admin_v2_sqlite, skv__mgr_store_admin_v2_pg},
     {3, admin_v3_sqlite, skv__mgr_store_admin_v3_pg},
+    {4, admin_v4_sqlite, skv__mgr_store_admin_v4_pg},
 };
 
 int skv__mgr_store_admin_schema(skv__db *db, skv_error *err)

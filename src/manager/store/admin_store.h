@@ -253,6 +253,7 @@ typedef struct skv__mgr_store_admin_limits {
     uint32_t max_pending_sessions;
     uint32_t max_cluster_size;
     uint64_t max_session_lifetime_ms;
+    uint64_t idle_timeout_ms;
 } skv__mgr_store_admin_limits;
 int skv__mgr_store_admin_policy_get(skv__db *db, const char *name,
                                     skv__mgr_store_admin_limits *out,
@@ -314,6 +315,18 @@ int skv__mgr_store_admin_group_preempt_set(skv__db *db, const char *name,
 int skv__mgr_store_admin_group_preempt(skv__db *db, const char *name,
                                        skv__mgr_store_preempt *out,
                                        skv_error *err);
+/* A group's idle and lifetime limits (admin_limits.c); for _set a
+ * negative value leaves that column unchanged. 1 with them, 0: no group. */
+typedef struct skv__mgr_store_glimits {
+    int64_t idle_timeout_ms;    /* 0: never idle-terminated */
+    int64_t max_lifetime_ms;    /* 0: no limit */
+} skv__mgr_store_glimits;
+int skv__mgr_store_admin_group_limits_set(skv__db *db, const char *name,
+                                          const skv__mgr_store_glimits *l,
+                                          skv_error *err);
+int skv__mgr_store_admin_group_limits(skv__db *db, const char *name,
+                                      skv__mgr_store_glimits *out,
+                                      skv_error *err);
 /* 1 with the group's lost-batch policy and pending timeout. */
 int skv__mgr_store_admin_group_info(skv__db *db, const char *name,
                                     char *lost, size_t lostsz,

@@ -222,6 +222,7 @@ typedef struct skv__mgr_store_aging {
     char key[SKV__STORE_ID_MAX];
     int64_t since_ms;
     int64_t own_limit_ms;   /* the session's own limit; 0: none */
+    char group[SKV__STORE_ID_MAX];  /* its resource group */
 } skv__mgr_store_aging;
 int skv__mgr_store_sessions_aging(skv__db *db, bool running,
                                   skv__mgr_store_aging **out, size_t *n,
