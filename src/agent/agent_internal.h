@@ -188,6 +188,11 @@ void skv__agent_keep_logs(skv_agent *a, const char *id);
 bool skv__agent_kept_empty(const skv_agent *a, const char *id,
                            const char *stream);
 
+/* ---- layout.c: NUMA nodes and accelerator links for agent.register ---- */
+int skv__agent_layout(skv_proto_agent_register *m, const skv_agent *a,
+                      skv_error *err);
+void skv__agent_layout_free(skv_proto_agent_register *m);
+
 /* ---- setup.c: topology, plugins, slice, node, device table ---- */
 int skv__agent_setup_node(skv_agent *a, const skv_agent_options *o,
                           skv_error *err);
