@@ -85,24 +85,25 @@ static void cli_run(const char *const *args, char *sid)
     ck_assert_int_eq(sscanf(out, "%63s", sid), 1);
 }
 
-#define ARGS_RUN(gpus, cons)                                                   \
-    ((const char *const[]){"--gpus", gpus, "--cpu", "1", "--mem", "64m",      \
-                           "--constraint", cons, "busybox", "--", "sh", "-c",  \
-                           "env; cat /proc/self/status; sleep 600", NULL})
-
+#define SCRIPT "env; cat /proc/self/status /proc/self/numa_maps; " \
+               "echo END-OF-STATUS; sleep 600"
 /* Run `--gpus gpus` on agent (designated), printing its environment and
  * /proc/self/status, then staying; *log receives that output. */
 static void run_on(skv_client *cl, const char *agent, const char *gpus,
-                   char *log, size_t cap)
+                   const char *cpu, const char *policy, char *log, size_t cap)
 {
     char cons[64], sid[E2E_ID_MAX];
     snprintf(cons, sizeof cons, "agent=%s", agent);
-    cli_run(ARGS_RUN(gpus, cons), sid);
+    const char *args[] = {"--gpus", gpus, "--cpu", cpu, "--mem", "64m",
+                          "--constraint", cons, "--numa-policy",
+                          policy ? policy : "prefer-single-node", "busybox",
+                          "--", "sh", "-c", SCRIPT, NULL};
+    cli_run(args, sid);
     E2E_OK(e2e_wait_running(&g, cl, sid, 60000));
     skv_error e = SKV_ERROR_INIT;
     for (int64_t end = e2e_now_ms() + 30000; e2e_now_ms() < end;) {
         SKV_CK_OK(e2e_logs(cl, sid, NULL, log, cap, &e), &e);
-        if (strstr(log, "Mems_allowed_list"))
+        if (strstr(log, "END-OF-STATUS"))
             return;
         e2e_sleep_ms(50);
     }
@@ -238,13 +239,13 @@ START_TEST(test_e2e_topo_dgx2)
     static char log[65536];
     size_t d[16];
     /* a1: 8 GPUs, then 1: the free GPUs behind a switch are split ... */
-    run_on(cl, "a1", "8", log, sizeof log);
+    run_on(cl, "a1", "8", "1", NULL, log, sizeof log);
     ck_assert_uint_eq(gpus_of(t, &l, log, d), 8);
-    run_on(cl, "a1", "1", log, sizeof log);
+    run_on(cl, "a1", "1", "1", NULL, log, sizeof log);
     ck_assert_uint_eq(gpus_of(t, &l, log, d), 1);
     /* ... and `sokovan run --gpus 2` takes a whole pair behind one switch;
      * its cores and memory node are on that pair's NUMA node. */
-    run_on(cl, "a1", "2", log, sizeof log);
+    run_on(cl, "a1", "2", "1", "prefer-single-node", log, sizeof log);
     ck_assert_uint_eq(gpus_of(t, &l, log, d), 2);
     ck_assert_int_eq(worst_link(&l, d, 2), SKV_TOPO_LINK_PIX);
     int node = l.numa[d[0]];
@@ -259,14 +260,35 @@ START_TEST(test_e2e_topo_dgx2)
     ck_assert_str_eq(hcpus, want);
     host_map(t, xmems, true, want, sizeof want);
     ck_assert_str_eq(hmems, want);
+    /* prefer-single-node: memory bound to those nodes (libnuma, before
+     * exec; /proc/PID/numa_maps shows the task's policy). */
+    char pol[64];
+    snprintf(pol, sizeof pol, " bind:%s ", want);
+    ck_assert_msg(strstr(log, pol), "no '%s' in numa_maps: %s", pol, log);
     /* a2: after 1 GPU, an 8-GPU kernel stays on one NUMA node. */
-    run_on(cl, "a2", "1", log, sizeof log);
-    run_on(cl, "a2", "8", log, sizeof log);
+    run_on(cl, "a2", "1", "1", NULL, log, sizeof log);
+    run_on(cl, "a2", "8", "1", NULL, log, sizeof log);
     ck_assert_uint_eq(gpus_of(t, &l, log, d), 8);
     for (size_t i = 1; i < 8; i++)
         ck_assert_int_eq(l.numa[d[i]], l.numa[d[0]]);
     field(log, "SOKOVAN_TOPOLOGY_CPUSET=", xcpus, sizeof xcpus);
     on_node(t, xcpus, false, l.numa[d[0]]);
+    /* --numa-policy interleaved: cores and memory over both nodes, the
+     * memory policy MPOL_INTERLEAVE over the session's (host) nodes. */
+    run_on(cl, "a2", "1", "2", "interleaved", log, sizeof log);
+    field(log, "SOKOVAN_TOPOLOGY_CPUSET=", xcpus, sizeof xcpus);
+    field(log, "SOKOVAN_TOPOLOGY_MEMS=", xmems, sizeof xmems);
+    ck_assert_str_eq(xmems, "0-1");
+    int *ids = NULL;
+    size_t nids = 0;
+    SKV_CK_OK(skv_topo_cpulist_parse(&ids, &nids, xcpus, &e), &e);
+    ck_assert_uint_eq(nids, 2);
+    ck_assert_int_ne(skv_topo_pu_find(t, ids[0])->numa_node,
+                     skv_topo_pu_find(t, ids[1])->numa_node);
+    skv_free(ids);
+    host_map(t, xmems, true, want, sizeof want);
+    snprintf(pol, sizeof pol, " interleave:%s ", want);
+    ck_assert_msg(strstr(log, pol), "no '%s' in numa_maps: %s", pol, log);
     skv_client_free(cl);
     skv_topo_free(t);
 }

@@ -263,6 +263,8 @@ typedef struct skv_proto_kernel_create {         /* "kernel.create" */
     size_t n_ports;
     skv_proto_mount *mounts;           /* bind mounts of virtual folders */
     size_t n_mounts;
+    char *numa_policy;                 /* the session's (session.submit);
+                                          NULL: prefer-single-node */
 } skv_proto_kernel_create;
 
 typedef struct skv_proto_kernel_create_reply {   /* "kernel.create.reply" */
@@ -347,6 +349,11 @@ typedef struct skv_proto_session_submit {        /* "session.submit" */
                                           served by the app proxy
                                           (skv_proto_service_parse) */
     size_t n_services;
+    char *numa_policy;                 /* "prefer-single-node" (cores and
+                                          memory on the GPUs' nodes, memory
+                                          bound there) or "interleaved"
+                                          (memory interleaved over the
+                                          session's nodes); NULL: the first */
 } skv_proto_session_submit;
 
 typedef struct skv_proto_session_ref { /* "session.submit.reply",

@@ -151,6 +151,17 @@ static int basics(skv_container_spec *spec, const skv_proto_kernel_create *r,
     return rc;
 }
 
+/* interleaved: pages round-robin over the session's nodes; otherwise
+ * (prefer-single-node) bound to the nodes chosen for it. */
+static skv_mempolicy mempolicy(const skv_proto_kernel_create *r)
+{
+    skv_node_policy p = SKV_NODE_PREFER_SINGLE;
+    if (r->numa_policy && *r->numa_policy)
+        skv_node_policy_parse(&p, r->numa_policy, NULL);
+    return p == SKV_NODE_INTERLEAVED ? SKV_MEMPOLICY_INTERLEAVE
+                                     : SKV_MEMPOLICY_BIND;
+}
+
 /* On an XML topology the cgroup gets this host's CPUs and nodes at the
  * same ranks, the environment the placement as made (hostmap.c). */
 static int cpuset(skv_container_spec *spec, const skv_agent *a,
@@ -198,6 +209,8 @@ int skv__agent_build_spec(skv_container_spec **out, skv_agent *a,
     if (rc == 0)
         rc = cpuset(spec, a, *cpus ? cpus : a->slice_cpus,
                     *mems ? mems : NULL, err);
+    if (rc == 0 && *mems)
+        rc = skv_container_spec_set_mempolicy(spec, mempolicy(&k->req), err);
     if (rc) {
         skv_container_spec_free(spec);
         return rc;

@@ -105,6 +105,7 @@ static int ctx_load(skv_manager *m, const char *sid, create_ctx *c,
     kc->n_ports = c->sub.n_ports;
     kc->mounts = c->sub.mounts;     /* resolved at submit (mgr_vf_mount.c) */
     kc->n_mounts = c->sub.n_mounts;
+    kc->numa_policy = c->sub.numa_policy;
     rc = c->cluster ? skv__mgr_net_seed(m, sid, c->seed, err) : 0;
     if (!rc)
         rc = hosts_load(m, sid, kc, err);

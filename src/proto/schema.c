@@ -247,6 +247,7 @@ static const skv__pfield kcreate_f[] = {
     BIN(S, "ssh_seed", ssh_seed, ssh_seed_len, 32),
     U32S(S, "ports", ports, 64),
     LIST(S, "mounts", mounts, 64, mount_d),
+    STR(S, "numa_policy", numa_policy, ID),
 };
 DESC(kcreate_d, "kernel.create", S, kcreate_f);
 #undef S
@@ -318,6 +319,7 @@ static const skv__pfield submit_f[] = {
     U64(S, "max_lifetime_ms", max_lifetime_ms),
     LIST(S, "mounts", mounts, 64, mount_d),
     STRS(S, "services", services, 64, ID),
+    STR(S, "numa_policy", numa_policy, ID),
 };
 DESC(submit_d, "session.submit", S, submit_f);
 #undef S
