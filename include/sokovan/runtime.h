@@ -129,7 +129,8 @@ SKV_EXTERN int skv_container_spec_set_hostname(skv_container_spec *spec,
 /* The memory policy the command starts with, over the memory nodes of
  * skv_container_spec_set_cpuset (required for BIND and INTERLEAVE), set
  * through libnuma just before exec (native and process backends; the OCI
- * backend refuses it with SKV_ENOTSUP). Processes started by exec into the
+ * backend binds through the bundle's cpuset.mems only and refuses
+ * INTERLEAVE with SKV_ENOTSUP). Processes started by exec into the
  * container keep the kernel's default policy. */
 typedef enum skv_mempolicy {
     SKV_MEMPOLICY_DEFAULT = 0,    /* the kernel's: local allocation */
