@@ -163,6 +163,82 @@ static void assert_pair(const uint32_t *d)
                   "devices %u,%u are not behind one switch", d[0], d[1]);
 }
 
+/* session.submit with numa_policy text as admin: the reply's error
+ * message ("" when accepted). */
+static void submit_policy(skv_manager *m, const char *policy, char *msg,
+                          size_t cap)
+{
+    char path[256], line[256], aak[64] = "", ask[128] = "";
+    snprintf(path, sizeof path, "%s/admin.key", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (!strncmp(line, "access_key=", 11))
+            snprintf(aak, sizeof aak, "%s", line + 11);
+        if (!strncmp(line, "secret_key=", 11))
+            snprintf(ask, sizeof ask, "%s", line + 11);
+    }
+    fclose(f);
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_manager_conn_open(m, 2, "test-admin", &e), &e);
+    skv_slots *req = NULL;
+    SKV_CK_OK(skv_slots_parse(&req, "cpu=1", NULL, &e), &e);
+    char *cmd[] = {"true"};
+    skv_proto_kernel_spec k = {"main", NULL, req};
+    skv_proto_session_submit sub = {0};
+    sub.image = "busybox";
+    sub.command = cmd;
+    sub.n_command = 1;
+    sub.kernels = &k;
+    sub.n_kernels = 1;
+    sub.numa_policy = (char *)policy;
+    void *frame = NULL;
+    size_t len = 0;
+    skv_proto_credentials pc = {aak, ask};
+    SKV_CK_OK(skv_proto_message_encode(&frame, &len, SKV_PROTO_REQUEST, 9,
+                                       SKV_PROTO_SESSION_SUBMIT, &sub, T0,
+                                       &pc, &e), &e);
+    out_clear();
+    skv_manager_handle_frame(m, 2, (uint8_t *)frame + 4, len - 4, T0, &e);
+    SKV_CK_OK(skv_manager_flush(m, T0, &e), &e);
+    skv_free(frame);
+    skv_slots_free(req);
+    msg[0] = '\0';
+    for (size_t i = 0; i < n_out; i++) {
+        skv_proto_envelope env;
+        SKV_CK_OK(skv_proto_envelope_decode(&env, outq[i] + 4, outlen[i] - 4,
+                                            &e), &e);
+        if (env.type == SKV_PROTO_ERROR) {
+            skv_proto_error er = {0};
+            SKV_CK_OK(skv_proto_body_decode(&er, env.type, env.body,
+                                            env.body_len, &e), &e);
+            snprintf(msg, cap, "%s", er.message ? er.message : "?");
+            skv_proto_body_free(SKV_PROTO_ERROR, &er);
+        }
+        skv_proto_envelope_free(&env);
+    }
+    out_clear();
+    skv_manager_conn_close(m, 2, T0);
+}
+
+START_TEST(test_manager_topo_numa_policy)
+{
+    snprintf(dir, sizeof dir, "/tmp/skv-mtopo-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    skv_manager *m = open_mgr(T0);
+    char msg[512];
+    submit_policy(m, "bogus", msg, sizeof msg);
+    ck_assert_msg(strstr(msg, "numa_policy 'bogus'"), "got '%s'", msg);
+    submit_policy(m, "interleaved", msg, sizeof msg);
+    ck_assert_msg(msg[0] == '\0', "interleaved refused: %s", msg);
+    skv_manager_free(m);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(test_manager_topo_register_restart)
 {
     snprintf(dir, sizeof dir, "/tmp/skv-mtopo-XXXXXX");
@@ -215,6 +291,7 @@ Suite *skv_test_suite_manager_topo(void)
     TCase *tc = tcase_create("manager_topo");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_manager_topo_register_restart);
+    tcase_add_test(tc, test_manager_topo_numa_policy);
     suite_add_tcase(s, tc);
     return s;
 }
