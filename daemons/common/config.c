@@ -196,7 +196,8 @@ static const skvd_key g_keys[] = {
     {"agent", "oci_runtime", K_STR, AO(oci_runtime), A, NULL, 0, 0, "PATH",
      "OCI runtime for backend oci; default runc"},
     {"agent", "topology_xml", K_OPTPATH, AO(topology_xml), A, NULL, 0, 0,
-     "FILE", "hwloc XML topology instead of this host's"},
+     "FILE", "hwloc XML topology instead of this host's (its GPUs become "
+     "mock devices with the default plugins)"},
     {"agent", "plugins", K_STR, AO(plugins), A, NULL, 0, 0, "LIST",
      "compute plugins \"name[:config];...\"; default cpu;mem (+cuda)"},
     {"agent", "cpus", K_CPUS, AO(cpus), A, NULL, 0, 0, "LIST",

@@ -86,6 +86,24 @@ typedef struct skv_proto_image_detail {  /* what an agent knows of an image */
     size_t n_command;
 } skv_proto_image_detail;
 
+/* The machine's layout an agent registers (topology-aware placement). */
+typedef struct skv_proto_numa_node {   /* one NUMA node */
+    int32_t id;                        /* the OS's node number */
+    char *cpus;                        /* its PUs as a list, "0-1,24-25" */
+    uint32_t cores;                    /* cores on it */
+    uint64_t memory_bytes;             /* local memory; 0 unknown */
+} skv_proto_numa_node;
+
+typedef struct skv_proto_device_link { /* how close two devices are */
+    char *a;                           /* device ids of agent.register's */
+    char *b;                           /*   devices (a != b, each pair once) */
+    char *link;                        /* PCIe proximity, closest first: "pix"
+                                          same PCIe switch, "pxb" bridges,
+                                          "phb" same host bridge, "node" same
+                                          NUMA node, "sys" across sockets */
+    uint64_t nvlink_mbps;              /* NVLink bandwidth MB/s; 0 none */
+} skv_proto_device_link;
+
 typedef struct skv_proto_agent_register {        /* "agent.register" */
     char *agent_id;
     char *resource_group;
@@ -105,6 +123,11 @@ typedef struct skv_proto_agent_register {        /* "agent.register" */
     bool route_deltas;                 /* applies agent.routes.delta: the
                                           manager then sends route changes,
                                           not the whole table each time */
+    skv_proto_numa_node *numa_nodes;   /* the machine's NUMA nodes; opt. */
+    size_t n_numa_nodes;
+    skv_proto_device_link *links;      /* accelerator pairs; opt. (none: the
+                                          manager knows no proximity) */
+    size_t n_links;
 } skv_proto_agent_register;
 
 typedef struct skv_proto_route {       /* a peer agent's kernel subnet */
@@ -248,6 +271,8 @@ typedef struct skv_proto_kernel_create {         /* "kernel.create" */
     uint8_t allow_unenforced_shares;   /* 1: fractional shares the agent
                                           cannot enforce may start (the
                                           group allows it); 0: refused */
+    char *numa_policy;                 /* the session's (session.submit);
+                                          NULL: prefer-single-node */
 } skv_proto_kernel_create;
 
 typedef struct skv_proto_kernel_create_reply {   /* "kernel.create.reply" */
@@ -332,6 +357,11 @@ typedef struct skv_proto_session_submit {        /* "session.submit" */
                                           served by the app proxy
                                           (skv_proto_service_parse) */
     size_t n_services;
+    char *numa_policy;                 /* "prefer-single-node" (cores and
+                                          memory on the GPUs' nodes, memory
+                                          bound there) or "interleaved"
+                                          (memory interleaved over the
+                                          session's nodes); NULL: the first */
 } skv_proto_session_submit;
 
 typedef struct skv_proto_session_ref { /* "session.submit.reply",

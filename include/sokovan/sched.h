@@ -160,7 +160,23 @@ typedef struct skv_sched_label {
     const char *value;
 } skv_sched_label;
 
-#define SKV_SCHED_AGENT_SPEC_VERSION 1
+/* An agent's layout, for whole-device choices that follow the node mapper
+ * (sokovan/node.h): a kernel asking for k whole devices of one slot gets the
+ * k free devices closest to each other (PCIe switch, then NVLink bandwidth)
+ * on the fewest NUMA nodes, leaving PCIe-switch pairs whole. Arrays are
+ * copied. */
+typedef struct skv_sched_agent_topology {
+    const int32_t *device_numa;   /* [n_devices] NUMA node, -1 unknown
+                                     (required) */
+    /* [n_devices * n_devices]: the skv_topo_link value (sokovan/topo.h,
+     * 1 "pix" .. 5 "sys") of devices i and j at [i * n_devices + j], the
+     * diagonal ignored. NULL: by NUMA node only ("node" or "sys"). */
+    const uint8_t *links;
+    const uint32_t *nvlink_mbps;  /* same shape, NVLink MB/s; NULL: none */
+} skv_sched_agent_topology;
+
+/* Version 2 added the topology; version 1 structures are accepted. */
+#define SKV_SCHED_AGENT_SPEC_VERSION 2
 typedef struct skv_sched_agent_spec {
     unsigned version;              /* SKV_SCHED_AGENT_SPEC_VERSION */
     const char *id;
@@ -174,9 +190,12 @@ typedef struct skv_sched_agent_spec {
     const skv_sched_device_spec *devices;
     size_t n_labels;
     const skv_sched_label *labels;
+    /* v2: NULL = no layout: whole devices are taken in device order. */
+    const skv_sched_agent_topology *topology;
 } skv_sched_agent_spec;
 #define SKV_SCHED_AGENT_SPEC_INIT \
-    {SKV_SCHED_AGENT_SPEC_VERSION, NULL, NULL, NULL, NULL, true, NULL, 0, NULL, 0, NULL}
+    {SKV_SCHED_AGENT_SPEC_VERSION, NULL, NULL, NULL, NULL, true, NULL, 0, NULL, 0, NULL, \
+     NULL}
 
 SKV_EXTERN int skv_sched_agent_add(skv_sched *s,
                                    const skv_sched_agent_spec *spec,

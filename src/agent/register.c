@@ -166,6 +166,8 @@ int skv__agent_send_register(skv_agent *a, int64_t now_ms, skv_error *err)
     if (rc == 0)
         rc = devices(&m, a, err);
     if (rc == 0)
+        rc = skv__agent_layout(&m, a, err);
+    if (rc == 0)
         rc = skv_image_list(a->images, &m.images, &m.n_images, err);
     if (rc == 0)
         rc = image_details(&m, a, err);
@@ -179,6 +181,7 @@ int skv__agent_send_register(skv_agent *a, int64_t now_ms, skv_error *err)
     skv__free(m.kernels);
     free_details(m.image_details, m.n_image_details);
     skv_image_list_free(m.images, m.n_images);
+    skv__agent_layout_free(&m);
     free_devices(m.devices, m.n_devices);
     skv__free(m.labels);
     skv__free(lab);

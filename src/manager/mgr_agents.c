@@ -58,6 +58,7 @@ void skv__mgr_agent_clear(skv__mgr_agent *a)
     a->dev_ids = a->pool_dev = a->pool_slot = a->images = NULL;
     a->image_digest = NULL;
     a->n_dev = a->n_pool = a->n_images = 0;
+    skv__mgr_layout_free(&a->layout);
 }
 
 static const char *slot_ending(const skv_slots *s, const char *suffix,
@@ -112,8 +113,10 @@ static int pool_note(skv__mgr_agent *a, const skv_proto_device *d)
 typedef struct spec_parts {
     skv_slots *cap;
     skv_sched_device_spec devs[SKV_SCHED_DEVICES_MAX];
+    int32_t numa[SKV_SCHED_DEVICES_MAX];
     size_t n_devs;
     const char *gpu_model;
+    skv__mgr_topo topo;         /* from the agent's layout (mgr_topology.c) */
 } spec_parts;
 
 static int split_devices(skv__mgr_agent *a, spec_parts *p,
@@ -131,6 +134,7 @@ static int split_devices(skv__mgr_agent *a, spec_parts *p,
         if (p->n_devs == SKV_SCHED_DEVICES_MAX)
             return skv__err(err, SKV_ERANGE, "agent '%s': more than %d "
                             "accelerators", a->id, SKV_SCHED_DEVICES_MAX);
+        p->numa[p->n_devs] = d->numa_node;
         skv_sched_device_spec *ds = &p->devs[p->n_devs++];
         ds->id = d->id;
         ds->whole_slot = whole;
@@ -173,6 +177,9 @@ static int describe(skv_manager *m, skv__mgr_agent *t, spec_parts *p,
     s.devices = p->devs;
     s.n_labels = n_labels;
     s.labels = lab;
+    if (skv__mgr_topo_build(&p->topo, &t->layout, t->dev_ids, p->numa,
+                            p->n_devs))
+        s.topology = &p->topo.t;
     int rc = t->in_sched ? skv_sched_agent_update(m->sched, &s, err)
                          : skv_sched_agent_add(m->sched, &s, err);
     skv__free(lab);

@@ -112,6 +112,7 @@ static int ctx_load(skv_manager *m, const char *sid, create_ctx *c,
                                   ? c->sub.resource_group : m->default_group,
                                   &o, err);
     kc->allow_unenforced_shares = !rc && o.allow_unenforced;
+    kc->numa_policy = c->sub.numa_policy;
     rc = rc ? rc : c->cluster ? skv__mgr_net_seed(m, sid, c->seed, err) : 0;
     if (!rc)
         rc = hosts_load(m, sid, kc, err);

@@ -17,6 +17,7 @@
 #include "sokovan/sched.h"
 #include "store/db.h"
 #include "store/store.h"
+#include "store/topology.h"
 
 #define SKV__MGR_ID_MAX 256
 
@@ -77,6 +78,8 @@ typedef struct skv__mgr_agent {
     bool drain_done;          /* its sessions were ended or requeued */
     skv_proto_device_fault *unhealthy;  /* mgr_health.c: as reported */
     size_t n_unhealthy;
+    skv__mgr_layout layout;   /* NUMA nodes and device links it registered
+                                 (mgr_topology.c) */
 } skv__mgr_agent;
 
 typedef enum skv__mgr_req_kind {
@@ -232,6 +235,24 @@ int skv__mgr_agent_spec(skv_manager *m, skv__mgr_agent *a, const char *group,
                         size_t n_dev, const skv_proto_kv *labels,
                         size_t n_labels, bool schedulable, skv_error *err);
 int skv__mgr_agents_restore(skv_manager *m, int64_t now_ms, skv_error *err);
+
+/* ---- mgr_topology.c: agent layouts ---- */
+/* Links must name two distinct registered devices and a known class, NUMA
+ * node ids be distinct and in range with valid CPU lists (SKV_EINVAL). */
+int skv__mgr_layout_check(const skv_proto_agent_register *r, skv_error *err);
+int skv__mgr_layout_copy(skv__mgr_layout *out,
+                         const skv_proto_agent_register *r, skv_error *err);
+typedef struct skv__mgr_topo {
+    int32_t numa[SKV_SCHED_DEVICES_MAX];
+    uint8_t links[SKV_SCHED_DEVICES_MAX * SKV_SCHED_DEVICES_MAX];
+    uint32_t bw[SKV_SCHED_DEVICES_MAX * SKV_SCHED_DEVICES_MAX];
+    skv_sched_agent_topology t;
+} skv__mgr_topo;
+/* The scheduler's topology of n accelerators (ids, numa in scheduler
+ * order) from l; false when there is nothing to go by (no links, no known
+ * NUMA node): the device-order map. */
+bool skv__mgr_topo_build(skv__mgr_topo *t, const skv__mgr_layout *l,
+                         char *const *ids, const int32_t *numa, size_t n);
 void skv__mgr_agent_lost(skv_manager *m, skv__mgr_agent *a, int64_t now_ms);
 
 /* ---- batched submissions (mgr_batch.c) ----------------------------------- */

@@ -22,6 +22,8 @@ static int check_register(skv_manager *m, const skv__mgr_call *c,
     if (conn && conn->agent_id[0] && strcmp(conn->agent_id, r->agent_id))
         return skv__err(err, SKV_EPERM, "this connection is agent '%s''s",
                         conn->agent_id);
+    if ((rc = skv__mgr_layout_check(r, err)))
+        return rc;
     skv__mgr_group_info gi;
     return skv__mgr_admin_group(&m->admin, &gi,
                                 r->resource_group ? r->resource_group
@@ -99,6 +101,8 @@ static int store(skv_manager *m, skv_proto_agent_register *r, int64_t now,
     int rc = skv__mgr_begin(m, err);
     if (!rc)
         rc = skv__mgr_store_agent_put(m->store, r, now, err);
+    if (!rc)
+        rc = skv__mgr_store_layout_put(m->store, r, err);
     if (rc) {
         skv__mgr_rollback(m);
         return rc;
@@ -113,9 +117,20 @@ static int describe_agent(skv_manager *m, skv__mgr_agent *a,
                           const skv_proto_agent_register *r, skv_error *err)
 {
     skv_error e = SKV_ERROR_INIT;
-    int rc = skv__mgr_agent_spec(m, a, r->resource_group, r->architecture,
-                                 r->devices, r->n_devices, r->labels,
-                                 r->n_labels, true, &e);
+    skv__mgr_layout old = a->layout;
+    int rc = skv__mgr_layout_copy(&a->layout, r, err);
+    if (rc) {
+        a->layout = old;
+        return rc;
+    }
+    rc = skv__mgr_agent_spec(m, a, r->resource_group, r->architecture,
+                             r->devices, r->n_devices, r->labels,
+                             r->n_labels, true, &e);
+    /* A refused description keeps the layout that goes with the old one. */
+    skv__mgr_layout *drop = rc ? &a->layout : &old;
+    skv__mgr_layout keep = rc ? old : a->layout;
+    skv__mgr_layout_free(drop);
+    a->layout = keep;
     if (rc == SKV_EBUSY && a->in_sched) {
         skv__log(SKV_LOG_WARN, "manager", "drift: agent %s changed while "
                  "holding allocations (%s); keeping its previous description",

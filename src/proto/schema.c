@@ -86,6 +86,22 @@ static const skv__pfield idetail_f[] = {
 };
 DESC(idetail_d, "image detail", skv_proto_image_detail, idetail_f);
 
+static const skv__pfield numa_f[] = {
+    I32(skv_proto_numa_node, "id", id),
+    STR(skv_proto_numa_node, "cpus", cpus, TEXT),
+    U32(skv_proto_numa_node, "cores", cores),
+    U64(skv_proto_numa_node, "memory_bytes", memory_bytes),
+};
+DESC(numa_d, "numa node", skv_proto_numa_node, numa_f);
+
+static const skv__pfield link_f[] = {
+    STRQ(skv_proto_device_link, "a", a, ID),
+    STRQ(skv_proto_device_link, "b", b, ID),
+    STRQ(skv_proto_device_link, "link", link, ID),
+    U64(skv_proto_device_link, "nvlink_mbps", nvlink_mbps),
+};
+DESC(link_d, "device link", skv_proto_device_link, link_f);
+
 #define S skv_proto_agent_register
 static const skv__pfield areg_f[] = {
     STRQ(S, "agent_id", agent_id, ID),
@@ -99,6 +115,8 @@ static const skv__pfield areg_f[] = {
     LIST(S, "kernels", kernels, 4096, kreport_d),
     LIST(S, "image_details", image_details, 4096, idetail_d),
     BOOL(S, "route_deltas", route_deltas),
+    LIST(S, "numa_nodes", numa_nodes, 1024, numa_d),
+    LIST(S, "links", links, 8192, link_d),
 };
 DESC(areg_d, "agent.register", S, areg_f);
 #undef S
@@ -232,6 +250,7 @@ static const skv__pfield kcreate_f[] = {
     U32S(S, "ports", ports, 64),
     LIST(S, "mounts", mounts, 64, mount_d),
     BOOL(S, "allow_unenforced_shares", allow_unenforced_shares),
+    STR(S, "numa_policy", numa_policy, ID),
 };
 DESC(kcreate_d, "kernel.create", S, kcreate_f);
 #undef S
@@ -303,6 +322,7 @@ static const skv__pfield submit_f[] = {
     U64(S, "max_lifetime_ms", max_lifetime_ms),
     LIST(S, "mounts", mounts, 64, mount_d),
     STRS(S, "services", services, 64, ID),
+    STR(S, "numa_policy", numa_policy, ID),
 };
 DESC(submit_d, "session.submit", S, submit_f);
 #undef S

@@ -128,9 +128,11 @@ static int agent_build(skv__agent **out, skv_sched *s,
 {
     if (!sp)
         return skv__err(err, SKV_EINVAL, "agent spec is NULL");
-    if (sp->version != SKV_SCHED_AGENT_SPEC_VERSION)
-        return skv__err(err, SKV_EVERSION, "agent spec version %u, expected %u",
-                        sp->version, SKV_SCHED_AGENT_SPEC_VERSION);
+    /* Version 1 ends before the topology. */
+    if (sp->version != 1 && sp->version != SKV_SCHED_AGENT_SPEC_VERSION)
+        return skv__err(err, SKV_EVERSION, "agent spec version %u, this "
+                        "library knows 1..%u", sp->version,
+                        SKV_SCHED_AGENT_SPEC_VERSION);
     int rc = skv__sched_name_check("agent id", sp->id, err);
     if (rc)
         return rc;
@@ -167,6 +169,8 @@ static int agent_build(skv__agent **out, skv_sched *s,
                           sp->id, s->slot_name[k]);
     if (!rc)
         rc = agent_labels(a, sp, err);
+    if (!rc)
+        rc = skv__sched_agent_topology(a, sp, err);
     if (!rc)
         rc = skv__sched_agent_map_build(s, a, err);
     if (rc) {

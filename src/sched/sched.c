@@ -166,6 +166,7 @@ void skv__sched_agent_free(skv__agent *a)
     skv__free(a->d.dev);
     skv__sched_health_free(a);
     skv_alloc_map_free(a->map);
+    skv__sched_agent_topology_free(a);
     skv__free(a->allocs);
     skv__free(a);
 }

@@ -107,6 +107,10 @@ typedef struct skv__agent {
     uint32_t mark_epoch;           /* one-kernel-per-agent bookkeeping */
     uint32_t whole_mask;           /* slots its devices serve whole */
     skv_alloc_map *map;            /* the agent's allocation map (devices) */
+    int *dnuma;                    /* [ndev] device NUMA nodes, NULL: no
+                                      layout (topology.c) */
+    uint8_t *links;                /* [ndev * ndev] skv_topo_link, or NULL */
+    uint32_t *nvbw;                /* [ndev * ndev] NVLink MB/s, or NULL */
     uint8_t mslot[NSL];            /* map slot index per slot, or NO_SLOT */
     uint8_t bkey;                  /* free-device level (bucket) */
     uint32_t bpos;                 /* position in the bucket */
@@ -394,6 +398,13 @@ uint64_t skv__sched_health_held(const skv__agent *a);
 void skv__sched_health_cap(const skv__agent *a, skv_qty *cap);
 
 /* The agent's real allocation map (agentmap.c). */
+/* topology.c: copy/free the spec's layout; choose k whole devices of map
+ * slot mslot into pick (ascending). false: no layout or not enough free. */
+int skv__sched_agent_topology(skv__agent *a, const skv_sched_agent_spec *sp,
+                              skv_error *err);
+void skv__sched_agent_topology_free(skv__agent *a);
+bool skv__sched_topo_pick(const skv__agent *a, uint8_t mslot, size_t k,
+                          size_t *pick);
 int skv__sched_agent_map_build(const skv_sched *s, skv__agent *a,
                                skv_error *err);
 int skv__sched_map_alloc(skv__agent *a, skv__kalloc *ka, const skv_qty *req,

@@ -67,7 +67,7 @@ Submit = msg("Submit", [
     ("kernels", [KernelSpec]), ("constraints", [KV]), ("dependencies", [STR]),
     ("estimated_duration_ms", u64), ("preemptible", u8), ("client_token", STR),
     ("ports", [u32]), ("not_before_ms", i64), ("max_lifetime_ms", u64),
-    ("mounts", [Mount]), ("services", [STR])])
+    ("mounts", [Mount]), ("services", [STR]), ("numa_policy", STR)])
 SessionRef = msg("SessionRef", [("session_id", STR), ("status", STR)])
 SessionList = msg("SessionList", [("owner", STR), ("resource_group", STR),
                                   ("statuses", [STR]), ("limit", u32),
