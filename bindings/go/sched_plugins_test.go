@@ -18,7 +18,7 @@ func TestSchedulerSimulatorPolicyAsSelector(t *testing.T) {
 	must(t, err)
 	if len(r.Placements) != 1 || len(r.Placements[0].Kernels[0].Devices) != 1 ||
 		r.Placements[0].Kernels[0].Devices[0].Amount != 500 {
-		t.Fatalf(" bestfit selector placed %+v", r.Placements)
+		t.Fatalf("bestfit selector placed %+v", r.Placements)
 	}
 	for _, pol := range SimPolicies() {
 		must(t, s.SetSelector("g", pol, ""))
