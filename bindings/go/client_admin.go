@@ -91,8 +91,11 @@ type ResourceGroup struct {
 	PreemptMode         string // "requeue" / "terminate"; "" keeps
 }
 
-func active(inactive bool) C.uint8_t {
-	if inactive {
+// active is the wire's flag. A list sends 0, as the CLI does: an object
+// with nothing set is left out of the request, and a set flag would make
+// the encoder send it without its required name.
+func active(op AdminOp, inactive bool) C.uint8_t {
+	if inactive || op == AdminList {
 		return 0
 	}
 	return 1
@@ -129,7 +132,7 @@ func (c *Client) AdminUser(ctx context.Context, op AdminOp, u User) ([]User, err
 			r.name, r.email, r.role, r.domain = a.optStr(u.Name), a.optStr(u.Email), a.optStr(u.Role), a.optStr(u.Domain)
 			r.projects, r.n_projects = strArray(a, u.Projects), C.size_t(len(u.Projects))
 			r.resource_policy, r.description = a.optStr(u.ResourcePolicy), a.optStr(u.Description)
-			r.active = active(u.Inactive)
+			r.active = active(op, u.Inactive)
 		}, func(rep unsafe.Pointer) {
 			r := (*C.skv_proto_admin_user_reply)(rep)
 			for _, x := range unsafe.Slice(r.users, int(r.n_users)) {
@@ -152,7 +155,7 @@ func (c *Client) AdminKeypair(ctx context.Context, op AdminOp, k Keypair) ([]Key
 			r := &(*C.skv_proto_admin_keypair)(req).keypair
 			r.access_key, r.secret_key = a.optStr(k.AccessKey), a.optStr(k.SecretKey)
 			r.user, r.resource_policy = a.optStr(k.User), a.optStr(k.ResourcePolicy)
-			r.active, r.created_ms = active(k.Inactive), C.int64_t(k.CreatedMs)
+			r.active, r.created_ms = active(op, k.Inactive), C.int64_t(k.CreatedMs)
 		}, func(rep unsafe.Pointer) {
 			r := (*C.skv_proto_admin_keypair_reply)(rep)
 			for _, x := range unsafe.Slice(r.keypairs, int(r.n_keypairs)) {
@@ -172,7 +175,7 @@ func (c *Client) AdminProject(ctx context.Context, op AdminOp, p Project) ([]Pro
 		func(req unsafe.Pointer, a *cArena) {
 			r := &(*C.skv_proto_admin_project)(req).project
 			r.name, r.domain, r.description = a.optStr(p.Name), a.optStr(p.Domain), a.optStr(p.Description)
-			r.resource_policy, r.active = a.optStr(p.ResourcePolicy), active(p.Inactive)
+			r.resource_policy, r.active = a.optStr(p.ResourcePolicy), active(op, p.Inactive)
 		}, func(rep unsafe.Pointer) {
 			r := (*C.skv_proto_admin_project_reply)(rep)
 			for _, x := range unsafe.Slice(r.projects, int(r.n_projects)) {
@@ -193,7 +196,7 @@ func (c *Client) AdminDomain(ctx context.Context, op AdminOp, d Domain) ([]Domai
 			r := &(*C.skv_proto_admin_domain)(req).domain
 			r.name, r.description = a.optStr(d.Name), a.optStr(d.Description)
 			r.resource_groups, r.n_resource_groups = strArray(a, d.ResourceGroups), C.size_t(len(d.ResourceGroups))
-			r.active = active(d.Inactive)
+			r.active = active(op, d.Inactive)
 		}, func(rep unsafe.Pointer) {
 			r := (*C.skv_proto_admin_domain_reply)(rep)
 			for _, x := range unsafe.Slice(r.domains, int(r.n_domains)) {
@@ -253,7 +256,7 @@ func (c *Client) AdminResourceGroup(ctx context.Context, op AdminOp, g ResourceG
 			r.name, r.description, r.scheduler = a.optStr(g.Name), a.optStr(g.Description), a.optStr(g.Scheduler)
 			r.lost_batch_policy, r.pending_timeout_ms = a.optStr(g.LostBatchPolicy), C.uint64_t(g.PendingTimeoutMs)
 			r.session_types, r.n_session_types = strArray(a, g.SessionTypes), C.size_t(len(g.SessionTypes))
-			r.active, r.selector, r.preemption = active(g.Inactive), a.optStr(g.Selector), a.optStr(g.Preemption)
+			r.active, r.selector, r.preemption = active(op, g.Inactive), a.optStr(g.Selector), a.optStr(g.Preemption)
 			r.preempt_min_runtime_ms, r.preempt_mode = C.int64_t(g.PreemptMinRuntimeMs), a.optStr(g.PreemptMode)
 		}, func(rep unsafe.Pointer) {
 			r := (*C.skv_proto_admin_resource_group_reply)(rep)

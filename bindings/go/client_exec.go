@@ -266,9 +266,14 @@ func (x *execStream) onMessage(m *C.skv_client_message) error {
 	if m.kind != C.SKV_PROTO_EVENT || m.body == nil {
 		return nil
 	}
-	// every exec body starts with its exec_id
-	if id := *(**C.char)(m.body); id == nil || C.GoString(id) != x.id {
-		return nil // a stray or late message of another exec
+	switch m._type {
+	case C.SKV_PROTO_EXEC_OUTPUT, C.SKV_PROTO_EXEC_STDIN_ACK, C.SKV_PROTO_EXEC_EXIT:
+		// each of these bodies starts with its exec_id
+		if id := *(**C.char)(m.body); id == nil || C.GoString(id) != x.id {
+			return nil // a stray or late message of another exec
+		}
+	default:
+		return nil // another event (a call skips them too)
 	}
 	switch m._type {
 	case C.SKV_PROTO_EXEC_OUTPUT:
