@@ -132,6 +132,9 @@ func TestSimJobs(t *testing.T) {
 	nodes, err := ParseOpenb(simNodes, "")
 	must(t, err)
 	defer nodes.Close()
+	if _, err := nodes.Run(OpenbRunOptions{}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("openb run without pods: %v", err)
+	}
 	r2, err := j.Run(JobsRunOptions{Nodes: nodes, Policy: "frag"})
 	must(t, err)
 	if r2.Rejected != 1 || r2.Completed != 3 {
