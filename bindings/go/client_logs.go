@@ -117,3 +117,31 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// FinalStatuses are the statuses a session never leaves.
+var FinalStatuses = []string{"TERMINATED", "CANCELLED", "ERROR"}
+
+// Wait polls session.show every 50 ms until the session's status is one
+// of until (none given: FinalStatuses) and returns it then; ctx bounds the
+// wait (its error, wrapped, with the session as last shown, if it was).
+func (c *Client) Wait(ctx context.Context, id string, until ...string) (Session, error) {
+	if len(until) == 0 {
+		until = FinalStatuses
+	}
+	var last Session // returned with ctx's error: the status it stayed in
+	for {
+		s, err := c.Show(ctx, id)
+		if err != nil {
+			return last, err
+		}
+		last = s
+		for _, u := range until {
+			if s.Status == u {
+				return s, nil
+			}
+		}
+		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+			return s, fmt.Errorf("sokovan: Client.Wait: session %s still %s: %w", id, s.Status, err)
+		}
+	}
+}

@@ -95,7 +95,11 @@ func TestClientLogsAgentsAdmin(t *testing.T) {
 	})
 	t.Run("logs", func(t *testing.T) {
 		id := run1(t, c, "echo hello; echo oops >&2")
-		waitStatus(t, cl, c, id, final)
+		wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		if s, err := c.Wait(wctx, id); err != nil || s.Status != "TERMINATED" {
+			t.Fatalf("wait: %+v %v", s, err)
+		}
 		out, err := c.Logs(ctx, id, LogOptions{})
 		must(t, err)
 		errOut, err := c.Logs(ctx, id, LogOptions{Stream: "stderr"})
@@ -128,6 +132,14 @@ func TestClientLogsAgentsAdmin(t *testing.T) {
 	t.Run("stream-cancel", func(t *testing.T) {
 		id := run1(t, c, "echo start; sleep 60")
 		waitStatus(t, cl, c, id, running)
+		short, cancel0 := context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancel0()
+		if s, err := c.Wait(short, id); !errors.Is(err, context.DeadlineExceeded) || (s.Status != "" && s.Status != "RUNNING") {
+			t.Errorf("wait past its deadline: %+v %v", s, err)
+		}
+		if _, err := c.Wait(ctx, "no-such-session"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("wait for an unknown session: %v", err)
+		}
 		for end := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 			if out, err := c.Logs(ctx, id, LogOptions{}); err == nil && string(out) == "start\n" {
 				break
