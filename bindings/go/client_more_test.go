@@ -274,6 +274,27 @@ func execChecks(t *testing.T, cl *localcluster.Cluster, c *Client) {
 	if s, err := c.Show(ctx, id); err != nil || s.Status != "RUNNING" || !c.Usable() {
 		t.Errorf("after the execs: %v %+v", err, s)
 	}
+	// execs with stdin and output, and refused ones, keep RSS bounded
+	cycle := func(n int) {
+		for i := 0; i < n; i++ {
+			var b strings.Builder
+			if res, err := c.Exec(ctx, ExecRequest{SessionID: id, Argv: []string{"cat"}, Stdin: strings.NewReader("ping"),
+				Stdout: &b}); err != nil || res.ExitCode != 0 || b.String() != "ping" {
+				t.Fatalf("exec %d: %+v %v %q", i, res, err, b.String())
+			}
+			if _, err := c.Exec(ctx, ExecRequest{SessionID: "no-such-session", Argv: []string{"true"}}); !errors.Is(err, ErrNotFound) {
+				t.Fatal(err)
+			}
+		}
+	}
+	cycle(20)
+	before := rss(t)
+	cycle(200)
+	grew := rss(t) - before
+	t.Logf("200 exec rounds: RSS grew %d KiB", grew>>10)
+	if grew > leakBound {
+		t.Errorf("RSS grew %d KiB over 200 exec rounds", grew>>10)
+	}
 	if _, err := c.Terminate(ctx, id, "test", true); err != nil {
 		t.Fatal(err)
 	}
