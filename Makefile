@@ -226,7 +226,7 @@ check-go: check-example progs $(TEST_SOS)
 	fi; \
 	for m in $(GO_MODULES); do \
 		echo "go test ./... in $$m"; \
-		log=$(abspath $(BUILD))/go-test-$$(basename $$m).log; \
+		log=$(abspath $(BUILD))/go-test-$$(echo $$m | tr / -).log; \
 		(cd $$m && $(GO_ENV) $(GO) vet ./... && $(GO_ENV) $(GO) test -count=1 -v ./... > $$log 2>&1); \
 		rc=$$?; grep -E '^(--- |ok |FAIL|panic)|SKIP' $$log; \
 		[ $$rc -eq 0 ] || { tail -40 $$log; echo "go test in $$m failed (log: $$log)"; exit 1; }; \
