@@ -207,7 +207,8 @@ check-embed: check-example
 
 # The Go binding (bindings/go) and examples/go: `go test ./...` in each
 # module against the staged install, found through pkg-config (the client
-# tests start the built daemons). Standard
+# tests start the built daemons; the scheduler plugin test loads the C
+# suite's test plugins, $(TEST_SOS)). Standard
 # library and cgo only: no module proxy (GOPROXY=off), caches under
 # $(BUILD). Without go: a failure in CI (make deps installs golang-go), SKIP
 # with the reason by hand. Under the sanitizers the ASan runtime must be
@@ -219,14 +220,14 @@ GO_ENV = env -u GOFLAGS GOPROXY=off GOSUMDB=off GO111MODULE=on GOTOOLCHAIN=local
 	SKV_TEST_BUILD_DIR=$(abspath $(BUILD)) SKV_TEST_SRC_DIR=$(CURDIR) \
 	CGO_ENABLED=1 CC="$(CC)" $(if $(SANITIZE),CGO_LDFLAGS="$(SAN_FLAGS)") $(PY_ENV)
 GO_MODULES := bindings/go examples/go
-check-go: check-example progs
+check-go: check-example progs $(TEST_SOS)
 	@if ! command -v $(GO) >/dev/null 2>&1; then \
 		if [ -n "$$CI" ]; then echo "check-go: '$(GO)' not found (make deps installs golang-go)"; exit 1; fi; \
 		echo "SKIP go: '$(GO)' not found (apt-get install golang-go, or make deps)"; exit 0; \
 	fi; \
 	for m in $(GO_MODULES); do \
 		echo "go test ./... in $$m"; \
-		log=$(abspath $(BUILD))/go-test-$$(basename $$m).log; \
+		log=$(abspath $(BUILD))/go-test-$$(echo $$m | tr / -).log; \
 		(cd $$m && $(GO_ENV) $(GO) vet ./... && $(GO_ENV) $(GO) test -count=1 -v ./... > $$log 2>&1); \
 		rc=$$?; grep -E '^(--- |ok |FAIL|panic)|SKIP' $$log; \
 		[ $$rc -eq 0 ] || { tail -40 $$log; echo "go test in $$m failed (log: $$log)"; exit 1; }; \
