@@ -6,107 +6,7 @@
  * Needs root, /bin/busybox and the daemons and the CLI in <build>/bin
  * (make progs); otherwise every test says why it is skipped.
  * SPDX-License-Identifier: Apache-2.0 */
-#include "skv_test.h"
-#include "e2e_cluster.h"
-
-static e2e_cluster g;
-static const char *g_skip;
-static char g_cli[PATH_MAX + 16];
-
-static void setup(void)
-{
-    g_skip = NULL;
-    g.root[0] = '\0';
-    g_skip = e2e_prepare(&g, skv_test_build_dir());
-    if (!g_skip && (snprintf(g_cli, sizeof(g_cli), "%s/sokovan", g.bin) < 0 ||
-                    access(g_cli, X_OK) != 0))
-        g_skip = "needs build/bin/sokovan (make progs)";
-}
-
-static void teardown(void)
-{
-    e2e_teardown_root(g.root);
-    g.root[0] = '\0';
-}
-
-#define REQUIRE()                                                              \
-    do {                                                                       \
-        if (g_skip) {                                                          \
-            fprintf(stderr, "%s: skipped: %s\n", __func__, g_skip);            \
-            return;                                                            \
-        }                                                                      \
-    } while (0)
-
-#define E2E_OK(expr) ck_assert_msg((expr) == 0, "%s: %s", #expr, g.why)
-
-/* ---- running the CLI ------------------------------------------------------ */
-
-typedef struct cli_run {
-    pid_t pid;
-    int fo, fe;
-    int status;
-    char out[16384];
-    char err[8192];
-} cli_run;
-
-/* Start `sokovan --endpoint <cluster> ARGS...` as the admin. */
-static void cli_start(cli_run *r, const char *const *args)
-{
-    char ak[SKV_AUTH_ACCESS_KEY_MAX + 32], sk[SKV_AUTH_SECRET_KEY_MAX + 32];
-    snprintf(ak, sizeof(ak), "SOKOVAN_ACCESS_KEY=%s", g.admin_ak);
-    snprintf(sk, sizeof(sk), "SOKOVAN_SECRET_KEY=%s", g.admin_sk);
-    char *envp[] = {ak, sk, "HOME=/nonexistent", "PATH=/usr/bin:/bin", NULL};
-    char *argv[32];
-    int n = 0;
-    argv[n++] = g_cli;
-    argv[n++] = "--endpoint";
-    argv[n++] = g.endpoint;
-    for (int i = 0; args[i] && n < 31; i++)
-        argv[n++] = (char *)args[i];
-    argv[n] = NULL;
-    char to[] = "/tmp/skv-e2e-cli-out-XXXXXX", te[] = "/tmp/skv-e2e-cli-XXXXXX";
-    r->fo = mkstemp(to);
-    r->fe = mkstemp(te);
-    ck_assert(r->fo >= 0 && r->fe >= 0);
-    unlink(to);
-    unlink(te);
-    r->pid = fork();
-    ck_assert_int_ge(r->pid, 0);
-    if (r->pid == 0) {
-        dup2(r->fo, 1);
-        dup2(r->fe, 2);
-        execve(g_cli, argv, envp);
-        _exit(127);
-    }
-}
-
-static void slurp(int fd, char *buf, size_t cap)
-{
-    size_t len = 0;
-    ssize_t n;
-    lseek(fd, 0, SEEK_SET);
-    while (len + 1 < cap && (n = read(fd, buf + len, cap - 1 - len)) > 0)
-        len += (size_t)n;
-    buf[len] = '\0';
-    close(fd);
-}
-
-static void cli_wait(cli_run *r)
-{
-    int st;
-    ck_assert_int_eq(waitpid(r->pid, &st, 0), r->pid);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    slurp(r->fo, r->out, sizeof(r->out));
-    slurp(r->fe, r->err, sizeof(r->err));
-}
-
-static void cli(cli_run *r, const char *const *args)
-{
-    cli_start(r, args);
-    cli_wait(r);
-}
-
-#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#include "e2e_cli_fixture.h"
 
 static void sessions_all(skv_client *cl, skv_proto_session_list_reply *rep)
 {
@@ -270,7 +170,6 @@ START_TEST(test_e2e_cli_logs_agent_away)
 }
 END_TEST
 
-
 /* ---- job files ------------------------------------------------------------ */
 
 /* `sokovan run -f` through the real daemons: a two-kernel session with
@@ -322,16 +221,6 @@ START_TEST(test_e2e_cli_job_file)
 END_TEST
 
 /* ---- start times, lifetimes and reasons ------------------------------------ */
-
-/* `sokovan run ...` without --wait prints the session id on stdout. */
-static void run_id(char *sid, size_t cap, const char *const *args)
-{
-    cli_run r;
-    cli(&r, args);
-    ck_assert_msg(r.status == 0, "run: exit %d: %s", r.status, r.err);
-    snprintf(sid, cap, "%.*s", (int)strcspn(r.out, "\n"), r.out);
-    ck_assert_msg(sid[0], "run printed no id: %s", r.err);
-}
 
 /* The `sokovan ps` line of session sid (empty when absent). */
 static void ps_line(char *line, size_t cap, const char *sid)
@@ -436,21 +325,6 @@ START_TEST(test_e2e_cli_times_and_reasons)
 END_TEST
 
 /* ---- preemption per resource group ----------------------------------------- */
-
-/* True when session sid's history has a change whose reason holds text. */
-static bool history_has(skv_client *cl, const char *sid, const char *text)
-{
-    skv_error e = SKV_ERROR_INIT;
-    skv_proto_session_show_reply sh = {0};
-    SKV_CK_OK(skv_client_show(cl, &sh, sid, &e), &e);
-    bool found = false;
-    for (size_t i = 0; i < sh.session.n_history; i++) {
-        const char *r = sh.session.history[i].reason;
-        found |= r && strstr(r, text) != NULL;
-    }
-    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
-    return found;
-}
 
 /* Four low-priority 1-GPU sessions fill two agents of 2 mock GPUs; with
  * preemption turned on through `sokovan admin group update`, a

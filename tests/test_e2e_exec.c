@@ -17,39 +17,8 @@
 
 #include <sodium.h>
 
-#include "skv_test.h"
-#include "e2e_cluster.h"
-
-static e2e_cluster g;
-static const char *g_skip;
-static char g_cli[PATH_MAX + 16];
-
-static void setup(void)
-{
-    g_skip = NULL;
-    g.root[0] = '\0';
-    g_skip = e2e_prepare(&g, skv_test_build_dir());
-    if (!g_skip && (snprintf(g_cli, sizeof(g_cli), "%s/sokovan", g.bin) < 0 ||
-                    access(g_cli, X_OK) != 0))
-        g_skip = "needs build/bin/sokovan (make progs)";
-}
-
-static void teardown(void)
-{
-    e2e_teardown_root(g.root);
-    g.root[0] = '\0';
-}
-
-#define REQUIRE()                                                              \
-    do {                                                                       \
-        if (g_skip) {                                                          \
-            fprintf(stderr, "%s: skipped: %s\n", __func__, g_skip);            \
-            return;                                                            \
-        }                                                                      \
-    } while (0)
-
-#define E2E_OK(expr) ck_assert_msg((expr) == 0, "%s: %s", #expr, g.why)
-#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define E2E_CLI_FIXTURE_NO_RUN /* its own cli_run: a pty, streamed input */
+#include "e2e_cli_fixture.h"
 
 /* A cluster of one agent and a running session (as the admin) in sid. */
 static skv_client *up(char *sid)

@@ -9,100 +9,7 @@
  * Needs root, /bin/busybox and the daemons and the CLI in <build>/bin
  * (make progs); otherwise every test says why it is skipped.
  * SPDX-License-Identifier: Apache-2.0 */
-#include "skv_test.h"
-#include "e2e_cluster.h"
-
-static e2e_cluster g;
-static const char *g_skip;
-static char g_cli[PATH_MAX + 16];
-
-static void setup(void)
-{
-    g_skip = NULL;
-    g.root[0] = '\0';
-    g_skip = e2e_prepare(&g, skv_test_build_dir());
-    if (!g_skip && (snprintf(g_cli, sizeof(g_cli), "%s/sokovan", g.bin) < 0 ||
-                    access(g_cli, X_OK) != 0))
-        g_skip = "needs build/bin/sokovan (make progs)";
-}
-
-static void teardown(void)
-{
-    e2e_teardown_root(g.root);
-    g.root[0] = '\0';
-}
-
-#define REQUIRE()                                                              \
-    do {                                                                       \
-        if (g_skip) {                                                          \
-            fprintf(stderr, "%s: SKIP: %s\n", __func__, g_skip);               \
-            return;                                                            \
-        }                                                                      \
-    } while (0)
-
-#define E2E_OK(expr) ck_assert_msg((expr) == 0, "%s: %s", #expr, g.why)
-
-/* ---- the CLI as the admin ------------------------------------------------ */
-
-typedef struct cli_run {
-    int status;
-    char out[32768];
-    char err[4096];
-} cli_run;
-
-static void slurp(int fd, char *buf, size_t cap)
-{
-    size_t len = 0;
-    ssize_t n;
-    lseek(fd, 0, SEEK_SET);
-    while (len + 1 < cap && (n = read(fd, buf + len, cap - 1 - len)) > 0)
-        len += (size_t)n;
-    buf[len] = '\0';
-    close(fd);
-}
-
-static void cli(cli_run *r, const char *const *args)
-{
-    char ak[SKV_AUTH_ACCESS_KEY_MAX + 32], sk[SKV_AUTH_SECRET_KEY_MAX + 32];
-    snprintf(ak, sizeof(ak), "SOKOVAN_ACCESS_KEY=%s", g.admin_ak);
-    snprintf(sk, sizeof(sk), "SOKOVAN_SECRET_KEY=%s", g.admin_sk);
-    char *envp[] = {ak, sk, "HOME=/nonexistent", "PATH=/usr/bin:/bin", NULL};
-    char *argv[40];
-    int n = 0;
-    argv[n++] = g_cli;
-    argv[n++] = "--endpoint";
-    argv[n++] = g.endpoint;
-    for (int i = 0; args[i] && n < 39; i++)
-        argv[n++] = (char *)args[i];
-    argv[n] = NULL;
-    char to[] = "/tmp/skv-e2e-quota-out-XXXXXX";
-    char te[] = "/tmp/skv-e2e-quota-err-XXXXXX";
-    int fo = mkstemp(to), fe = mkstemp(te);
-    ck_assert(fo >= 0 && fe >= 0);
-    unlink(to);
-    unlink(te);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        dup2(fo, 1);
-        dup2(fe, 2);
-        execve(g_cli, argv, envp);
-        _exit(127);
-    }
-    int st;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    slurp(fo, r->out, sizeof(r->out));
-    slurp(fe, r->err, sizeof(r->err));
-}
-
-#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
-#define CLI_OK(r, ...)                                                         \
-    do {                                                                       \
-        cli((r), ARGS(__VA_ARGS__));                                           \
-        ck_assert_msg((r)->status == 0, "%s: exit %d: %s", #__VA_ARGS__,       \
-                      (r)->status, (r)->err);                                  \
-    } while (0)
+#include "e2e_cli_fixture.h"
 
 /* ---- sessions ------------------------------------------------------------ */
 
@@ -134,20 +41,6 @@ static void submit(skv_client *cl, char *sid, const char *owner,
     snprintf(sid, E2E_ID_MAX, "%s", ref.session_id);
     skv_proto_body_free(SKV_PROTO_SESSION_SUBMIT_REPLY, &ref);
     skv_slots_free(req);
-}
-
-static bool history_has(skv_client *cl, const char *sid, const char *text)
-{
-    skv_error e = SKV_ERROR_INIT;
-    skv_proto_session_show_reply sh = {0};
-    SKV_CK_OK(skv_client_show(cl, &sh, sid, &e), &e);
-    bool found = false;
-    for (size_t i = 0; i < sh.session.n_history; i++) {
-        const char *r = sh.session.history[i].reason;
-        found |= r && strstr(r, text) != NULL;
-    }
-    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
-    return found;
 }
 
 /* The quota tree node of `scope name` in group default (NULL: none). */
