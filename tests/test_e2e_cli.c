@@ -366,11 +366,16 @@ START_TEST(test_e2e_cli_preemption)
            "2", "--cpu", "0.1", "busybox", "echo", "gang"));
     e2e_sleep_ms(1500);     /* passes run; preemption is off: it waits */
     ck_assert(!history_has(cl, low[0], "preempted"));
+    cli(&r, ARGS("admin", "group", "update", "default", "--preempt-order",
+                 "oldest"));
+    ck_assert_msg(r.status == 2 && strstr(r.err, "--preempt-order"),
+                  "exit %d: %s", r.status, r.err);
     cli(&r, ARGS("admin", "group", "update", "default", "--preemption", "on",
-                 "--min-runtime", "0"));
+                 "--min-runtime", "0", "--preempt-order", "newest"));
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
     cli(&r, ARGS("admin", "group", "list"));
-    ck_assert_msg(strstr(r.out, "on (requeue"), "%s", r.out);
+    ck_assert_msg(strstr(r.out, "on (requeue, min 0s, newest first)"), "%s",
+                  r.out);
     skv_proto_session_show_reply sh;
     if (e2e_wait_final(&g, cl, gang, 60000, &sh)) {
         char tail[2048];

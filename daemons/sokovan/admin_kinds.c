@@ -8,7 +8,8 @@ enum { F_DESC = 1, F_INACTIVE, F_ACTIVE, F_EMAIL, F_ROLE, F_DOMAIN, F_PROJECT,
        F_POLICY, F_USER, F_OUT, F_RG, F_MAX_SLOTS, F_MAX_CONC, F_MAX_PEND,
        F_MAX_CLUSTER, F_MAX_LIFE, F_SCHED, F_SELECTOR, F_LOST, F_PEND_TIMEOUT,
        F_SESSION_TYPE, F_PREEMPT, F_MIN_RUNTIME, F_PREEMPT_MODE,
-       F_DRAIN_ACTION, F_DRAIN_GRACE, F_FAULT_ACTION, F_UNENFORCED, F_IDLE };
+       F_DRAIN_ACTION, F_DRAIN_GRACE, F_FAULT_ACTION, F_UNENFORCED, F_IDLE,
+       F_PREEMPT_ORDER };
 
 #define COMMON_FLAGS {"description", 1, F_DESC}, {"inactive", 0, F_INACTIVE}, \
                      {"active", 0, F_ACTIVE}
@@ -195,6 +196,7 @@ static const cli_opt group_opts[] = {COMMON_FLAGS, {"scheduler", 1, F_SCHED},
     {"lost-batch-policy", 1, F_LOST}, {"pending-timeout", 1, F_PEND_TIMEOUT},
     {"session-type", 1, F_SESSION_TYPE}, {"preemption", 1, F_PREEMPT},
     {"min-runtime", 1, F_MIN_RUNTIME}, {"preempt-mode", 1, F_PREEMPT_MODE},
+    {"preempt-order", 1, F_PREEMPT_ORDER},
     {"drain-action", 1, F_DRAIN_ACTION}, {"drain-grace", 1, F_DRAIN_GRACE},
     {"fault-action", 1, F_FAULT_ACTION},
     {"allow-unenforced-fractions", 1, F_UNENFORCED},
@@ -248,12 +250,14 @@ static int group_ms(cli *c, const char *flag, const char *val, int64_t *out)
     return 0;
 }
 
-/* --preemption, --min-runtime, --preempt-mode; 1: not one of them. */
+/* --preemption, --min-runtime, --preempt-mode, --preempt-order; 1: not
+ * one of them. */
 static int group_take_preempt(cli *c, skv_proto_resource_group *g, int id,
                               const char *val)
 {
     static const char *const onoff[] = {"on", "off", NULL};
     static const char *const modes[] = {"requeue", "terminate", NULL};
+    static const char *const orders[] = {"lowest-priority", "newest", NULL};
     uint64_t ms;
     switch (id) {
     case F_PREEMPT:
@@ -262,6 +266,9 @@ static int group_take_preempt(cli *c, skv_proto_resource_group *g, int id,
     case F_PREEMPT_MODE:
         g->preempt_mode = (char *)val;
         return cli_parse_word(c, "--preempt-mode", val, modes);
+    case F_PREEMPT_ORDER:
+        g->preempt_order = (char *)val;
+        return cli_parse_word(c, "--preempt-order", val, orders);
     case F_MIN_RUNTIME:
         if (cli_parse_duration(c, "--min-runtime", val, &ms))
             return CLI_USAGE;
@@ -363,6 +370,8 @@ const admin_kind cli_admin_kinds[] = {
      "  --preemption on|off  (higher-priority sessions evict preemptible "
      "ones)\n  --min-runtime DURATION  (victims must have run this long)\n"
      "  --preempt-mode requeue|terminate  (what happens to a victim)\n"
+     "  --preempt-order lowest-priority|newest  (which victims first; "
+     "either way\n      the fewest whole sessions that make room)\n"
      "  --drain-action requeue|terminate  (batch sessions of a drained "
      "agent)\n  --drain-grace DURATION  (how long a drain waits first)\n"
      "  --fault-action requeue|terminate|degrade  (batch sessions on an "

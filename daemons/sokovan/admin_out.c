@@ -281,6 +281,7 @@ void cli_admin_print_group(const cli *c, const admin_reply *rp)
             cli_json_key(&j, "preempt_min_runtime_ms");
             cli_json_int(&j, g->preempt_min_runtime_ms);
             kstr(&j, "preempt_mode", g->preempt_mode);
+            kstr(&j, "preempt_order", g->preempt_order);
             kstr(&j, "drain_action", g->drain_action);
             cli_json_key(&j, "drain_grace_ms");
             cli_json_int(&j, g->drain_grace_ms);
@@ -307,9 +308,10 @@ void cli_admin_print_group(const cli *c, const admin_reply *rp)
         char pt[24], ty[256], pe[96], dr[64], it[24], lt[24];
         snprintf(pe, sizeof pe, "%s", g->preemption ? g->preemption : "off");
         if (g->preemption && !strcmp(g->preemption, "on"))
-            snprintf(pe, sizeof pe, "on (%s, min %llds)",
+            snprintf(pe, sizeof pe, "on (%s, min %llds, %s first)",
                      g->preempt_mode ? g->preempt_mode : "requeue",
-                     (long long)(g->preempt_min_runtime_ms / 1000));
+                     (long long)(g->preempt_min_runtime_ms / 1000),
+                     g->preempt_order ? g->preempt_order : "lowest-priority");
         const char *row[] = {g->name, g->scheduler, g->selector,
             g->lost_batch_policy,
             num_or_any(pt, sizeof pt, g->pending_timeout_ms),

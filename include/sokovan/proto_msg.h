@@ -617,6 +617,9 @@ typedef struct skv_proto_resource_group {
     int64_t max_lifetime_ms;           /* a session running this long is
                                           terminated; 0: keep (create:
                                           none), < 0: set none */
+    char *preempt_order;               /* victims first: "lowest-priority"
+                                          / "newest"; NULL: keep (create:
+                                          "lowest-priority") */
 } skv_proto_resource_group;
 
 /* Requests ("admin.user", ...) carry op and one object; replies

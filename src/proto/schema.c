@@ -576,6 +576,7 @@ static const skv__pfield group_f[] = {
     STR(S, "allow_unenforced_fractions", allow_unenforced_fractions, ID),
     I64(S, "idle_timeout_ms", idle_timeout_ms),
     I64(S, "max_lifetime_ms", max_lifetime_ms),
+    STR(S, "preempt_order", preempt_order, ID),
 };
 DESC(group_d, "resource group", S, group_f);
 #undef S

@@ -79,6 +79,13 @@ int skv__mgr_admin_keyfile_write(const char *path, const char *access_key,
 int skv__mgr_admin_group_insert(skv__mgr_admin_ctx *ctx,
                                 const skv__mgr_store_admin_group *g,
                                 skv_error *err);
+/* preempt_order.c: "lowest-priority" / "newest" as the scheduler's order
+ * (-1: neither), and a group's stored preemption settings put into the
+ * scheduler (on/off, min runtime, order). */
+int skv__mgr_admin_preempt_order(const char *name);
+int skv__mgr_admin_preempt_mirror(skv__mgr_admin_ctx *ctx, const char *group,
+                                  const skv__mgr_store_preempt *p,
+                                  skv_error *err);
 int skv__mgr_admin_sched_group_add(skv__mgr_admin_ctx *ctx, const char *name,
                                    const char *scheduler, const char *selector,
                                    skv_error *err);

@@ -87,8 +87,7 @@ static int mirror(skv__mgr_admin_ctx *ctx, void *arg, bool undo,
                                                       && undo;
     if (rc || gone)
         return rc;
-    return skv_sched_group_set_preemption(ctx->sched, c->g->name, p->on > 0,
-                                          p->min_runtime_ms, err);
+    return skv__mgr_admin_preempt_mirror(ctx, c->g->name, p, err);
 }
 
 static int mirror_sched(skv__mgr_admin_ctx *ctx, gchange *c, bool undo,
@@ -145,6 +144,10 @@ static int check_fields(const skv_proto_resource_group *g, skv_error *err)
     if (!rc && pm && strcmp(pm, "requeue") != 0 && strcmp(pm, "terminate"))
         rc = skv__err(err, SKV_EINVAL, "preempt_mode '%s' is not 'requeue' or "
                       "'terminate'", pm);
+    const char *po = g->preempt_order;
+    if (!rc && po && skv__mgr_admin_preempt_order(po) < 0)
+        rc = skv__err(err, SKV_EINVAL, "preempt_order '%s' is not "
+                      "'lowest-priority' or 'newest'", po);
     if (!rc && g->pending_timeout_ms > (uint64_t)INT64_MAX)
         rc = skv__err(err, SKV_ERANGE, "pending_timeout_ms too large");
     for (size_t i = 0; !rc && i < g->n_session_types; i++) {
@@ -178,7 +181,7 @@ static int old_row(skv__mgr_admin_ctx *ctx, gchange *c, skv_error *err)
 static void merge_preempt(gchange *c)
 {
     const skv_proto_resource_group *g = c->g;
-    skv__mgr_store_preempt p = {0, 0, "requeue"};
+    skv__mgr_store_preempt p = {0, 0, "requeue", "lowest-priority"};
     if (c->op != SKV_PROTO_ADMIN_CREATE)
         p = c->old_p;
     if (g->preemption)
@@ -188,6 +191,8 @@ static void merge_preempt(gchange *c)
                                ? 0 : g->preempt_min_runtime_ms;
     if (g->preempt_mode)
         snprintf(p.mode, sizeof p.mode, "%s", g->preempt_mode);
+    if (g->preempt_order)
+        snprintf(p.order, sizeof p.order, "%s", g->preempt_order);
     c->new_p = p;
 }
 

@@ -27,8 +27,7 @@ static int add_group(void *arg, const char *name, const char *scheduler,
     skv__mgr_store_preempt p;
     if (!rc && (rc = skv__mgr_store_admin_group_preempt(ctx->db, name, &p,
                                                         err)) > 0)
-        rc = skv_sched_group_set_preemption(ctx->sched, name, p.on > 0,
-                                            p.min_runtime_ms, err);
+        rc = skv__mgr_admin_preempt_mirror(ctx, name, &p, err);
     return rc;
 }
 

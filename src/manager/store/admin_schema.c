@@ -95,11 +95,18 @@ static const char admin_v4_sqlite[] =
     "ALTER TABLE resource_policies ADD COLUMN idle_timeout_ms INTEGER NOT"
     " NULL DEFAULT 0;";
 
+/* Step 5: which victims preemption considers first (as before: the
+ * lowest priority). */
+static const char admin_v5_sqlite[] =
+    "ALTER TABLE resource_groups ADD COLUMN preempt_order TEXT NOT NULL"
+    " DEFAULT 'lowest-priority';";
+
 static const skv__mgr_migration admin[] = {
     {1, admin_v1_sqlite, skv__mgr_store_admin_v1_pg},
     {2, admin_v2_sqlite, skv__mgr_store_admin_v2_pg},
     {3, admin_v3_sqlite, skv__mgr_store_admin_v3_pg},
     {4, admin_v4_sqlite, skv__mgr_store_admin_v4_pg},
+    {5, admin_v5_sqlite, skv__mgr_store_admin_v5_pg},
 };
 
 int skv__mgr_store_admin_schema(skv__db *db, skv_error *err)

@@ -307,6 +307,7 @@ typedef struct skv__mgr_store_preempt {
     int on;                     /* 1 preemption on, 0 off */
     int64_t min_runtime_ms;     /* a victim must have run this long */
     char mode[16];              /* "requeue" or "terminate" */
+    char order[24];             /* "lowest-priority" or "newest" */
 } skv__mgr_store_preempt;
 int skv__mgr_store_admin_group_preempt_set(skv__db *db, const char *name,
                                            const skv__mgr_store_preempt *p,

@@ -154,6 +154,9 @@ const char skv__mgr_store_admin_v4_pg[] =
     " DEFAULT 0;"
     "ALTER TABLE resource_policies ADD COLUMN idle_timeout_ms BIGINT NOT"
     " NULL DEFAULT 0;";
+const char skv__mgr_store_admin_v5_pg[] =
+    "ALTER TABLE resource_groups ADD COLUMN preempt_order TEXT NOT NULL"
+    " DEFAULT 'lowest-priority';";
 const char skv__mgr_store_vfolders_v1_pg[] =
     "CREATE TABLE IF NOT EXISTS vfolders(id TEXT PRIMARY KEY,"
     " name TEXT NOT NULL, host TEXT NOT NULL, owner TEXT NOT NULL,"
