@@ -361,11 +361,13 @@ static void pty_send(pty_run *t, const char *s)
     ck_assert_int_eq(write(t->master, s, strlen(s)), (ssize_t)strlen(s));
 }
 
-/* Its exit status, or -1 when it is still running after 10 s. */
+/* Its exit status, or -1 when it is still there after 30 s (a sanitized
+ * CLI on a loaded machine is slow to exit; the failure message says in
+ * what state it was left). */
 static int pty_wait(pty_run *t)
 {
     int st = 0;
-    for (int i = 0; i < 1000; i++) {
+    for (int i = 0; i < 3000; i++) {
         if (waitpid(t->pid, &st, WNOHANG) == t->pid)
             return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         pty_expect(t, "\x01never", 10);
@@ -373,17 +375,30 @@ static int pty_wait(pty_run *t)
     return -1;
 }
 
-/* What the CLI waits in (for a failure message): /proc/PID/syscall. */
-static const char *pid_syscall(pid_t pid)
+static size_t read_proc(char *buf, size_t cap, pid_t pid, const char *what)
 {
-    static char buf[256];
     char p[64];
-    snprintf(p, sizeof(p), "/proc/%ld/syscall", (long)pid);
+    snprintf(p, sizeof(p), "/proc/%ld/%s", (long)pid, what);
     FILE *f = fopen(p, "r");
-    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
     if (f)
         fclose(f);
     buf[n] = '\0';
+    return n;
+}
+
+/* Where the CLI is (for a failure message): /proc/PID/syscall, its state
+ * (R running, S sleeping, D in the kernel, Z exited) and wchan. */
+static const char *pid_syscall(pid_t pid)
+{
+    static char buf[512];
+    char sc[128], st[512], wc[128];
+    read_proc(sc, sizeof sc, pid, "syscall");
+    read_proc(st, sizeof st, pid, "stat");
+    read_proc(wc, sizeof wc, pid, "wchan");
+    const char *rp = strrchr(st, ')');
+    snprintf(buf, sizeof buf, "%.*s, state %c, wchan %s",
+             (int)strcspn(sc, "\n"), sc, rp && rp[1] ? rp[2] : '?', wc);
     return buf;
 }
 
