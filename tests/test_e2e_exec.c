@@ -367,10 +367,14 @@ static void pty_send(pty_run *t, const char *s)
 static int pty_wait(pty_run *t)
 {
     int st = 0;
-    for (int i = 0; i < 3000; i++) {
+    /* A deadline, not a count: once the CLI has closed the terminal, reads
+     * fail at once (EIO) and a counted loop spins through in microseconds,
+     * before the exiting CLI is reapable (CI failed this way). */
+    for (int64_t end = e2e_now_ms() + 30000; e2e_now_ms() < end;) {
         if (waitpid(t->pid, &st, WNOHANG) == t->pid)
             return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         pty_expect(t, "\x01never", 10);
+        usleep(2000);
     }
     return -1;
 }
