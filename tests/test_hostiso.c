@@ -261,7 +261,7 @@ START_TEST(test_hostiso_bad_allow)
     start_agent("", bad);
     int st = 0;
     pid_t pid = g.agent[0];
-    for (int i = 0; i < 100 && waitpid(pid, &st, WNOHANG) == 0; i++)
+    for (int i = 0; i < 600 && waitpid(pid, &st, WNOHANG) == 0; i++)
         e2e_sleep_ms(50);
     ck_assert_msg(!e2e_alive(pid), "the agent runs with host_allow "
                   "tcp:70000");
