@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # Build the interactive image: a Debian 12 root file system with python3,
 # Jupyter Notebook and an SSH server, from the Debian package registry
 # (mmdebstrap), as a tarball `sokovan-agent --import-image NAME=TARBALL`
@@ -19,6 +19,13 @@ mirror=${2:-http://deb.debian.org/debian}
 here=$(cd "$(dirname "$0")" && pwd)
 command -v mmdebstrap >/dev/null ||
     { echo "build-image.sh: mmdebstrap is not installed (apt-get install mmdebstrap)" >&2; exit 1; }
+# mmdebstrap hands apt a pipe as "cat >&N", run by /bin/sh (dash), which
+# takes only one-digit descriptors: with ten descriptors inherited from the
+# caller (a test runner, an IDE) N is 11 and the build fails with "Bad fd
+# number". Start it with 0-2 only.
+for fd in $(ls /proc/$$/fd); do
+    [ "$fd" -gt 2 ] && eval "exec $fd>&-"
+done
 tmp="$out.tmp.$$"
 trap 'rm -f "$tmp"' EXIT
 mmdebstrap --variant=apt --mode=root --format=tar \
