@@ -262,6 +262,10 @@ SKV_EXTERN int skv_sched_pass(skv_sched_result **out, skv_sched *s,
         P.g->last_epoch = P.epoch;
         P.g->last_pass_ms = now_ms;
         rc = pass_group(&P, err);
+        skv__free(P.running);   /* preempt.c: one group's, one pass's */
+        P.running = NULL;
+        P.nrunning = 0;
+        P.running_built = false;
     }
     skv__free(order);
     skv__free(P.arefs);
