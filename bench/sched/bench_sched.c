@@ -13,7 +13,7 @@
  * is preemptible; --topology: every agent registers a layout (2 NUMA nodes
  * of 4 GPUs, GPUs in PCIe-switch pairs) so whole GPUs are chosen by the
  * node mapper's affinity code. --preemption adds a preempting pass
- * (2,000 priority-10 sessions onto the full cluster of the full pass, its
+ * (20 priority-10 sessions onto the full cluster of the full pass, its
  * placed sessions running, the rest of its queue cancelled). Ends with one JSON line holding every
  * selector's figures.
  * SPDX-License-Identifier: Apache-2.0 */
@@ -33,6 +33,7 @@
 #define AGENTS 10000
 #define PENDING 100000
 #define GIB ((skv_qty)1 << 30)
+#define PREEMPTORS 20   /* sessions of the preempting pass */
 
 typedef enum kind { FRACTION, WHOLE, EIGHT, GANG } kind;
 
@@ -215,7 +216,7 @@ static void full_pass(double *secs, size_t *placed, size_t counts[4])
 }
 
 /* --preemption: the full pass's cluster with its placed sessions running
- * and the rest of its queue cancelled, then 2,000 priority-10 sessions of
+ * and the rest of its queue cancelled, then 20 priority-10 sessions of
  * the same mix in one pass: its time, placements and victims. (With the
  * 83k sessions left pending, every one of them that does not fit looks
  * for victims among all running sessions: see bench/RESULTS.md.) */
@@ -243,7 +244,7 @@ static double preempting_pass(size_t *placed, size_t *victims)
             die("cancel", &e);
     }
     free(run);
-    for (int i = 0; i < 2000; i++)
+    for (int i = 0; i < PREEMPTORS; i++)
         submit_prio(s, PENDING + i, draw_kind(), 4, 10);
     double t0 = now_s(), c0 = cpu_s();
     if (skv_sched_pass(&r, s, 5, NULL, &e))
@@ -321,9 +322,9 @@ static void run_one(FILE *out)
     if (with_preempt) {
         pp_s = preempting_pass(&pp_placed, &pp_victims);
         pp_cpu = last_pass_cpu;
-        printf("preempting pass: 2000 priority-10 sessions on the full "
+        printf("preempting pass: %d priority-10 sessions on the full "
                "cluster: %zu placed, %zu victims in %.3f s (%.3f s CPU)\n",
-               pp_placed, pp_victims, pp_s, pp_cpu);
+               PREEMPTORS, pp_placed, pp_victims, pp_s, pp_cpu);
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
