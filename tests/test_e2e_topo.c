@@ -48,15 +48,15 @@ static void teardown(void)
 
 #define E2E_OK(expr) ck_assert_msg((expr) == 0, "%s: %s", #expr, g.why)
 
-/* `sokovan --endpoint <cluster> run ...` as the admin; the session id it
- * prints into sid. */
-static void cli_run(const char *const *args, char *sid)
+/* `sokovan --endpoint <cluster> SUB ...` as the admin, which must exit 0;
+ * its first word of output into word (may be NULL). */
+static void cli_sub(const char *sub, const char *const *args, char *word)
 {
     char ak[SKV_AUTH_ACCESS_KEY_MAX + 32], sk[SKV_AUTH_SECRET_KEY_MAX + 32];
     snprintf(ak, sizeof(ak), "SOKOVAN_ACCESS_KEY=%s", g.admin_ak);
     snprintf(sk, sizeof(sk), "SOKOVAN_SECRET_KEY=%s", g.admin_sk);
     char *envp[] = {ak, sk, "HOME=/nonexistent", "PATH=/usr/bin:/bin", NULL};
-    char *argv[40] = {g_cli, "--endpoint", g.endpoint, "run"};
+    char *argv[40] = {g_cli, "--endpoint", g.endpoint, (char *)sub};
     int n = 4;
     for (int i = 0; args[i] && n < 39; i++)
         argv[n++] = (char *)args[i];
@@ -80,25 +80,38 @@ static void cli_run(const char *const *args, char *sid)
     close(fd[0]);
     int st;
     ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "sokovan run: %s",
-                  out);
-    ck_assert_int_eq(sscanf(out, "%63s", sid), 1);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "sokovan %s: %s",
+                  sub, out);
+    if (word)
+        ck_assert_int_eq(sscanf(out, "%63s", word), 1);
 }
+
+/* `sokovan run ...`; the session id it prints into sid. */
+static void cli_run(const char *const *args, char *sid)
+{
+    cli_sub("run", args, sid);
+}
+
+static char g_sid[E2E_ID_MAX];      /* the session run_on started last */
 
 #define SCRIPT "env; cat /proc/self/status /proc/self/numa_maps; " \
                "echo END-OF-STATUS; sleep 600"
 /* Run `--gpus gpus` on agent (designated), printing its environment and
- * /proc/self/status, then staying; *log receives that output. */
+ * /proc/self/status, then staying; *log receives that output. policy NULL:
+ * prefer-single-node; "": no --numa-policy (the group's default). */
 static void run_on(skv_client *cl, const char *agent, const char *gpus,
                    const char *cpu, const char *policy, char *log, size_t cap)
 {
-    char cons[64], sid[E2E_ID_MAX];
+    char cons[64], *sid = g_sid;
     snprintf(cons, sizeof cons, "agent=%s", agent);
     const char *args[] = {"--gpus", gpus, "--cpu", cpu, "--mem", "64m",
                           "--constraint", cons, "--numa-policy",
                           policy ? policy : "prefer-single-node", "busybox",
                           "--", "sh", "-c", SCRIPT, NULL};
-    cli_run(args, sid);
+    const char *plain[] = {"--gpus", gpus, "--cpu", cpu, "--mem", "64m",
+                           "--constraint", cons, "busybox", "--", "sh", "-c",
+                           SCRIPT, NULL};
+    cli_run(policy && !policy[0] ? plain : args, sid);
     E2E_OK(e2e_wait_running(&g, cl, sid, 60000));
     skv_error e = SKV_ERROR_INIT;
     for (int64_t end = e2e_now_ms() + 30000; e2e_now_ms() < end;) {
@@ -289,6 +302,23 @@ START_TEST(test_e2e_topo_dgx2)
     host_map(t, xmems, true, want, sizeof want);
     snprintf(pol, sizeof pol, " interleave:%s ", want);
     ck_assert_msg(strstr(log, pol), "no '%s' in numa_maps: %s", pol, log);
+    /* The group's default: a session run without --numa-policy in a group
+     * set to interleaved gets MPOL_INTERLEAVE as if it had asked (the
+     * explicit one above ends first to free a2's cores). */
+    skv_proto_session_ref ref = {0};
+    SKV_CK_OK(skv_client_terminate(cl, &ref, g_sid, NULL, 1, &e), &e);
+    skv_proto_body_free(SKV_PROTO_SESSION_TERMINATE_REPLY, &ref);
+    skv_proto_session_show_reply sh;
+    E2E_OK(e2e_wait_final(&g, cl, g_sid, 60000, &sh));
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
+    const char *upd[] = {"group", "update", "default", "--numa-policy",
+                         "interleaved", NULL};
+    cli_sub("admin", upd, NULL);
+    run_on(cl, "a2", "1", "2", "", log, sizeof log);
+    field(log, "SOKOVAN_TOPOLOGY_MEMS=", xmems, sizeof xmems);
+    ck_assert_str_eq(xmems, "0-1");
+    ck_assert_msg(strstr(log, pol), "group default: no '%s' in numa_maps: "
+                  "%s", pol, log);
     skv_client_free(cl);
     skv_topo_free(t);
 }

@@ -97,6 +97,13 @@ static int64_t count(fx *f, const char *sql)
     return n;
 }
 
+static void sql(fx *f, const char *text)
+{
+    char *msg = NULL;
+    ck_assert_msg(sqlite3_exec(f->db, text, NULL, NULL, &msg) == SQLITE_OK,
+                  "%s: %s", text, msg ? msg : "?");
+}
+
 /* A checksum of every admin table, to prove that a refused request
  * changed nothing. */
 static int64_t db_state(fx *f)
@@ -738,6 +745,43 @@ START_TEST(test_group_crud)
     skv_proto_body_free(SKV_PROTO_ADMIN_RESOURCE_GROUP_REPLY, &rp);
     ck_assert_int_eq(count(&f, "SELECT count(*) FROM resource_groups WHERE"
                                " name='gpu' AND preempt_order='newest'"), 1);
+    /* The NUMA policy of sessions that give none: prefer-single-node until
+     * set; a name that is no policy is refused with nothing changed; set,
+     * it is stored, answered and what the manager resolves; an update
+     * without it keeps it. */
+    char np[24];
+    SKV_CK_OK(skv__mgr_admin_group_numa(&f.ctx, np, sizeof np, "gpu", &e), &e);
+    ck_assert_str_eq(np, "prefer-single-node");
+    rq.group.preempt_order = NULL;
+    rq.group.numa_policy = "spread";
+    s0 = db_state(&f);
+    ck_assert_int_eq(adm(&f, &f.admin, SKV_PROTO_ADMIN_RESOURCE_GROUP, &rq,
+                         NULL, &e), SKV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.message, "numa_policy 'spread'"));
+    ck_assert_int_eq(db_state(&f), s0);
+    rq.group.numa_policy = "interleaved";
+    SKV_CK_OK(adm(&f, &f.admin, SKV_PROTO_ADMIN_RESOURCE_GROUP, &rq, &rp, &e),
+              &e);
+    ck_assert_str_eq(rp.groups[0].numa_policy, "interleaved");
+    skv_proto_body_free(SKV_PROTO_ADMIN_RESOURCE_GROUP_REPLY, &rp);
+    rq.group.numa_policy = NULL;
+    SKV_CK_OK(adm(&f, &f.admin, SKV_PROTO_ADMIN_RESOURCE_GROUP, &rq, &rp, &e),
+              &e);
+    ck_assert_str_eq(rp.groups[0].numa_policy, "interleaved");
+    skv_proto_body_free(SKV_PROTO_ADMIN_RESOURCE_GROUP_REPLY, &rp);
+    ck_assert_int_eq(count(&f, "SELECT count(*) FROM resource_groups WHERE"
+                               " name='gpu' AND numa_policy='interleaved'"), 1);
+    SKV_CK_OK(skv__mgr_admin_group_numa(&f.ctx, np, sizeof np, "gpu", &e), &e);
+    ck_assert_str_eq(np, "interleaved");
+    ck_assert_int_eq(skv__mgr_admin_group_numa(&f.ctx, np, sizeof np, "nope",
+                                               &e), SKV_ENOENT);
+    /* A stored value that is no policy (a hand-edited row) is not passed
+     * on to an agent. */
+    sql(&f, "UPDATE resource_groups SET numa_policy='x' WHERE name='gpu'");
+    ck_assert_int_eq(skv__mgr_admin_group_numa(&f.ctx, np, sizeof np, "gpu",
+                                               &e), SKV_ESTATE);
+    ck_assert_ptr_nonnull(strstr(e.message, "stored numa_policy 'x'"));
+    sql(&f, "UPDATE resource_groups SET numa_policy='interleaved'");
     SKV_CK_OK(skv_sched_agent_remove(f.sched, "ag1", &e), &e);
     /* Empty: a new scheduler, then delete. */
     SKV_CK_OK(group_op(&f, SKV_PROTO_ADMIN_UPDATE, "gpu", "drf", &e), &e);
@@ -1193,13 +1237,6 @@ START_TEST(test_group_busy_session)
 }
 END_TEST
 
-static void sql(fx *f, const char *text)
-{
-    char *msg = NULL;
-    ck_assert_msg(sqlite3_exec(f->db, text, NULL, NULL, &msg) == SQLITE_OK,
-                  "%s: %s", text, msg ? msg : "?");
-}
-
 /* Create (op CREATE) or update user `name` with the one project given. */
 static int member_op(fx *f, uint32_t op, const char *name,
                      const char *project, skv_error *e)
@@ -1305,10 +1342,11 @@ START_TEST(test_admin_migration)
     fx_boot(&f, "a1");
     int v = 0;
     SKV_CK_OK(skv__mgr_store_schema_version(f.sdb, "admin", &v, &e), &e);
-    ck_assert_int_eq(v, 5);
+    ck_assert_int_eq(v, 6);
     int64_t s0 = db_state(&f);
     sql(&f, "DROP TABLE schema_version");
-    /* As such a database was: without the columns steps 2, 4 and 5 add. */
+    /* As such a database was: without the columns steps 2, 4, 5 and 6
+     * add. */
     sql(&f, "ALTER TABLE resource_groups DROP COLUMN preemption");
     sql(&f, "ALTER TABLE resource_groups DROP COLUMN preempt_min_runtime_ms");
     sql(&f, "ALTER TABLE resource_groups DROP COLUMN preempt_mode");
@@ -1316,13 +1354,17 @@ START_TEST(test_admin_migration)
     sql(&f, "ALTER TABLE resource_groups DROP COLUMN max_lifetime_ms");
     sql(&f, "ALTER TABLE resource_policies DROP COLUMN idle_timeout_ms");
     sql(&f, "ALTER TABLE resource_groups DROP COLUMN preempt_order");
+    sql(&f, "ALTER TABLE resource_groups DROP COLUMN numa_policy");
     SKV_CK_OK(skv__mgr_store_admin_schema(f.sdb, &e), &e);
     SKV_CK_OK(skv__mgr_store_schema_version(f.sdb, "admin", &v, &e), &e);
-    ck_assert_int_eq(v, 5);
+    ck_assert_int_eq(v, 6);
+    ck_assert_int_eq(count(&f, "SELECT count(*) FROM resource_groups WHERE"
+                               " numa_policy='prefer-single-node'"),
+                     count(&f, "SELECT count(*) FROM resource_groups"));
     ck_assert_int_eq(db_state(&f), s0);
     SKV_CK_OK(skv__mgr_admin_load(&f.ctx, &e), &e);
     ck_assert_uint_eq(skv_auth_verifier_key_count(f.ver), 2);
-    sql(&f, "UPDATE schema_version SET version=6 WHERE component='admin'");
+    sql(&f, "UPDATE schema_version SET version=7 WHERE component='admin'");
     ck_assert_int_eq(skv__mgr_store_admin_schema(f.sdb, &e), SKV_EVERSION);
     ck_assert_int_eq(db_state(&f), s0);
     ck_assert(sqlite3_get_autocommit(f.db));

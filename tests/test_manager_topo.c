@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../src/manager/mgr_int.h"
+#include "../src/manager/store/admin_store.h"
 #include "skv_test.h"
 #include "sokovan/manager.h"
 #include "sokovan/proto.h"
@@ -163,8 +164,10 @@ static void assert_pair(const uint32_t *d)
                   "devices %u,%u are not behind one switch", d[0], d[1]);
 }
 
+static char g_sid[64];      /* the session submit_policy's last accepted */
+
 /* session.submit with numa_policy text as admin: the reply's error
- * message ("" when accepted). */
+ * message ("" when accepted, its id in g_sid). */
 static void submit_policy(skv_manager *m, const char *policy, char *msg,
                           size_t cap)
 {
@@ -216,6 +219,13 @@ static void submit_policy(skv_manager *m, const char *policy, char *msg,
             snprintf(msg, cap, "%s", er.message ? er.message : "?");
             skv_proto_body_free(SKV_PROTO_ERROR, &er);
         }
+        if (env.type == SKV_PROTO_SESSION_SUBMIT_REPLY) {
+            skv_proto_session_ref ref = {0};
+            SKV_CK_OK(skv_proto_body_decode(&ref, env.type, env.body,
+                                            env.body_len, &e), &e);
+            snprintf(g_sid, sizeof g_sid, "%s", ref.session_id);
+            skv_proto_body_free(SKV_PROTO_SESSION_SUBMIT_REPLY, &ref);
+        }
         skv_proto_envelope_free(&env);
     }
     out_clear();
@@ -232,6 +242,52 @@ START_TEST(test_manager_topo_numa_policy)
     ck_assert_msg(strstr(msg, "numa_policy 'bogus'"), "got '%s'", msg);
     submit_policy(m, "interleaved", msg, sizeof msg);
     ck_assert_msg(msg[0] == '\0', "interleaved refused: %s", msg);
+    skv_manager_free(m);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* The NUMA policy a session stores (and so sends to its agent). */
+static void assert_stored_policy(skv_manager *m, const char *want)
+{
+    skv_proto_session_submit sub = {0};
+    char d[128], p[128], o[128];
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__mgr_load_submit(m, g_sid, &sub, d, p, o, &e), &e);
+    ck_assert_str_eq(sub.numa_policy, want);
+    skv_proto_body_free(SKV_PROTO_SESSION_SUBMIT, &sub);
+}
+
+/* A session without a policy takes its group's (admin group
+ * --numa-policy); one that gives a policy keeps it; a group whose stored
+ * value is no policy refuses the first kind with a clear error. */
+START_TEST(test_manager_topo_group_default)
+{
+    snprintf(dir, sizeof dir, "/tmp/skv-mtopo-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    skv_manager *m = open_mgr(T0);
+    char msg[512];
+    skv_error e = SKV_ERROR_INIT;
+    submit_policy(m, NULL, msg, sizeof msg);
+    ck_assert_msg(msg[0] == '\0', "refused: %s", msg);
+    assert_stored_policy(m, "prefer-single-node");
+    SKV_CK_OK(skv__mgr_store_admin_group_numa_set(m->admin.db, "default",
+                                                  "interleaved", &e), &e);
+    submit_policy(m, NULL, msg, sizeof msg);
+    ck_assert_msg(msg[0] == '\0', "refused: %s", msg);
+    assert_stored_policy(m, "interleaved");
+    submit_policy(m, "prefer-single-node", msg, sizeof msg);
+    ck_assert_msg(msg[0] == '\0', "refused: %s", msg);
+    assert_stored_policy(m, "prefer-single-node");
+    SKV_CK_OK(skv__mgr_store_admin_group_numa_set(m->admin.db, "default",
+                                                  "spread", &e), &e);
+    submit_policy(m, NULL, msg, sizeof msg);
+    ck_assert_msg(strstr(msg, "stored numa_policy 'spread'"), "got '%s'",
+                  msg);
+    submit_policy(m, "interleaved", msg, sizeof msg);
+    ck_assert_msg(msg[0] == '\0', "refused: %s", msg);
     skv_manager_free(m);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -292,6 +348,7 @@ Suite *skv_test_suite_manager_topo(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_manager_topo_register_restart);
     tcase_add_test(tc, test_manager_topo_numa_policy);
+    tcase_add_test(tc, test_manager_topo_group_default);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -306,6 +306,48 @@ START_TEST(test_preempt_whole_sessions)
 }
 END_TEST
 
+/* The pass's failure memo under preemption: a waiter that found no victim
+ * stands only for later ones of its shape with no higher priority. Here a
+ * priority-1 waiter finds none (the running sessions have priority 2), its
+ * twin is served by the memo, and the priority-5 twins after it (fifo
+ * order) must still look and evict one victim each. */
+START_TEST(test_preempt_memo)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_sched *s = NULL;
+    SKV_CK_OK(skv_sched_new(&s, NULL, &e), &e);
+    skv_sched_group_options go = SKV_SCHED_GROUP_OPTIONS_INIT;
+    go.preemption = true;
+    go.max_reservations = 0;            /* the memo serves from the start */
+    SKV_CK_OK(skv_sched_group_add(s, "default", &go, &e), &e);
+    add_agent(s, "a0", "cpu=64", 2);
+    submit(s, "r0", "cuda.device=1", &(sub_opts){.prio = 2, .preemptible = true}, 0);
+    submit(s, "r1", "cuda.device=1", &(sub_opts){.prio = 2, .preemptible = true}, 0);
+    skv_sched_result *r = pass(s, 0);
+    ck_assert_uint_eq(r->n_placements, 2);
+    skv_sched_result_free(r);
+    SKV_CK_OK(skv_sched_mark_started(s, "r0", 0, &e), &e);
+    SKV_CK_OK(skv_sched_mark_started(s, "r1", 0, &e), &e);
+    const char *ids[] = {"w1", "w2", "w3", "w4", "w5"};
+    const int32_t prio[] = {1, 1, 5, 5, 4};
+    for (int i = 0; i < 5; i++)
+        submit(s, ids[i], "cuda.device=1", &(sub_opts){.prio = prio[i]}, 10 + i);
+    r = pass(s, 100);
+    ck_assert_uint_eq(r->n_placements, 0);
+    ck_assert_uint_eq(r->n_preemptions, 2);
+    for (size_t i = 0; i < r->n_preemptions; i++)
+        ck_assert_str_eq(r->preemptions[i].for_session_id, i ? "w4" : "w3");
+    skv_sched_result_free(r);
+    skv_sched_reason why;
+    SKV_CK_OK(skv_sched_session_reason(&why, s, "w2", &e), &e);
+    ck_assert_int_eq(why.code, SKV_SCHED_REASON_RESOURCES);
+    SKV_CK_OK(skv_sched_session_reason(&why, s, "w3", &e), &e);
+    ck_assert_int_eq(why.code, SKV_SCHED_REASON_PREEMPTING);
+    SKV_CK_OK(skv_sched_check(s, &e), &e);
+    skv_sched_free(s);
+}
+END_TEST
+
 /* The victim a 1-GPU preemptor picks on a full 2-GPU agent: "old0"
  * (priority 0, running since t=0) or "new1" (priority 1, since t=900). */
 static const char *preempt_victim(skv_sched_preempt_order order)
@@ -645,6 +687,7 @@ Suite *skv_test_suite_sched_policy(void)
     tcase_add_test(tc, test_fairshare_history);
     tcase_add_test(tc, test_borrow_and_reclaim);
     tcase_add_test(tc, test_preempt_whole_sessions);
+    tcase_add_test(tc, test_preempt_memo);
     tcase_add_test(tc, test_preempt_set_in_place);
     tcase_add_test(tc, test_preempt_order);
     tcase_add_test(tc, test_head_of_line);

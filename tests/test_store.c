@@ -520,6 +520,8 @@ START_TEST(test_migrate_unversioned_db)
              "idle_timeout_ms");
     exec_sql("manager.db", "ALTER TABLE resource_groups DROP COLUMN "
              "preempt_order");
+    exec_sql("manager.db", "ALTER TABLE resource_groups DROP COLUMN "
+             "numa_policy");
     ck_assert_int_eq(query_int("PRAGMA user_version"), 1);
     int64_t hist = query_int("SELECT count(*) FROM session_history");
     int64_t nonces = query_int("SELECT count(*) FROM auth_nonces");

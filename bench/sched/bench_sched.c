@@ -6,7 +6,16 @@
  * "frag"; "default" names the default selector, "auto", which is frag on
  * these GPU agents), each in a child process so peak RSS is its own;
  * --full-walk makes every pass take the full walk instead of the
- * incremental one. Ends with one JSON line holding every selector's figures.
+ * incremental one; --preempt-topo (= --preemption --topology) runs the
+ * same figures with the settings of a cluster that uses the whole engine:
+ * --preemption: the group orders by priority with preemption on (min
+ * runtime 0), sessions have priorities 0-3 and half of each priority
+ * is preemptible; --topology: every agent registers a layout (2 NUMA nodes
+ * of 4 GPUs, GPUs in PCIe-switch pairs) so whole GPUs are chosen by the
+ * node mapper's affinity code. --preemption adds a preempting pass
+ * (20 priority-10 sessions onto the full cluster of the full pass, its
+ * placed sessions running, the rest of its queue cancelled). Ends with one JSON line holding every
+ * selector's figures.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,10 +28,12 @@
 
 #include "sokovan.h"
 #include "sokovan/sched.h"
+#include "sokovan/topo.h"
 
 #define AGENTS 10000
 #define PENDING 100000
 #define GIB ((skv_qty)1 << 30)
+#define PREEMPTORS 20   /* sessions of the preempting pass */
 
 typedef enum kind { FRACTION, WHOLE, EIGHT, GANG } kind;
 
@@ -50,6 +61,23 @@ static void die(const char *what, const skv_error *e)
 
 static const char *sel_name;   /* NULL: the default selector */
 static const char *sel_config;
+static bool with_preempt;      /* --preemption (or --preempt-topo) */
+static bool with_topo;         /* --topology (or --preempt-topo) */
+
+/* A DGX-like 8-GPU layout: GPUs 0-3 on NUMA node 0, 4-7 on node 1, pairs
+ * (0,1), (2,3), ... behind one PCIe switch. */
+static const int32_t topo_numa[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+static uint8_t topo_links[64];
+static const skv_sched_agent_topology topo = {topo_numa, topo_links, NULL};
+
+static void topo_init(void)
+{
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++)
+            topo_links[i * 8 + j] = i / 2 == j / 2 ? SKV_TOPO_LINK_PIX
+                                    : i / 4 == j / 4 ? SKV_TOPO_LINK_NODE
+                                                     : SKV_TOPO_LINK_SYS;
+}
 
 static skv_sched *cluster(int agents)
 {
@@ -58,6 +86,10 @@ static skv_sched *cluster(int agents)
     skv_sched_group_options go = SKV_SCHED_GROUP_OPTIONS_INIT;
     go.selector = sel_name;
     go.selector_config = sel_config;
+    if (with_preempt) {
+        go.sequencer = "priority";
+        go.preemption = true;
+    }
     if (skv_sched_new(&s, NULL, &e) || skv_sched_group_add(s, "g", &go, &e))
         die("scheduler", &e);
     skv_slots *cap = NULL;
@@ -76,6 +108,7 @@ static skv_sched *cluster(int agents)
         a.capacity = cap;
         a.n_devices = 8;
         a.devices = dev;
+        a.topology = with_topo ? &topo : NULL;
         if (skv_sched_agent_add(s, &a, &e))
             die("agent", &e);
     }
@@ -89,7 +122,18 @@ static kind draw_kind(void)
     return r < 40 ? FRACTION : r < 80 ? WHOLE : r < 95 ? EIGHT : GANG;
 }
 
+static void submit_prio(skv_sched *s, int n, kind k, int64_t now,
+                        int32_t prio);
+
+/* Priorities 0-3 from the id (the kind draws stay those of the plain
+ * run); preemptible: ids 0-3, 8-11, ..., so half of every priority. */
 static void submit(skv_sched *s, int n, kind k, int64_t now)
+{
+    submit_prio(s, n, k, now, with_preempt ? (int32_t)(n % 4) : 0);
+}
+
+static void submit_prio(skv_sched *s, int n, kind k, int64_t now,
+                        int32_t prio)
 {
     skv_error e = SKV_ERROR_INIT;
     char text[96], id[32];
@@ -114,6 +158,8 @@ static void submit(skv_sched *s, int n, kind k, int64_t now)
     ss.kernels = ks;
     ss.cluster_mode = k == GANG ? SKV_SCHED_MULTI_NODE : SKV_SCHED_SINGLE_NODE;
     ss.one_kernel_per_agent = k == GANG;
+    ss.priority = prio;
+    ss.preemptible = with_preempt && (n / 4) % 2 == 0;
     if (skv_sched_submit(s, &ss, now, &e))
         die("submit", &e);
     skv_slots_free(req);
@@ -167,6 +213,51 @@ static void full_pass(double *secs, size_t *placed, size_t counts[4])
     if (skv_sched_check(s, &e))
         die("accounting check", &e);
     skv_sched_free(s);
+}
+
+/* --preemption: the full pass's cluster with its placed sessions running
+ * and the rest of its queue cancelled, then 20 priority-10 sessions of
+ * the same mix in one pass: its time, placements and victims. (With the
+ * 83k sessions left pending, every one of them that does not fit looks
+ * for victims among all running sessions: see bench/RESULTS.md.) */
+static double preempting_pass(size_t *placed, size_t *victims)
+{
+    skv_sched *s = cluster(AGENTS);
+    skv_error e = SKV_ERROR_INIT;
+    for (int i = 0; i < PENDING; i++)
+        submit(s, i, draw_kind(), 1);
+    skv_sched_result *r = NULL;
+    if (skv_sched_pass(&r, s, 2, NULL, &e))
+        die("pass", &e);
+    bool *run = calloc(PENDING, sizeof(*run));
+    for (size_t i = 0; i < r->n_placements; i++) {
+        const char *id = r->placements[i].session_id;
+        if (skv_sched_mark_started(s, id, 3, &e))
+            die("start", &e);
+        run[atoi(id + 1)] = true;
+    }
+    skv_sched_result_free(r);
+    for (int i = 0; i < PENDING; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "s%d", i);
+        if (!run[i] && skv_sched_cancel(s, id, 3, &e))
+            die("cancel", &e);
+    }
+    free(run);
+    for (int i = 0; i < PREEMPTORS; i++)
+        submit_prio(s, PENDING + i, draw_kind(), 4, 10);
+    double t0 = now_s(), c0 = cpu_s();
+    if (skv_sched_pass(&r, s, 5, NULL, &e))
+        die("pass", &e);
+    double t = now_s() - t0;
+    last_pass_cpu = cpu_s() - c0;
+    *placed = r->n_placements;
+    *victims = r->n_preemptions;
+    skv_sched_result_free(r);
+    if (skv_sched_check(s, &e))
+        die("accounting check", &e);
+    skv_sched_free(s);
+    return t;
 }
 
 /* n sessions of one kind that all fit, one pass: placements per second. */
@@ -226,6 +317,15 @@ static void run_one(FILE *out)
     printf("decision latency (submit one, pass): single p50 %.1f us p99 %.1f us; "
            "gang p50 %.1f us p99 %.1f us\n", p50 * 1e6, p99 * 1e6, g50 * 1e6,
            g99 * 1e6);
+    size_t pp_placed = 0, pp_victims = 0;
+    double pp_s = 0, pp_cpu = 0;
+    if (with_preempt) {
+        pp_s = preempting_pass(&pp_placed, &pp_victims);
+        pp_cpu = last_pass_cpu;
+        printf("preempting pass: %d priority-10 sessions on the full "
+               "cluster: %zu placed, %zu victims in %.3f s (%.3f s CPU)\n",
+               PREEMPTORS, pp_placed, pp_victims, pp_s, pp_cpu);
+    }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("peak RSS %.1f MB\n", (double)ru.ru_maxrss / 1024.0);
@@ -233,12 +333,17 @@ static void run_one(FILE *out)
            "\"full_pass_placed\":%zu,\"single_placements_per_s\":%.0f,"
            "\"gangs_per_s\":%.0f,\"decision_p50_us\":%.2f,\"decision_p99_us\":%.2f,"
            "\"gang_decision_p50_us\":%.2f,\"gang_decision_p99_us\":%.2f,"
-           "\"peak_rss_mb\":%.1f,\"full_pass_cpu_s\":%.4f}",
+           "\"peak_rss_mb\":%.1f,\"full_pass_cpu_s\":%.4f",
            sel_name ? sel_name : "default", sel_config ? ":" : "",
            sel_config ? sel_config : "", full_s, placed, (double)single_placed / single_s,
            (double)gang_placed / gang_s, p50 * 1e6, p99 * 1e6, g50 * 1e6, g99 * 1e6,
            (double)ru.ru_maxrss / 1024.0, full_cpu);
-    }
+    if (with_preempt)
+        fprintf(out, ",\"preempt_pass_s\":%.4f,\"preempt_pass_cpu_s\":%.4f,"
+                "\"preempt_pass_placed\":%zu,\"preempt_pass_victims\":%zu",
+                pp_s, pp_cpu, pp_placed, pp_victims);
+    fprintf(out, "}");
+}
 
 /* Run the selector in a child; its JSON object is copied to buf. */
 static void run_child(const char *spec, char *buf, size_t cap)
@@ -301,19 +406,32 @@ int main(int argc, char **argv)
             full_walk = true;
             continue;
         }
+        if (strcmp(argv[i], "--preempt-topo") == 0 ||
+            strcmp(argv[i], "--preemption") == 0 ||
+            strcmp(argv[i], "--topology") == 0) {
+            with_preempt |= strcmp(argv[i], "--topology") != 0;
+            with_topo |= strcmp(argv[i], "--preemption") != 0;
+            continue;
+        }
         fprintf(stderr, "usage: %s [--selector NAME[:CONFIG]]... [--full-walk] "
-                "(at most 8 selectors; NAME 'default' is the default selector; "
-                "without any: concentrated and frag; --full-walk: passes take "
-                "the full walk, not the incremental one)\n", argv[0]);
+                "[--preemption] [--topology] [--preempt-topo] (at most 8 selectors; NAME 'default' is the "
+                "default selector; without any: concentrated and frag; "
+                "--full-walk: passes take the full walk, not the incremental "
+                "one; --preemption: priority order with preemption on, sessions "
+                "with priorities; --topology: agents with a layout; "
+                "--preempt-topo: both)\n", argv[0]);
         return 2;
     }
     if (nspec == 0)
         nspec = 2;
+    topo_init();
     static char res[8][1024];
     for (int i = 0; i < nspec; i++)
         run_child(specs[i], res[i], sizeof(res[i]));
     printf("{\"bench\":\"sched\",\"agents\":%d,\"pending\":%d,\"full_walk\":%s,"
-           "\"selectors\":[", AGENTS, PENDING, full_walk ? "true" : "false");
+           "\"preemption\":%s,\"topology\":%s,\"selectors\":[", AGENTS,
+           PENDING, full_walk ? "true" : "false",
+           with_preempt ? "true" : "false", with_topo ? "true" : "false");
     for (int i = 0; i < nspec; i++)
         printf("%s%s", i ? "," : "", res[i]);
     printf("]}\n");

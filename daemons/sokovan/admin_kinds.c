@@ -9,7 +9,7 @@ enum { F_DESC = 1, F_INACTIVE, F_ACTIVE, F_EMAIL, F_ROLE, F_DOMAIN, F_PROJECT,
        F_MAX_CLUSTER, F_MAX_LIFE, F_SCHED, F_SELECTOR, F_LOST, F_PEND_TIMEOUT,
        F_SESSION_TYPE, F_PREEMPT, F_MIN_RUNTIME, F_PREEMPT_MODE,
        F_DRAIN_ACTION, F_DRAIN_GRACE, F_FAULT_ACTION, F_UNENFORCED, F_IDLE,
-       F_PREEMPT_ORDER };
+       F_PREEMPT_ORDER, F_NUMA };
 
 #define COMMON_FLAGS {"description", 1, F_DESC}, {"inactive", 0, F_INACTIVE}, \
                      {"active", 0, F_ACTIVE}
@@ -201,11 +201,12 @@ static const cli_opt group_opts[] = {COMMON_FLAGS, {"scheduler", 1, F_SCHED},
     {"fault-action", 1, F_FAULT_ACTION},
     {"allow-unenforced-fractions", 1, F_UNENFORCED},
     {"idle-timeout", 1, F_IDLE}, {"max-lifetime", 1, F_MAX_LIFE},
+    {"numa-policy", 1, F_NUMA},
     {NULL, 0, 0}};
 
 
 /* --drain-action, --drain-grace, --fault-action,
- * --allow-unenforced-fractions; 1: not one of them. */
+ * --allow-unenforced-fractions, --numa-policy; 1: not one of them. */
 static int group_take_ops(cli *c, skv_proto_resource_group *g, int id,
                           const char *val)
 {
@@ -213,6 +214,8 @@ static int group_take_ops(cli *c, skv_proto_resource_group *g, int id,
     static const char *const drain[] = {"requeue", "terminate", NULL};
     static const char *const fault[] = {"requeue", "terminate", "degrade",
                                         NULL};
+    static const char *const numa[] = {"prefer-single-node", "interleaved",
+                                       NULL};
     uint64_t ms;
     switch (id) {
     case F_DRAIN_ACTION:
@@ -224,6 +227,9 @@ static int group_take_ops(cli *c, skv_proto_resource_group *g, int id,
     case F_UNENFORCED:
         g->allow_unenforced_fractions = (char *)val;
         return cli_parse_word(c, "--allow-unenforced-fractions", val, onoff);
+    case F_NUMA:            /* the default of sessions that give none */
+        g->numa_policy = (char *)val;
+        return cli_parse_word(c, "--numa-policy", val, numa);
     case F_DRAIN_GRACE:
         if (cli_parse_duration(c, "--drain-grace", val, &ms))
             return CLI_USAGE;
@@ -383,6 +389,8 @@ const admin_kind cli_admin_kinds[] = {
      "idle_cpu_percent; 0: never)\n"
      "  --max-lifetime DURATION  (terminate sessions running this long; "
      "0: none)\n"
+     "  --numa-policy prefer-single-node|interleaved  (for sessions run "
+     "without\n      --numa-policy)\n"
      ACTIVE_HELP,
      group_take, group_finish, cli_admin_print_group},
 };

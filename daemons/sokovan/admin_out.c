@@ -292,6 +292,7 @@ void cli_admin_print_group(const cli *c, const admin_reply *rp)
             cli_json_int(&j, g->idle_timeout_ms);
             cli_json_key(&j, "max_lifetime_ms");
             cli_json_int(&j, g->max_lifetime_ms);
+            kstr(&j, "numa_policy", g->numa_policy);
             cli_json_obj_end(&j);
         }
         doc_end(&j);
@@ -299,10 +300,10 @@ void cli_admin_print_group(const cli *c, const admin_reply *rp)
     }
     static const char *const hdr[] = {"NAME", "SCHEDULER", "SELECTOR",
         "LOST_BATCH", "PENDING_TIMEOUT_MS", "TYPES", "PREEMPTION", "DRAIN",
-        "FAULT", "UNENFORCED", "IDLE_TIMEOUT_MS", "LIFETIME_MS", "ACTIVE",
-        "DESCRIPTION"};
+        "FAULT", "UNENFORCED", "IDLE_TIMEOUT_MS", "LIFETIME_MS", "NUMA",
+        "ACTIVE", "DESCRIPTION"};
     cli_table t;
-    cli_table_init(&t, 14, hdr);
+    cli_table_init(&t, 15, hdr);
     for (size_t i = 0; i < r->n_groups; i++) {
         const skv_proto_resource_group *g = &r->groups[i];
         char pt[24], ty[256], pe[96], dr[64], it[24], lt[24];
@@ -320,7 +321,7 @@ void cli_admin_print_group(const cli *c, const admin_reply *rp)
             g->allow_unenforced_fractions,
             num_or_any(it, sizeof it, (uint64_t)g->idle_timeout_ms),
             num_or_any(lt, sizeof lt, (uint64_t)g->max_lifetime_ms),
-            yes(g->active), g->description};
+            g->numa_policy, yes(g->active), g->description};
         cli_table_row(&t, row);
     }
     cli_table_print(&t, stdout);

@@ -620,6 +620,11 @@ typedef struct skv_proto_resource_group {
     char *preempt_order;               /* victims first: "lowest-priority"
                                           / "newest"; NULL: keep (create:
                                           "lowest-priority") */
+    char *numa_policy;                 /* the NUMA policy of a session
+                                          submitted without one:
+                                          "prefer-single-node" /
+                                          "interleaved"; NULL: keep
+                                          (create: "prefer-single-node") */
 } skv_proto_resource_group;
 
 /* Requests ("admin.user", ...) carry op and one object; replies

@@ -40,10 +40,21 @@ static int resolve(skv_manager *m, skv_proto_session_submit *s,
                      s->cluster_mode ? s->cluster_mode : "single-node", err);
     if (!rc && s->cluster_size == 0)
         s->cluster_size = s->n_kernels > 1 ? (uint32_t)s->n_kernels : 1;
-    if (!rc)
-        rc = set_str(&s->numa_policy, s->numa_policy ? s->numa_policy
-                     : skv_node_policy_name(SKV_NODE_PREFER_SINGLE), err);
     return rc;
+}
+
+/* A session that names no NUMA policy gets its group's (admin schema
+ * step 6; "prefer-single-node" unless set), once admission has found the
+ * group, so the stored body says which policy the agent applies. */
+static int numa_default(skv_manager *m, skv_proto_session_submit *s,
+                        skv_error *err)
+{
+    if (s->numa_policy)
+        return 0;
+    char pol[24];
+    int rc = skv__mgr_admin_group_numa(&m->admin, pol, sizeof pol,
+                                       s->resource_group, err);
+    return rc ? rc : set_str(&s->numa_policy, pol, err);
 }
 
 static int basic_checks(const skv_proto_session_submit *s, skv_error *err)
@@ -193,6 +204,8 @@ int skv__mgr_on_submit(skv_manager *m, const skv__mgr_call *c, skv_error *err)
     skv__mgr_user_info ui;
     if (!rc)
         rc = admission(m, s, &ui, err);
+    if (!rc)
+        rc = numa_default(m, s, err);
     if (!rc)
         rc = skv__mgr_vf_mounts_resolve(m, s, err);
     if (!rc)

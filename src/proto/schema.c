@@ -577,6 +577,7 @@ static const skv__pfield group_f[] = {
     I64(S, "idle_timeout_ms", idle_timeout_ms),
     I64(S, "max_lifetime_ms", max_lifetime_ms),
     STR(S, "preempt_order", preempt_order, ID),
+    STR(S, "numa_policy", numa_policy, ID),
 };
 DESC(group_d, "resource group", S, group_f);
 #undef S

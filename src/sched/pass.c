@@ -10,16 +10,43 @@
 bool skv__pass_static_ok(skv__pass *P, skv__session *x);
 bool skv__pass_quota_ok(skv__pass *P, skv__session *x);
 
+/* Whether any owner of x has a guarantee (in the group or overall):
+ * only then may x reclaim borrowed capacity (preempt.c). */
+static bool guaranteed(const skv_sched *s, const skv__session *x)
+{
+    for (int sc = 0; sc < SKV_SCHED_SCOPE_COUNT; sc++) {
+        const skv__owner *o = s->owners[x->owner[sc]];
+        if (o->has_guarantee || o->gq[x->gq[sc]].has_guarantee)
+            return true;
+    }
+    return false;
+}
+
 /* Failure memo. Within one pass free capacity only shrinks (placements
  * commit, trials and preemption plans are undone exactly, reservations only
  * restrict), so a session shaped exactly like one that already failed for
  * resources fails too: skip its scan. Only for sessions without placement
- * constraints, and only once reservations are used up. */
+ * constraints, and only once reservations are used up.
+ * With preemption on the memo keeps the failed session of the highest
+ * (aged) priority per shape, and serves only sessions of no higher
+ * priority that cannot reclaim (no guarantee): their victims are a subset
+ * of its victims (lower priority than theirs, running sessions are fixed
+ * within a pass and victims only get marked), so its failure to find
+ * enough is theirs too. Preemptors waiting for victims always visit. */
 static bool memo_eligible(const skv__pass *P, const skv__session *x)
 {
     return !P->o->filter && !x->arch && !x->nmodels && !x->ndesignated &&
-           !x->nneed_labels &&
-           !P->g->preemption && P->nresv >= P->g->max_reservations;
+           !x->nneed_labels && P->nresv >= P->g->max_reservations &&
+           (!P->g->preemption ||
+            (!x->preemptor && !x->waiting_victims && !guaranteed(P->s, x)));
+}
+
+/* Under preemption: may the memo's failed session m stand for x? */
+static bool memo_covers(const skv__pass *P, const skv__session *m,
+                        const skv__session *x)
+{
+    return !P->g->preemption || skv__pass_aged(P->g, x, P->now) <=
+                                    skv__pass_aged(P->g, m, P->now);
 }
 
 static bool same_shape(const skv__session *a, const skv__session *b)
@@ -79,7 +106,7 @@ static int resource_miss(skv__pass *P, uint32_t si, const skv__miss *miss,
         return 0;
     if (memo && P->memo) {
         uint32_t *slot = memo_slot(P, x);
-        if (*slot == SKV__NONE)
+        if (*slot == SKV__NONE || !memo_covers(P, P->s->sess[*slot], x))
             *slot = si;
     }
     return 0;
@@ -100,7 +127,7 @@ static int visit(skv__pass *P, uint32_t si)
         return 0;
     if (P->memo && memo_eligible(P, x)) {
         uint32_t *slot = memo_slot(P, x);
-        if (*slot != SKV__NONE)
+        if (*slot != SKV__NONE && memo_covers(P, P->s->sess[*slot], x))
             return copy_reason(&x->reason, &P->s->sess[*slot]->reason);
     }
     skv__miss miss;
@@ -262,6 +289,10 @@ SKV_EXTERN int skv_sched_pass(skv_sched_result **out, skv_sched *s,
         P.g->last_epoch = P.epoch;
         P.g->last_pass_ms = now_ms;
         rc = pass_group(&P, err);
+        skv__free(P.running);   /* preempt.c: one group's, one pass's */
+        P.running = NULL;
+        P.nrunning = 0;
+        P.running_built = false;
     }
     skv__free(order);
     skv__free(P.arefs);

@@ -72,6 +72,11 @@ typedef struct skv__pass {
     /* failure memo (see pass.c) */
     uint32_t *memo;
     uint32_t memo_cap;
+    /* the group's RUNNING preemptible sessions, gathered by the first
+     * preemption attempt of the group's pass (preempt.c) */
+    uint32_t *running;
+    uint32_t nrunning;
+    bool running_built;
 } skv__pass;
 
 /* May x run on a at all (schedulable, architecture, models, designated,

@@ -165,13 +165,17 @@ static bool eligible(skv__pass *P, const skv__session *x, const skv__session *v,
     return true;
 }
 
-static int collect(skv__pass *P, uint32_t si, cand **out, uint32_t *n)
+/* The group's RUNNING preemptible sessions, once per group and pass: no
+ * session starts running inside a pass (placed ones are SCHEDULED), and
+ * victims marked meanwhile are filtered by eligible(), so the list stays
+ * exact for the whole pass. Without it every waiter that does not fit
+ * walked every agent's allocations: a pass over 100k pending sessions
+ * on 10,000 agents took 30 s with nothing running at all. */
+static int running_list(skv__pass *P)
 {
     skv_sched *s = P->s;
-    skv__session *x = s->sess[si];
-    int32_t aged = skv__pass_aged(P->g, x, P->now);
-    uint32_t cap = 0, len = 0;
-    cand *v = NULL;
+    uint32_t cap = 0;
+    P->running_built = true;
     s->stamp++;
     for (uint32_t i = 0; i < P->g->nagents; i++) {
         const skv__agent *a = s->agents[P->g->agents[i]];
@@ -181,14 +185,41 @@ static int collect(skv__pass *P, uint32_t si, cand **out, uint32_t *n)
             if (w->mark == s->stamp)
                 continue;
             w->mark = s->stamp;
-            cand c;
-            if (!eligible(P, x, w, aged, &c))
+            if (w->state != SKV_SCHED_RUNNING || !w->preemptible)
                 continue;
-            c.sess = vi;
-            if (skv__sched_push((void **)&v, &len, &cap, sizeof(c), &c, NULL)) {
-                skv__free(v);
+            if (skv__sched_push((void **)&P->running, &P->nrunning, &cap,
+                                sizeof(vi), &vi, NULL)) {
+                skv__free(P->running);
+                P->running = NULL;
+                P->nrunning = 0;
+                P->running_built = false;
                 return SKV_ENOMEM;
             }
+        }
+    }
+    return 0;
+}
+
+/* The candidates in a total order (cmp_tail ends at the unique submit
+ * sequence), so the order they are gathered in does not matter. */
+static int collect(skv__pass *P, uint32_t si, cand **out, uint32_t *n)
+{
+    skv_sched *s = P->s;
+    skv__session *x = s->sess[si];
+    int32_t aged = skv__pass_aged(P->g, x, P->now);
+    uint32_t cap = 0, len = 0;
+    cand *v = NULL;
+    if (!P->running_built && running_list(P))
+        return SKV_ENOMEM;
+    for (uint32_t i = 0; i < P->nrunning; i++) {
+        uint32_t vi = P->running[i];
+        cand c;
+        if (!eligible(P, x, s->sess[vi], aged, &c))
+            continue;
+        c.sess = vi;
+        if (skv__sched_push((void **)&v, &len, &cap, sizeof(c), &c, NULL)) {
+            skv__free(v);
+            return SKV_ENOMEM;
         }
     }
     if (len)

@@ -140,7 +140,7 @@ ResourceGroup = msg("ResourceGroup", [
     ("preempt_mode", STR), ("drain_action", STR), ("drain_grace_ms", i64),
     ("fault_action", STR), ("allow_unenforced_fractions", STR),
     ("idle_timeout_ms", i64), ("max_lifetime_ms", i64),
-    ("preempt_order", STR)])
+    ("preempt_order", STR), ("numa_policy", STR)])
 Quota = msg("Quota", [("scope", STR), ("owner", STR), ("resource_group", STR),
                       ("guaranteed", SLOTS), ("limit", SLOTS),
                       ("borrow_limit", SLOTS)])

@@ -89,6 +89,12 @@ typedef struct skv__mgr_group_info {
 } skv__mgr_group_info;
 int skv__mgr_admin_group(skv__mgr_admin_ctx *ctx, skv__mgr_group_info *out,
                          const char *group, skv_error *err);
+/* The NUMA policy a session of the group gets when it names none
+ * ("prefer-single-node" or "interleaved"); SKV_ENOENT when no such group,
+ * SKV_ESTATE when the stored value is neither. */
+int skv__mgr_admin_group_numa(skv__mgr_admin_ctx *ctx, char *out,
+                              size_t outsz, const char *group,
+                              skv_error *err);
 
 /* The resource-policy limits that apply to a user's submissions beyond the
  * scheduler's (cluster size, lifetime); zeros = unlimited. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "admin_int.h"
+#include "sokovan/node.h"
 #include "../store/ops.h"
 
 #define DEFAULT_SELECTOR SKV_SCHED_SELECTOR_AUTO
@@ -58,6 +59,9 @@ static int apply(skv__mgr_admin_ctx *ctx, void *arg, skv_error *err)
     if (!rc)
         rc = skv__mgr_store_admin_group_limits_set(ctx->db, n, &c->new_l,
                                                    err);
+    if (!rc)    /* NULL keeps it (create: the column's default) */
+        rc = skv__mgr_store_admin_group_numa_set(ctx->db, n,
+                                                 c->g->numa_policy, err);
     if (!rc)
         rc = skv__mgr_store_admin_group_read(ctx->db, c->rp, n, err);
     return rc ? rc : skv__mgr_admin_gops_fill(ctx->db, c->rp, err);
@@ -148,6 +152,11 @@ static int check_fields(const skv_proto_resource_group *g, skv_error *err)
     if (!rc && po && skv__mgr_admin_preempt_order(po) < 0)
         rc = skv__err(err, SKV_EINVAL, "preempt_order '%s' is not "
                       "'lowest-priority' or 'newest'", po);
+    skv_node_policy np;
+    if (!rc && g->numa_policy && skv_node_policy_parse(&np, g->numa_policy,
+                                                       NULL))
+        rc = skv__err(err, SKV_EINVAL, "numa_policy '%s' is not "
+                      "'prefer-single-node' or 'interleaved'", g->numa_policy);
     if (!rc && g->pending_timeout_ms > (uint64_t)INT64_MAX)
         rc = skv__err(err, SKV_ERANGE, "pending_timeout_ms too large");
     for (size_t i = 0; !rc && i < g->n_session_types; i++) {

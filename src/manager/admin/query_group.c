@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "admin_int.h"
+#include "sokovan/node.h"
 
 /* Whether the comma list csv ("" = everything) contains item. */
 static bool csv_has(const char *csv, const char *item)
@@ -103,6 +104,28 @@ int skv__mgr_admin_group(skv__mgr_admin_ctx *ctx, skv__mgr_group_info *out,
     gi.max_lifetime_ms = l.max_lifetime_ms > 0 ? (uint64_t)l.max_lifetime_ms
                                                : 0;
     *out = gi;
+    return 0;
+}
+
+int skv__mgr_admin_group_numa(skv__mgr_admin_ctx *ctx, char *out,
+                              size_t outsz, const char *group,
+                              skv_error *err)
+{
+    if (!ctx || !ctx->db || !out || !outsz || !group)
+        return skv__err(err, SKV_EINVAL, "admin group_numa: NULL argument");
+    int rc = skv__mgr_store_admin_group_numa(ctx->db, group, out, outsz, err);
+    if (rc == 0)
+        return skv__err(err, SKV_ENOENT, "resource group '%s' does not "
+                        "exist", group);
+    if (rc < 0)
+        return rc;
+    if (!out[0])            /* a blank row: the policy before step 6 */
+        snprintf(out, outsz, "%s", skv_node_policy_name(SKV_NODE_PREFER_SINGLE));
+    skv_node_policy np;
+    if (skv_node_policy_parse(&np, out, NULL))
+        return skv__err(err, SKV_ESTATE, "resource group '%s': stored "
+                        "numa_policy '%s' is not 'prefer-single-node' or "
+                        "'interleaved'", group, out);
     return 0;
 }
 

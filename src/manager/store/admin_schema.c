@@ -101,12 +101,19 @@ static const char admin_v5_sqlite[] =
     "ALTER TABLE resource_groups ADD COLUMN preempt_order TEXT NOT NULL"
     " DEFAULT 'lowest-priority';";
 
+/* Step 6: the NUMA policy a session of the group gets when it names none
+ * (as before: prefer-single-node). */
+static const char admin_v6_sqlite[] =
+    "ALTER TABLE resource_groups ADD COLUMN numa_policy TEXT NOT NULL"
+    " DEFAULT 'prefer-single-node';";
+
 static const skv__mgr_migration admin[] = {
     {1, admin_v1_sqlite, skv__mgr_store_admin_v1_pg},
     {2, admin_v2_sqlite, skv__mgr_store_admin_v2_pg},
     {3, admin_v3_sqlite, skv__mgr_store_admin_v3_pg},
     {4, admin_v4_sqlite, skv__mgr_store_admin_v4_pg},
     {5, admin_v5_sqlite, skv__mgr_store_admin_v5_pg},
+    {6, admin_v6_sqlite, skv__mgr_store_admin_v6_pg},
 };
 
 int skv__mgr_store_admin_schema(skv__db *db, skv_error *err)

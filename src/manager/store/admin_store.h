@@ -328,6 +328,12 @@ int skv__mgr_store_admin_group_limits_set(skv__db *db, const char *name,
 int skv__mgr_store_admin_group_limits(skv__db *db, const char *name,
                                       skv__mgr_store_glimits *out,
                                       skv_error *err);
+/* A group's default NUMA policy (admin_numa.c): _set with NULL leaves it
+ * unchanged; the read gives 1 with it ("" for a blank row), 0: no group. */
+int skv__mgr_store_admin_group_numa_set(skv__db *db, const char *name,
+                                        const char *policy, skv_error *err);
+int skv__mgr_store_admin_group_numa(skv__db *db, const char *name,
+                                    char *out, size_t outsz, skv_error *err);
 /* 1 with the group's lost-batch policy and pending timeout. */
 int skv__mgr_store_admin_group_info(skv__db *db, const char *name,
                                     char *lost, size_t lostsz,

@@ -157,6 +157,9 @@ const char skv__mgr_store_admin_v4_pg[] =
 const char skv__mgr_store_admin_v5_pg[] =
     "ALTER TABLE resource_groups ADD COLUMN preempt_order TEXT NOT NULL"
     " DEFAULT 'lowest-priority';";
+const char skv__mgr_store_admin_v6_pg[] =
+    "ALTER TABLE resource_groups ADD COLUMN numa_policy TEXT NOT NULL"
+    " DEFAULT 'prefer-single-node';";
 const char skv__mgr_store_vfolders_v1_pg[] =
     "CREATE TABLE IF NOT EXISTS vfolders(id TEXT PRIMARY KEY,"
     " name TEXT NOT NULL, host TEXT NOT NULL, owner TEXT NOT NULL,"
