@@ -90,9 +90,11 @@ static int bulk_hmac(skv__hmac256 *st, const skv_auth_block *block,
                                            n - skip, msg->body,
                                            msg->body_len, err)
                       : skv__err(err, SKV_EINVAL, "auth: head too long");
+    if (rc)
+        return rc;
     skv__hmac256_update(st, head, n);
     skv__hmac256_update(st, tag, sizeof tag);
-    return rc;
+    return 0;
 }
 
 /* OpenSSL's HMAC (SHA extensions where the CPU has them) over the
