@@ -86,10 +86,10 @@ static int bulk_hmac(skv__hmac256 *st, const skv_auth_block *block,
     uint8_t tag[SKV__AUTH_BODY_TAG_BYTES];
     size_t n = canon_head(head, sizeof head, BULK_PREFIX, block, msg);
     size_t skip = sizeof BULK_PREFIX - 1; /* the key is over the lines */
-    int rc = n > skip ? skv__auth_body_tag(tag, key, key_len, head + skip,
-                                           n - skip, msg->body,
-                                           msg->body_len, err)
-                      : skv__err(err, SKV_EINVAL, "auth: head too long");
+    if (n <= skip || n >= sizeof head)
+        return skv__err(err, SKV_EINVAL, "auth: head too long");
+    int rc = skv__auth_body_tag(tag, key, key_len, head + skip, n - skip,
+                                msg->body, msg->body_len, err);
     if (rc)
         return rc;
     skv__hmac256_update(st, head, n);
