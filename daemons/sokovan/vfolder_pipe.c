@@ -6,14 +6,31 @@
  * reply that is not the oldest request's is a protocol error.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
+#include <sys/socket.h>
 
 #include "vfolder.h"
+
+/* A socket send buffer that holds the whole window: with the default
+ * (~208 KiB) a 1 MiB chunk's write blocks until the manager has read most
+ * of it, so the CLI could not read and sign the next chunk while the
+ * manager stored this one and the two processes took turns instead of
+ * running side by side. The kernel caps the request at net.core.wmem_max;
+ * failing to raise it costs speed only. */
+static void widen_send_buffer(cli *c)
+{
+    int fd = skv_client_fd(c->client);
+    int want = (int)(CLI_VF_CHUNK * CLI_VF_WINDOW);
+    if (fd >= 0)
+        (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
+}
 
 void cli_vf_pipe_init(cli_vf_pipe *p, cli *c, skv_proto_type type)
 {
     memset(p, 0, sizeof *p);
     p->c = c;
     p->type = type;
+    if (type == SKV_PROTO_VFOLDER_UPLOAD)
+        widen_send_buffer(c);
 }
 
 int cli_vf_pipe_send(cli_vf_pipe *p, const void *body)

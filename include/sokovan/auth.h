@@ -109,7 +109,9 @@ typedef struct skv_auth_message {
 /* The canonical byte string that is signed (caller frees with skv_free):
  *   "SKV-HMAC-SHA256\n" version "\n" kind "\n" request_id "\n" type "\n"
  *   access_key "\n" timestamp_ms "\n" hex(nonce) "\n" body
- * numbers in decimal ASCII, hex in lower case. */
+ * numbers in decimal ASCII, hex in lower case. A body of 65536 bytes or
+ * more is signed through its Poly1305 tag under a key derived from the
+ * secret (docs/protocol.md, "Bulk bodies"): SKV_ENOTSUP for those. */
 SKV_EXTERN int skv_auth_canonical(void **out, size_t *out_len,
                                   const skv_auth_block *block,
                                   const skv_auth_message *msg, skv_error *err);

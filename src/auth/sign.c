@@ -1,6 +1,9 @@
 /* The canonical byte string of a message and its HMAC-SHA256 signature.
  * The same piece-by-piece walk feeds both the HMAC (streaming, no copy of
  * the body) and skv_auth_canonical(), so the two can never disagree.
+ * A bulk body (SKV__AUTH_BULK_MIN bytes or more: file chunks) enters the
+ * HMAC as its Poly1305 tag under a per-message key (body_mac.c), under a
+ * prefix of its own so the two forms never sign the same string.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <inttypes.h>
 #include <sodium.h>
@@ -12,25 +15,27 @@
 #include "skv_sha256.h"
 
 #define CANON_PREFIX "SKV-HMAC-SHA256\n"
+#define BULK_PREFIX "SKV-HMAC-SHA256-POLY1305\n"
 #define TYPE_NAME_MAX 64
 
 typedef void (*piece_fn)(const void *data, size_t len, void *payload);
 
-/* Everything before the body: small and bounded, formatted into buf. */
-static size_t canon_head(char *buf, size_t bufsz, const skv_auth_block *b,
-                         const skv_auth_message *m)
+/* Everything before the body: small and bounded, formatted into buf
+ * (prefix: CANON_PREFIX or BULK_PREFIX). */
+static size_t canon_head(char *buf, size_t bufsz, const char *prefix,
+                         const skv_auth_block *b, const skv_auth_message *m)
 {
     char hex[SKV_AUTH_NONCE_BYTES * 2 + 1];
     sodium_bin2hex(hex, sizeof hex, b->nonce, SKV_AUTH_NONCE_BYTES);
     int n = snprintf(buf, bufsz,
-                     CANON_PREFIX "%" PRIu32 "\n%" PRIu32 "\n%" PRIu64
-                     "\n%s\n%s\n%" PRId64 "\n%s\n",
+                     "%s%" PRIu32 "\n%" PRIu32 "\n%" PRIu64
+                     "\n%s\n%s\n%" PRId64 "\n%s\n", prefix,
                      m->version, m->kind, m->request_id, m->type,
                      b->access_key, b->timestamp_ms, hex);
     return n < 0 ? 0 : (size_t)n;
 }
 
-/* head: prefix(16) + 3 numbers(<=20 each) + type(63) + key(63) + ts(20)
+/* head: prefix(<=25) + 3 numbers(<=20 each) + type(63) + key(63) + ts(20)
  * + nonce hex(32) + 7 newlines < 320. */
 #define CANON_HEAD_MAX 320
 
@@ -38,7 +43,7 @@ static void canon_walk(const skv_auth_block *b, const skv_auth_message *m,
                        piece_fn fn, void *payload)
 {
     char head[CANON_HEAD_MAX];
-    size_t n = canon_head(head, sizeof head, b, m);
+    size_t n = canon_head(head, sizeof head, CANON_PREFIX, b, m);
     fn(head, n, payload);
     if (m->body_len)
         fn(m->body, m->body_len, payload);
@@ -71,18 +76,41 @@ static void hmac_piece(const void *data, size_t len, void *payload)
     skv__hmac256_update(payload, data, len);
 }
 
-/* OpenSSL's HMAC (SHA extensions where the CPU has them): every byte of a
- * file upload passes through here. */
+/* A bulk body: HMAC over BULK_PREFIX, the head's lines and the body's
+ * Poly1305 tag (its one-time key derived from the same lines). */
+static int bulk_hmac(skv__hmac256 *st, const skv_auth_block *block,
+                     const skv_auth_message *msg, const char *key,
+                     size_t key_len, skv_error *err)
+{
+    char head[CANON_HEAD_MAX];
+    uint8_t tag[SKV__AUTH_BODY_TAG_BYTES];
+    size_t n = canon_head(head, sizeof head, BULK_PREFIX, block, msg);
+    size_t skip = sizeof BULK_PREFIX - 1; /* the key is over the lines */
+    if (n <= skip || n >= sizeof head)
+        return skv__err(err, SKV_EINVAL, "auth: head too long");
+    int rc = skv__auth_body_tag(tag, key, key_len, head + skip, n - skip,
+                                msg->body, msg->body_len, err);
+    if (rc)
+        return rc;
+    skv__hmac256_update(st, head, n);
+    skv__hmac256_update(st, tag, sizeof tag);
+    return 0;
+}
+
+/* OpenSSL's HMAC (SHA extensions where the CPU has them) over the
+ * canonical string, or over head + tag for a bulk body. */
 int skv__auth_hmac(uint8_t mac[SKV_AUTH_SIG_BYTES], const skv_auth_block *block,
                    const skv_auth_message *msg, const char *key, size_t key_len,
                    skv_error *err)
 {
     skv__hmac256 st;
     int rc = skv__hmac256_init(&st, key, key_len, err);
-    if (!rc) {
+    if (!rc && msg->body_len >= SKV__AUTH_BULK_MIN)
+        rc = bulk_hmac(&st, block, msg, key, key_len, err);
+    else if (!rc)
         canon_walk(block, msg, hmac_piece, &st);
+    if (!rc)
         rc = skv__hmac256_final(&st, mac, err);
-    }
     skv__hmac256_free(&st); /* wipes the key material it holds */
     return rc;
 }
@@ -121,8 +149,10 @@ int skv_auth_canonical(void **out, size_t *out_len, const skv_auth_block *block,
     int rc = skv__auth_check_inputs(block, msg, err);
     if (rc)
         return rc;
-    if (msg->body_len > SIZE_MAX - CANON_HEAD_MAX)
-        return skv__err(err, SKV_ERANGE, "auth_canonical: body too large");
+    if (msg->body_len >= SKV__AUTH_BULK_MIN)
+        return skv__err(err, SKV_ENOTSUP, "auth_canonical: a body of %d "
+                        "bytes or more is signed through its Poly1305 tag, "
+                        "which needs the secret key", SKV__AUTH_BULK_MIN);
     canon_buf cb = {skv__malloc(CANON_HEAD_MAX + msg->body_len), 0};
     if (!cb.p)
         return skv__err(err, SKV_ENOMEM, "auth_canonical: out of memory");
