@@ -148,9 +148,10 @@ static void runc_message(const oci_prep *p, char *out, size_t n)
                 if (!strcmp(key, "level"))
                     error = skv__ij_string(&c, key, sizeof(key)) == 0 &&
                             !strcmp(key, "error");
-                else if (strcmp(key, "msg") || skv__ij_string(&c, val,
-                                                            sizeof(val)) < 0)
+                else if (strcmp(key, "msg"))
                     skv__ij_skip(&c);
+                else if (skv__ij_string(&c, val, sizeof(val)) < 0)
+                    val[0] = '\0'; /* too long or not ASCII: not used */
             }
         if (error && val[0])
             snprintf(out, n, "%s", val);
@@ -229,9 +230,11 @@ static int launch(oci_prep *p, skv_exec *e, skv_error *err)
     for (int i = 0; i < 3; i++)
         close_fd(&p->pipes[i][i == 0 ? 0 : 1]);
     int rc = collect(p, e, err);
-    if (rc < 0 && e->cmd_pidfd >= 0)
-        kill(keeper, SIGTERM); /* it kills the command, then ends */
     if (rc < 0) {
+        /* It kills the command (now, or once runc has started it), then
+         * ends; one that already ended is a zombie the signal cannot
+         * reach. */
+        kill(keeper, SIGTERM);
         reap(keeper);
         e->reaped = true;
     }

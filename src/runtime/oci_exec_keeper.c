@@ -53,7 +53,9 @@ static void keeper_fds(keeper *kp)
         tmp[i] = *want[i] >= 0 ? fcntl(*want[i], F_DUPFD_CLOEXEC, 16) : -1;
     for (int i = 0; i < 5; i++) {
         *want[i] = tmp[i] >= 0 ? 3 + i : -1;
-        if (tmp[i] >= 0 && dup3(tmp[i], 3 + i, O_CLOEXEC) < 0)
+        if (tmp[i] < 0)
+            close(3 + i); /* unused here: whatever the caller had there */
+        else if (dup3(tmp[i], 3 + i, O_CLOEXEC) < 0)
             _exit(127);
     }
     if (syscall(SYS_close_range, 8U, ~0U, 0U) < 0)
@@ -71,6 +73,12 @@ static void keeper_fds(keeper *kp)
  * Ctrl-C on the caller's terminal is not the command's. */
 static void keeper_signals(keeper *kp)
 {
+    /* A caller ignoring SIGCHLD would have runc auto-reaped, its status
+     * lost. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_DFL;
+    sigaction(SIGCHLD, &sa, NULL);
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
@@ -113,6 +121,8 @@ static bool reap(pid_t pid, bool any, int *status)
         pid_t p = waitpid(any ? -1 : pid, &st, WNOHANG);
         if (p < 0 && errno == EINTR)
             continue;
+        if (p < 0 && errno == ECHILD && !hit)
+            _exit(127); /* cannot happen: `pid` is an unreaped child */
         if (p <= 0)
             return hit;
         if (p == pid) {
@@ -277,8 +287,10 @@ _Noreturn void skv__oci_keeper_main(const skv__oci_keeper *k)
     }
     /* Nothing of the exec's directory is used from here on: the caller
      * removes it once the report socket closes. */
-    if (chdir("/") < 0)
+    if (chdir("/") < 0) {
+        kill_command(&kp);
         fail(&kp, "chdir /", errno);
+    }
     skv__exec_report_send(kp.k.report_fd, 'P', kp.cmd, NULL, kp.cmd_pidfd);
     close(kp.k.report_fd);
     mirror(wait_for(&kp, kp.cmd, true));
