@@ -5,7 +5,7 @@
  * followed, Ctrl-C, the local terminal restored); refusals (an ended
  * session, another user's); a client killed -9 mid-exec leaves no process;
  * an agent killed -9 mid-exec ends the client's exec with an error; many
- * execs at once.
+ * execs at once; the same through an agent of the oci backend (runc).
  *
  * Needs root, /bin/busybox and the daemons and the CLI in <build>/bin;
  * otherwise every test says why it is skipped.
