@@ -72,6 +72,8 @@ typedef struct e2e_cluster {
     /* More manager arguments, e.g. {"--sched-plugins", path}; NULL ends
      * them. Borrowed: they must outlive the cluster. */
     const char *mgr_extra[8];
+    /* Agent i's --backend (e.g. "oci": runc); "" = the agent's default. */
+    char agent_backend[E2E_MAX_AGENTS][16];
 } e2e_cluster;
 
 static inline int64_t e2e_now_ms(void)
@@ -335,6 +337,10 @@ static inline int e2e_start_agent(e2e_cluster *c, int i)
     if (xml) {
         argv[argc++] = "--topology-xml";
         argv[argc++] = xml;
+    }
+    if (c->agent_backend[i][0]) {
+        argv[argc++] = "--backend";
+        argv[argc++] = c->agent_backend[i];
     }
     c->agent[i] = e2e_spawn(c, id, argv);
     if (c->agent[i] < 0)

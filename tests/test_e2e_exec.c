@@ -5,7 +5,7 @@
  * followed, Ctrl-C, the local terminal restored); refusals (an ended
  * session, another user's); a client killed -9 mid-exec leaves no process;
  * an agent killed -9 mid-exec ends the client's exec with an error; many
- * execs at once.
+ * execs at once; the same through an agent of the oci backend (runc).
  *
  * Needs root, /bin/busybox and the daemons and the CLI in <build>/bin;
  * otherwise every test says why it is skipped.
@@ -719,6 +719,84 @@ START_TEST(test_e2e_exec_many)
 }
 END_TEST
 
+/* ---- the OCI backend ------------------------------------------------------------------ */
+
+/* The same exec through an agent whose runtime is runc (--backend oci):
+ * exit codes and a signal's 128+N, a command not found, 100 MB through
+ * -i and back (sha256), a terminal (the size, a resize followed, Ctrl-C,
+ * the exit code), and a client killed -9 leaves no process. Skipped only
+ * without runc. */
+START_TEST(test_e2e_exec_oci)
+{
+    REQUIRE();
+    if (access("/usr/sbin/runc", X_OK) != 0) {
+        fprintf(stderr, "%s: SKIP: /usr/sbin/runc is missing (Debian "
+                "package runc)\n", __func__);
+        return;
+    }
+    ck_assert_int_ge(sodium_init(), 0);
+    snprintf(g.agent_backend[0], sizeof(g.agent_backend[0]), "oci");
+    char sid[E2E_ID_MAX];
+    skv_client *cl = up(sid);
+    cli_run r;
+    cli(&r, ARGS("exec", sid, "sh", "-c", "echo out; echo err >&2; exit 3"));
+    ck_assert_msg(r.status == 3, "exit %d: %s", r.status, r.ebuf);
+    ck_assert_str_eq(r.obuf, "out\n");
+    ck_assert_msg(strstr(r.ebuf, "err\n") != NULL, "stderr: %s", r.ebuf);
+    cli(&r, ARGS("exec", sid, "--", "sh", "-c", "kill -9 $$"));
+    ck_assert_int_eq(r.status, 128 + 9);
+    cli(&r, ARGS("exec", sid, "--", "no-such-command"));
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.ebuf, "not found") && strstr(r.ebuf, "SKV_ENOENT"),
+                  "%s", r.ebuf);
+    /* 100 MB through stdin and back */
+    cli_start(&r, ARGS("exec", "-i", sid, "--", "cat"));
+    uint8_t hin[32], hout[32];
+    size_t got = 0;
+    pump_big(&r, hin, hout, &got);
+    cli_wait(&r);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.ebuf);
+    ck_assert_uint_eq(got, BIG);
+    ck_assert_msg(memcmp(hin, hout, 32) == 0, "sha256 of what came back "
+                  "differs from what was sent");
+    /* a terminal */
+    pty_run t;
+    pty_start(&t, ARGS("shell", sid));
+    pty_send(&t, "busybox tty; busybox stty size\r");
+    ck_assert_msg(pty_expect(&t, "24 80", 15000), "stty: %s", pty_text(&t));
+    ck_assert_msg(strstr(t.buf, "/dev/pts/"), "tty: %s", pty_text(&t));
+    struct winsize ws = {50, 132, 0, 0};
+    ck_assert_int_eq(ioctl(t.master, TIOCSWINSZ, &ws), 0);
+    bool resized = false;
+    for (int i = 0; i < 30 && !resized; i++) {
+        pty_send(&t, "busybox stty size\r");
+        resized = pty_expect(&t, "50 132", 500);
+    }
+    ck_assert_msg(resized, "after resize: %s", pty_text(&t));
+    pty_send(&t, "sleep 4254\r");
+    ck_assert(procs_become("sleep", "4254", 1, 10000));
+    pty_send(&t, "\x03");
+    ck_assert_msg(procs_become("sleep", "4254", 0, 10000), "Ctrl-C did not "
+                  "stop the foreground command: %s", pty_text(&t));
+    pty_send(&t, "exit 7\r");
+    int st = pty_wait(&t);
+    ck_assert_msg(st == 7, "shell exit %d: %s", st, pty_text(&t));
+    close(t.master);
+    /* the client killed -9: the command goes too */
+    cli_start(&r, ARGS("exec", "-i", sid, "--", "sleep", "4255"));
+    ck_assert(procs_become("sleep", "4255", 1, 10000));
+    kill(r.pid, SIGKILL);
+    cli_wait(&r);
+    ck_assert_msg(procs_become("sleep", "4255", 0, 10000), "the exec'd "
+                  "command outlived its client");
+    cli(&r, ARGS("exec", sid, "--", "echo", "alive"));
+    ck_assert_msg(r.status == 0 && strcmp(r.obuf, "alive\n") == 0,
+                  "exit %d: %s %s", r.status, r.obuf, r.ebuf);
+    skv_client_free(cl);
+    e2e_stop(&g);
+}
+END_TEST
+
 #define ADD_CASE(s, name, test)                                                \
     do {                                                                       \
         TCase *tc_ = tcase_create(name);                                       \
@@ -740,5 +818,6 @@ Suite *skv_test_suite_e2e_exec(void)
     ADD_CASE(s, "exec_agent_killed", test_e2e_exec_agent_killed);
     ADD_CASE(s, "exec_many", test_e2e_exec_many);
     ADD_CASE(s, "exec_over_credit", test_e2e_exec_over_credit);
+    ADD_CASE(s, "exec_oci", test_e2e_exec_oci);
     return s;
 }

@@ -458,40 +458,6 @@ START_TEST(test_exec_process_backend)
 }
 END_TEST
 
-/* The oci backend refuses exec loudly (runc exec is not wired). */
-START_TEST(test_exec_oci_refused)
-{
-    SKV_RTFX_REQUIRE();
-    if (access("/usr/sbin/runc", X_OK) != 0) {
-        fprintf(stderr, "test_exec_oci_refused: skipped: /usr/sbin/runc "
-                "missing\n");
-        return;
-    }
-    skv_runtime *rt = open_rt("oci", "oci");
-    skv_error e = SKV_ERROR_INIT;
-    skv_container_spec *s = NULL;
-    SKV_CK_OK(skv_container_spec_new(&s, "o", &e), &e);
-    SKV_CK_OK(skv_container_spec_set_image(s, "busybox", &e), &e);
-    const char *argv[] = {"sleep", "1000"};
-    SKV_CK_OK(skv_container_spec_set_argv(s, 2, argv, &e), &e);
-    SKV_CK_OK(skv_runtime_create(rt, s, &e), &e);
-    SKV_CK_OK(skv_runtime_start(rt, "o", &e), &e);
-    skv_container_spec_free(s);
-    skv_exec_options o = SKV_EXEC_OPTIONS_INIT;
-    const char *cmd[] = {"true"};
-    o.argv = cmd;
-    o.argc = 1;
-    skv_exec *x = NULL;
-    int fds = count_fds();
-    ck_assert_int_eq(skv_runtime_exec(rt, "o", &o, &x, &e), SKV_ENOTSUP);
-    ck_assert_msg(strstr(e.message, "'oci'"), "%s", e.message);
-    ck_assert_ptr_null(x);
-    ck_assert_int_eq(count_fds(), fds);
-    skv_runtime_destroy(rt, "o", 0, NULL);
-    skv_runtime_free(rt);
-}
-END_TEST
-
 /* ---- the agent's exec messages ----------------------------------------------
  * The agent object driven as the manager relay would drive it: frames in
  * with skv_agent_handle_frame, frames out through the send callback
@@ -1304,7 +1270,6 @@ Suite *skv_test_suite_exec(void)
     tcase_add_test(tc, test_exec_tty_resize);
     tcase_add_test(tc, test_exec_leaves_nothing);
     tcase_add_test(tc, test_exec_process_backend);
-    tcase_add_test(tc, test_exec_oci_refused);
     suite_add_tcase(s, tc);
     tc = tcase_create("agent_exec");
     tcase_add_unchecked_fixture(tc, skv_rtfx_setup_import, skv_rtfx_teardown);

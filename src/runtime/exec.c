@@ -373,11 +373,12 @@ int skv_runtime_exec(skv_runtime *rt, const char *id,
     int rc = check_opts(opts, err);
     if (rc == 0)
         rc = skv__rt_lookup(rt, id, dir, sizeof(dir), &b, err);
+    bool oci = rc == 0 && b == skv_runtime_backend_oci();
     if (rc == 0 && b != skv_runtime_backend_native() &&
-        b != skv_runtime_backend_process())
+        b != skv_runtime_backend_process() && !oci)
         rc = skv__err(err, SKV_ENOTSUP, "exec into container '%s' of backend "
-                      "'%s' is not supported (native and process only)", id,
-                      b->name);
+                      "'%s' is not supported (native, process and oci only)",
+                      id, b->name);
     if (rc < 0)
         return rc;
     prep p;
@@ -387,19 +388,23 @@ int skv_runtime_exec(skv_runtime *rt, const char *id,
     rc = e ? argv_copy(opts, &argv, err) : skv__err(err, SKV_ENOMEM, "exec");
     if (e) {
         e->tty = opts->tty;
-        e->in = e->out = e->errfd = e->pidfd = -1;
-        e->pid = -1;
+        e->in = e->out = e->errfd = e->pidfd = e->cmd_pidfd = -1;
+        e->pid = e->cmd_pid = -1;
     }
-    if (rc == 0)
+    if (rc == 0 && oci)
+        rc = skv__oci_exec(rt, dir, id, opts, e, err);
+    else if (rc == 0)
         rc = prepare(&p, rt, dir, id, opts, err);
     p.l.argv = (char *const *)argv;
-    if (rc == 0)
+    if (rc == 0 && !oci)
         rc = launch(&p, e, err);
-    if (rc == 0)
+    if (rc == 0 && !oci)
         rc = finish(&p, e, err);
     prep_free(&p);
     skv__free(argv);
-    if (rc < 0 && e && e->pid > 0 && !e->reaped) {
+    /* A keeper is ended by skv_exec_free: SIGKILL would orphan its
+     * command. */
+    if (rc < 0 && e && !e->keeper && e->pid > 0 && !e->reaped) {
         kill(e->pid, SIGKILL);
         reap(e->pid);
         e->reaped = true;

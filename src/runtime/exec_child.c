@@ -192,3 +192,9 @@ int skv__exec_report_recv(int fd, skv__rt_msg *m, int *fd_out,
     m->text[sizeof(m->text) - 1] = '\0';
     return 1;
 }
+
+void skv__exec_report_send(int sock, char tag, int64_t value,
+                           const char *what, int fd)
+{
+    report(sock, tag, value, what, fd);
+}

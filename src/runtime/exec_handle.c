@@ -13,7 +13,7 @@
 
 int64_t skv_exec_pid(const skv_exec *e)
 {
-    return e ? e->pid : -1;
+    return !e ? -1 : e->keeper ? e->cmd_pid : e->pid;
 }
 
 int skv_exec_fd(const skv_exec *e, skv_exec_stream which)
@@ -70,7 +70,8 @@ int skv_exec_signal(skv_exec *e, int sig, skv_error *err)
     if (e->reaped)
         return skv__err(err, SKV_ESTATE, "exec %ld has ended", (long)e->pid);
     /* Through the pidfd: exact even after the process became a zombie. */
-    if (syscall(SYS_pidfd_send_signal, e->pidfd, sig, NULL, 0) < 0 &&
+    int fd = e->keeper ? e->cmd_pidfd : e->pidfd;
+    if (syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) < 0 &&
         errno != ESRCH)
         return skv__err_sys(err, errno, "exec: signal %d", sig);
     return 0;
@@ -123,7 +124,14 @@ void skv_exec_free(skv_exec *e)
 {
     if (!e)
         return;
-    if (e->pid > 0 && !e->reaped) {
+    if (e->keeper && e->pid > 0 && !e->reaped) {
+        /* The keeper kills the command's group while it holds the
+         * command unreaped, then ends (our child: its pid is exact). */
+        kill(e->pid, SIGTERM);
+        int status;
+        while (waitpid(e->pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    } else if (e->pid > 0 && !e->reaped) {
         /* Its session's group too (setsid made it the leader): children
          * it started would otherwise outlive the exec. The unreaped
          * leader keeps the group id from being reused. */
@@ -133,7 +141,7 @@ void skv_exec_free(skv_exec *e)
         while (waitpid(e->pid, &status, 0) < 0 && errno == EINTR)
             ;
     }
-    int fds[] = {e->in, e->out, e->errfd, e->pidfd};
+    int fds[] = {e->in, e->out, e->errfd, e->pidfd, e->cmd_pidfd};
     for (size_t i = 0; i < SKV__ARRAY_LEN(fds); i++)
         if (fds[i] >= 0 && !(i == 1 && e->tty))
             close(fds[i]);

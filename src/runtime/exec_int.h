@@ -62,13 +62,27 @@ _Noreturn void skv__exec_child(const skv__exec_launch *l);
 int skv__exec_report_recv(int fd, skv__rt_msg *m, int *fd_out,
                           skv_error *err);
 
+/* One report with fd attached when >= 0 (exec_child.c). Async-signal-safe. */
+void skv__exec_report_send(int sock, char tag, int64_t value,
+                           const char *what, int fd);
+
 struct skv_exec {
     pid_t pid;
-    int pidfd;                  /* of the command */
+    int pidfd;                  /* of the command, or of its keeper */
     int in, out, errfd;         /* tty: in == out == the master */
     bool tty;
     bool reaped;
     int code, sig;
+    /* oci: pid/pidfd are the keeper's (oci_exec_keeper.c), which ends as
+     * the command ends; signals go to the command's own pidfd. */
+    bool keeper;
+    pid_t cmd_pid;
+    int cmd_pidfd;
 };
+
+/* The oci backend's exec (oci_exec.c): fills e (pid, pidfd, descriptors,
+ * cmd_pid, cmd_pidfd) or leaves what it started to skv_exec_free. */
+int skv__oci_exec(skv_runtime *rt, const char *dir, const char *id,
+                  const skv_exec_options *o, skv_exec *e, skv_error *err);
 
 #endif

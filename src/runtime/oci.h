@@ -19,6 +19,9 @@ void skv__json_close(skv__json *j, char bracket);
 void skv__json_str(skv__json *j, const char *key, const char *value);
 void skv__json_int(skv__json *j, const char *key, int64_t value);
 void skv__json_bool(skv__json *j, const char *key, bool value);
+/* A value already in JSON (a span checked by a reader), copied as is. */
+void skv__json_raw(skv__json *j, const char *key, const char *text,
+                   size_t len);
 void skv__json_free(skv__json *j);
 
 /* config.json for spec: root at rootfs_dir, cgroup at cgroups_path. */

@@ -109,6 +109,17 @@ void skv__json_bool(skv__json *j, const char *key, bool value)
     j->need_comma = true;
 }
 
+void skv__json_raw(skv__json *j, const char *key, const char *text,
+                   size_t len)
+{
+    if (key)
+        skv__json_key(j, key);
+    else
+        sep(j);
+    put(j, text, len);
+    j->need_comma = true;
+}
+
 void skv__json_free(skv__json *j)
 {
     skv__free(j->buf);
