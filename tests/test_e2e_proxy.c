@@ -752,8 +752,11 @@ static void expect_ended(skv_client *cl, const char *sid, const char *want,
 static void background(bool ns, const char *name, const char *cmd)
 {
     char sh[8192], out[256];
+    /* nothing of it on in_ns's pipe: a shell's saved descriptors, kept
+     * by a pipeline's first command, would hold that open for good */
     snprintf(sh, sizeof sh, "sh -c '%s > %s/%s.out 2>&1 & echo $! > "
-             "%s/%s.pid'", cmd, g.root, name, g.root, name);
+             "%s/%s.pid' </dev/null >/dev/null 2>&1", cmd, g.root, name,
+             g.root, name);
     if (ns) {
         in_ns(out, sizeof out, "%s", sh);
     } else {
@@ -907,7 +910,6 @@ static void tunnel_client(const char *sid, int port, const char *name,
         e2e_sleep_ms(100);
     }
     ck_assert_msg(strstr(out, "probe"), "tunnel on %d: %s", port, out);
-    /* cmd's stderr away from in_ns's pipe, which it would hold open */
     snprintf(sh, sizeof sh, "%s 2>/dev/null | exec busybox nc 127.0.0.1 %d",
              cmd, port);
     background(true, name, sh);
