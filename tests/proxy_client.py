@@ -10,6 +10,11 @@ hashlib, and websocket-client (Debian python3-websocket).
                                              N GETs on one connection
   proxy_client.py sha URL TOKEN              sha256 and size of the body
   proxy_client.py ws URL TOKEN               WebSocket echo of 3 messages
+  proxy_client.py wsloop URL TOKEN SIZE      on one WebSocket, a SIZE-byte
+                                             message and its echo every
+                                             second until killed
+  proxy_client.py wsping URL TOKEN           one echo, then only pings (a
+                                             forgotten tab) until killed
 """
 import hashlib
 import http.client
@@ -92,7 +97,34 @@ def ws(url, token):
     c.close()
 
 
+def wsloop(url, token, size):
+    import time
+    import websocket
+    c = websocket.create_connection(
+        url, header=["Authorization: Bearer " + token], timeout=20)
+    n, m = 0, "t" * int(size)
+    while True:
+        c.send(m)
+        if c.recv() != m:
+            sys.exit("wrong echo")
+        n += 1
+        print("echo %d" % n, flush=True)
+        time.sleep(1)
+
+
+def wsping(url, token):
+    import time
+    import websocket
+    c = websocket.create_connection(
+        url, header=["Authorization: Bearer " + token], timeout=20)
+    c.send("open")
+    print("echo %s" % c.recv(), flush=True)
+    while True:
+        c.ping()
+        time.sleep(1)
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"cookie": cookie, "get": get, "keepalive": keepalive, "sha": sha,
-     "ws": ws}[cmd](*args)
+     "ws": ws, "wsloop": wsloop, "wsping": wsping}[cmd](*args)

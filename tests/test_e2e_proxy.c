@@ -63,9 +63,12 @@ static void px_setup(void)
 
 static void px_teardown(void)
 {
-    /* proxy_idle's traffic loop and exec, should the case have failed */
-    static const char *const bg[] = {"traffic", "exec"};
-    for (size_t i = 0; g.root[0] && i < 2; i++) {
+    /* the idle cases' clients, exec and tunnels, should a case have
+     * failed */
+    static const char *const bg[] = {"traffic", "exec", "wsloop", "wsping",
+                                     "tick", "quiet", "quiet-src",
+                                     "app-tick", "app-quiet"};
+    for (size_t i = 0; g.root[0] && i < sizeof bg / sizeof bg[0]; i++) {
         char cmd[PATH_MAX + 96];
         snprintf(cmd, sizeof cmd, "[ -f %s/%s.pid ] && kill $(cat %s/%s.pid)"
                  " 2>/dev/null", g.root, bg[i], g.root, bg[i]);
@@ -749,8 +752,11 @@ static void expect_ended(skv_client *cl, const char *sid, const char *want,
 static void background(bool ns, const char *name, const char *cmd)
 {
     char sh[8192], out[256];
+    /* nothing of it on in_ns's pipe: a shell's saved descriptors, kept
+     * by a pipeline's first command, would hold that open for good */
     snprintf(sh, sizeof sh, "sh -c '%s > %s/%s.out 2>&1 & echo $! > "
-             "%s/%s.pid'", cmd, g.root, name, g.root, name);
+             "%s/%s.pid' </dev/null >/dev/null 2>&1", cmd, g.root, name,
+             g.root, name);
     if (ns) {
         in_ns(out, sizeof out, "%s", sh);
     } else {
@@ -870,6 +876,145 @@ START_TEST(test_e2e_proxy_idle)
 }
 END_TEST
 
+/* Lines in root/name.out. */
+static int lines_of(const char *name)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s.out", g.root, name);
+    FILE *f = fopen(path, "r");
+    int n = 0, c;
+    while (f && (c = fgetc(f)) != EOF)
+        n += c == '\n';
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* `sokovan app SID echo` on 127.0.0.1:port in the namespace (background
+ * "app-<name>"), then the client cmd through it (background name) once a
+ * probe line comes back through the tunnel. */
+static void tunnel_client(const char *sid, int port, const char *name,
+                          const char *cmd)
+{
+    char sh[PATH_MAX * 3], bg[32], out[512];
+    snprintf(sh, sizeof sh, "SOKOVAN_ENDPOINT=unix:%s SOKOVAN_KEY_FILE="
+             "%s/admin.key SOKOVAN_PROXY_URL=" PX_URL " exec %s/sokovan app "
+             "%s echo --bind 127.0.0.1:%d", g.sock, g.data, g.bin, sid, port);
+    snprintf(bg, sizeof bg, "app-%s", name);
+    background(true, bg, sh);
+    for (int i = 0; i < 300; i++) {
+        in_ns(out, sizeof out, "sh -c '(echo probe; sleep 1) | busybox nc "
+              "-w 3 127.0.0.1 %d'", port);
+        if (strstr(out, "probe"))
+            break;
+        e2e_sleep_ms(100);
+    }
+    ck_assert_msg(strstr(out, "probe"), "tunnel on %d: %s", port, out);
+    snprintf(sh, sizeof sh, "%s 2>/dev/null | exec busybox nc 127.0.0.1 %d",
+             cmd, port);
+    background(true, name, sh);
+}
+
+/* idle_timeout and long-lived streams: a WebSocket and a `sokovan app`
+ * tunnel carrying a few hundred bytes a second (and nothing else: no new
+ * request) keep their sessions for well over an idle_timeout; a tunnel
+ * open but silent, and a WebSocket carrying only pings (a forgotten tab),
+ * do not; once the busy streams end their sessions go too. */
+START_TEST(test_e2e_proxy_idle_streams)
+{
+    PX_REQUIRE();
+    skv_client *admin = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    cluster_up(&admin);
+    char wss[E2E_ID_MAX], pinged[E2E_ID_MAX], tun[E2E_ID_MAX];
+    char silent[E2E_ID_MAX], tok[1024], ptok[1024], out[8192];
+    char cmd[PATH_MAX * 4], src[PATH_MAX], tick[400];
+    char *ws_svc[] = {"ws=8765/http"}, *tcp_svc[] = {"echo=7000/tcp"};
+    submit(admin, wss, "exec /usr/bin/python3.11 /srv/ws.py", ws_svc, 1);
+    submit(admin, pinged, "exec /usr/bin/python3.11 /srv/ws.py", ws_svc, 1);
+    submit(admin, tun, "exec nc -ll -p 7000 -e cat", tcp_svc, 1);
+    submit(admin, silent, "exec nc -ll -p 7000 -e cat", tcp_svc, 1);
+    SKV_CK_OK(app_token(admin, wss, "ws", tok, sizeof tok), &e);
+    SKV_CK_OK(app_token(admin, pinged, "ws", ptok, sizeof ptok), &e);
+    const char *s = getenv("SKV_TEST_SRC_DIR");
+    snprintf(src, sizeof src, "%s/tests/proxy_client.py", s ? s : ".");
+    /* the WebSocket servers listen (a one-off echo through the proxy) */
+    const char *ids[] = {wss, pinged}, *toks[] = {tok, ptok};
+    for (int k = 0; k < 2; k++) {
+        char args[2048];
+        snprintf(args, sizeof args, "ws ws://" PX_LISTEN "/s/%s/ws/ %s",
+                 ids[k], toks[k]);
+        for (int i = 0; i < 300; i++) {
+            client(out, sizeof out, args);
+            if (strstr(out, "echo 5 True"))
+                break;
+            e2e_sleep_ms(100);
+        }
+        ck_assert_msg(strstr(out, "echo 5 True"), "%s", out);
+    }
+    snprintf(cmd, sizeof cmd, "exec /usr/bin/python3 %s wsloop ws://"
+             PX_LISTEN "/s/%s/ws/ %s 300", src, wss, tok);
+    background(true, "wsloop", cmd);
+    snprintf(cmd, sizeof cmd, "exec /usr/bin/python3 %s wsping ws://"
+             PX_LISTEN "/s/%s/ws/ %s", src, pinged, ptok);
+    background(true, "wsping", cmd);
+    memset(tick, 't', 300);
+    tick[300] = '\0';
+    snprintf(cmd, sizeof cmd, "while :; do echo %s; sleep 1; done", tick);
+    tunnel_client(tun, 18194, "tick", cmd);
+    /* one line, then silence (the sleep's pid for the teardown) */
+    snprintf(cmd, sizeof cmd, "sh -c \"echo hello; echo \\$\\$ > "
+             "%s/quiet-src.pid; exec sleep 100000\"", g.root);
+    tunnel_client(silent, 18195, "quiet", cmd);
+    for (int i = 0; i < 600 && !(file_has("quiet", "hello") &&
+                                 file_has("wsping", "echo open") &&
+                                 lines_of("tick") > 0 &&
+                                 lines_of("wsloop") > 0); i++)
+        e2e_sleep_ms(100);
+    ck_assert_msg(file_has("quiet", "hello"), "the silent tunnel is not up");
+    ck_assert_msg(file_has("wsping", "echo open"), "no pinged WebSocket");
+    ck_assert_msg(lines_of("tick") > 0, "no bytes through the tunnel");
+    ck_assert_msg(lines_of("wsloop") > 0, "no bytes over the WebSocket");
+
+    ck_assert_msg(admin_group(out, sizeof out, "update default "
+                              "--idle-timeout 5s") == 0, "%s", out);
+    int64_t t0 = e2e_now_ms();
+    int ws0 = lines_of("wsloop"), tick0 = lines_of("tick");
+    /* the silent tunnel and the pinged WebSocket go while both are open;
+     * the streams carrying bytes keep their sessions for a whole
+     * idle_timeout and more after that */
+    expect_ended(admin, silent, "idle for", "no app proxy traffic");
+    expect_ended(admin, pinged, "idle for", "no app proxy traffic");
+    for (int64_t end = e2e_now_ms() + 8000; e2e_now_ms() < end;) {
+        char st[32];
+        ck_assert_str_eq(session_status(admin, wss, st, sizeof st),
+                         "RUNNING");
+        ck_assert_str_eq(session_status(admin, tun, st, sizeof st),
+                         "RUNNING");
+        e2e_sleep_ms(500);
+    }
+    /* ... and bytes did flow all along, without a new request */
+    int64_t secs = (e2e_now_ms() - t0) / 1000;
+    ck_assert_msg(lines_of("wsloop") - ws0 >= secs / 2 &&
+                  lines_of("tick") - tick0 >= secs / 2, "in %lld s: %d "
+                  "WebSocket echoes, %d tunnel lines", (long long)secs,
+                  lines_of("wsloop") - ws0, lines_of("tick") - tick0);
+    char log[PATH_MAX + 64];
+    snprintf(log, sizeof log, "grep -c 'TCP byte counters' %s/logs/proxy.log",
+             g.root);
+    skv_test_sh_output(log, out, sizeof out);
+    ck_assert_msg(atoi(out) == 0, "the proxy could not measure streams");
+    /* the streams end: so do their sessions */
+    background_kill("wsloop");
+    background_kill("tick");
+    expect_ended(admin, wss, "idle for", "no app proxy traffic");
+    expect_ended(admin, tun, "idle for", "no app proxy traffic");
+    skv_client_free(admin);
+    kill(g_proxy, SIGTERM);
+    e2e_stop(&g);
+}
+END_TEST
+
 #define ADD_CASE(s, name, test)                                                \
     do {                                                                       \
         TCase *tc_ = tcase_create(name);                                       \
@@ -887,5 +1032,6 @@ Suite *skv_test_suite_e2e_proxy(void)
     ADD_CASE(s, "proxy_ws_tunnel", test_e2e_proxy_ws_tunnel);
     ADD_CASE(s, "proxy_restart", test_e2e_proxy_restart);
     ADD_CASE(s, "proxy_idle", test_e2e_proxy_idle);
+    ADD_CASE(s, "proxy_idle_streams", test_e2e_proxy_idle_streams);
     return s;
 }

@@ -280,6 +280,11 @@ static const skvd_key g_keys[] = {
      "5000", 100, 600000, "MS", "tell the manager which sessions were "
      "served this often (app.activity, for idle limits): one message per "
      "period, not per request"},
+    {"proxy", "stream_min_bytes", K_BYTES, PO(stream_min_bytes), P, "256", 0,
+     1024 * 1024, "BYTES", "an open WebSocket or tunnel counts as its "
+     "session's activity in a report period only when it carried more than "
+     "this (both ways, as TCP counts them) in that period: keepalive pings "
+     "of a forgotten tab stay below it"},
     {"proxy", "pidfile", K_OPTPATH, PO(pidfile), P, NULL, 0, 0, "FILE",
      "write the process id there"},
     {"proxy", "log_level", K_LEVEL, PO(log_level), P, "info", 0, 0, "LEVEL",

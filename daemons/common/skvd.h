@@ -125,6 +125,7 @@ typedef struct skvd_proxy_conf {
     uint64_t io_timeout_ms;  /* idle upstream/tunnel I/O */
     uint64_t activity_report_ms; /* app.activity period (idle limits) */
     uint64_t log_level;
+    uint64_t stream_min_bytes; /* a WebSocket/tunnel's bytes a period to count */
 } skvd_proxy_conf;
 
 typedef struct skvd_config {

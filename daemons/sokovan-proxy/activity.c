@@ -107,6 +107,7 @@ static void after(uv_work_t *w, int status)
 static void on_timer(uv_timer_t *t)
 {
     struct proxy_activity *a = t->data;
+    proxy_streams_sample(a->p);    /* WebSockets and tunnels in use */
     if (!a->n || a->sending)
         return;
     report *r = calloc(1, sizeof *r);

@@ -115,6 +115,7 @@ static void serve(proxy *p, h2o_req_t *req, const proxy_route *r,
                   const proxy_target *t, const char *token, int from_query)
 {
     proxy_activity_note(p, r->sid);   /* a resolved token: its session */
+    proxy_streams_arm(p, req, r->sid); /* an upgrade: counted while used */
     if (from_query)
         exchange(p, req, r, token);
     else if (wants_tunnel(req))

@@ -38,6 +38,7 @@ typedef struct proxy_target {
 
 typedef struct proxy_cache proxy_cache;
 struct proxy_activity;
+struct proxy_streams;
 
 typedef struct proxy {
     skvd_config cfg;
@@ -55,6 +56,7 @@ typedef struct proxy {
     skv_client *client;
     char ak[SKV_AUTH_ACCESS_KEY_MAX], sk[SKV_AUTH_SECRET_KEY_MAX];
     struct proxy_activity *activity;    /* activity.c */
+    struct proxy_streams *streams;      /* streams.c */
 } proxy;
 
 /* route.c: "/s/SESSION/SERVICE/REST" -> its parts (pointers into the
@@ -99,6 +101,18 @@ int proxy_manager_call(proxy *p, skv_proto_type type, const void *req,
 int proxy_activity_start(proxy *p);
 void proxy_activity_note(proxy *p, h2o_iovec_t sid);
 void proxy_activity_stop(proxy *p);
+
+/* streams.c: WebSockets and tunnels count as activity while they carry
+ * bytes. _arm: on an upgrade request (watched from its 101 until its
+ * connection closes); _sample: at each report, note the sessions whose
+ * streams carried more than stream_min_bytes since the previous one. */
+int proxy_streams_start(proxy *p);
+void proxy_streams_arm(proxy *p, h2o_req_t *req, h2o_iovec_t sid);
+void proxy_streams_sample(proxy *p);
+void proxy_streams_stop(proxy *p);
+/* tcpbytes.c: a TCP socket's data bytes both ways (TCP_INFO); 0 or
+ * -errno (-ENOSYS: the kernel does not count them). */
+int proxy_tcp_bytes(int fd, uint64_t *moved);
 
 /* handler.c: the one request handler. */
 int proxy_handler_register(proxy *p, h2o_hostconf_t *host);
