@@ -420,6 +420,9 @@ void skv__mgr_send_creates_session(skv_manager *m, const char *sid,
 void skv__mgr_send_creates_sessions(skv_manager *m, const char *const *sids,
                                     size_t n, const char *agent_id,
                                     int64_t now_ms);
+/* The same inside the caller's open transaction (the pass's). */
+void skv__mgr_creates_units(skv_manager *m, const char *const *sids,
+                            size_t n, const char *agent_id, int64_t now_ms);
 /* Put a placed session back to PENDING (preemption, lost agent). */
 int skv__mgr_session_requeue(skv_manager *m, const char *sid,
                              const char *reason, int64_t now_ms,
