@@ -2012,9 +2012,11 @@ static bool sched_live(skv_manager *m, const char *sid)
 START_TEST(test_kernel_events_batch)
 {
     setup_dir();
+    skv_manager *m = open_mgr(T0, 0);    /* writes the keys */
     cred ag, ad;
     read_key(&ag, "agents/a1.key");
     read_key(&ad, "admin.key");
+    skv_manager_free(m);
     char sid[2][64], kid[2][96];
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
@@ -2032,7 +2034,7 @@ START_TEST(test_kernel_events_batch)
     ck_assert_int_eq(waitpid(pid, &st, 0), pid);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
                   "a kernel.destroy left before the exits were committed");
-    skv_manager *m = open_mgr(T0 + 10, 0);
+    m = open_mgr(T0 + 10, 0);
     skv_manager_stats stats = {SKV_MANAGER_STATS_VERSION};
     SKV_CK_OK(skv_manager_get_stats(m, &stats, NULL), NULL);
     ck_assert_uint_eq(stats.sessions_by_state[SKV_SESSION_RUNNING], 2);
@@ -2043,6 +2045,8 @@ START_TEST(test_kernel_events_batch)
     /* The same without the kill: one commit, then everything follows. */
     setup_dir();
     m = open_mgr(T0, 0);
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
     two_running(m, &ag, &ad, sid, kid, T0);
     no_flush = true;
     for (int i = 0; i < 2; i++)

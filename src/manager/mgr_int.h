@@ -248,7 +248,9 @@ void skv__mgr_unit_rollback(skv_manager *m);
  * a batch, else once the batch committed (dropped if it failed). */
 typedef enum skv__mgr_after_kind {
     SKV__AFTER_STARTED = 1,     /* every kernel of sid runs */
-    SKV__AFTER_FINISHED = 2     /* sid ended (failed: not cleanly) */
+    SKV__AFTER_FINISHED = 2,    /* sid ended (failed: not cleanly) */
+    SKV__AFTER_PLACED = 3       /* sid placed: back to pending if the
+                                   batch fails (never run on success) */
 } skv__mgr_after_kind;
 void skv__mgr_after(skv_manager *m, skv__mgr_after_kind kind,
                     const char *sid, bool failed, int64_t now_ms);

@@ -119,25 +119,31 @@ static bool record_one(skv_manager *m, const skv_sched_result *res,
 
 /* Decide, persist: every placement of the pass and the kernel.create
  * units of the sessions recorded (marked PREPARING, their frames in the
- * outbox) in one transaction; the creates leave once it committed. */
+ * outbox) in one unit of the tick's batch (mgr_units.c); the creates
+ * leave once the batch committed, and go back to pending if it fails. */
 static size_t record(skv_manager *m, const skv_sched_result *res,
                      int64_t now, const char **placed)
 {
     skv_error e = SKV_ERROR_INIT;
     size_t n = 0;
+    skv__mgr_units_join(m, 0, now);     /* a unit of the tick's batch */
     int rc = skv__mgr_begin(m, &e);
     for (size_t i = 0; !rc && i < res->n_placements; i++)
-        if (record_one(m, res, &res->placements[i], now))
+        if (record_one(m, res, &res->placements[i], now)) {
             placed[n++] = res->placements[i].session_id;
+            skv__mgr_after(m, SKV__AFTER_PLACED, placed[n - 1], false, now);
+        }
     if (!rc)
         skv__mgr_creates_units(m, placed, n, NULL, now);
     if (!rc)
         rc = skv__mgr_commit(m, &e);
+    if (rc)
+        skv__mgr_rollback(m);
+    skv__mgr_units_leave(m);
     if (!rc) {
         m->st.placements += n;
         return n;
     }
-    skv__mgr_rollback(m);
     skv__log(SKV_LOG_ERROR, "manager", "the pass's %zu placements were not "
              "recorded (%s); back to pending", res->n_placements, e.message);
     for (size_t i = 0; i < res->n_placements; i++)

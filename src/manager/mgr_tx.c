@@ -41,8 +41,9 @@ int skv__mgr_commit(skv_manager *m, skv_error *err)
 
 void skv__mgr_rollback(skv_manager *m)
 {
-    if (m->batch.in_unit) {
-        skv__mgr_unit_rollback(m);
+    if (m->batch.join) {    /* a unit's own; never the whole batch */
+        if (m->batch.in_unit)
+            skv__mgr_unit_rollback(m);
         return;
     }
     skv__mgr_nonce_settle(m, false);

@@ -7,9 +7,13 @@
  * manager send (the kernel.destroy after an exit, errors) waits in the
  * outbox for the batch's commit, and the scheduler steps that follow a
  * state change (started, finished) wait in the after queue here, so
- * memory never runs ahead of the database. A failed batch drops both and
- * disconnects the agents whose events it held: they connect and register
- * again, and their kernel reports repair the database (mgr_reconcile.c).
+ * memory never runs ahead of the database. The tick's scheduling pass
+ * records its placements (and their kernel.create) in the same batch,
+ * so one commit per loop iteration covers everything. A failed batch
+ * drops the frames and steps, puts the pass's placements back to pending,
+ * and disconnects the agents whose events it held: they connect and
+ * register again, and their kernel reports repair the database
+ * (mgr_reconcile.c).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
@@ -24,6 +28,8 @@ typedef struct skv__mgr_step {
 
 static void note_conn(skv_manager *m, uint64_t conn)
 {
+    if (!conn)
+        return;     /* the pass's units: no agent behind them */
     for (size_t i = 0; i < m->batch.n_conns; i++)
         if (m->batch.conns[i] == conn)
             return;
@@ -88,6 +94,8 @@ static void run_after(skv_manager *m, const skv__mgr_step *a)
 {
     skv_error e = SKV_ERROR_INIT;
     skv_sched_state ss;
+    if (a->kind == SKV__AFTER_PLACED)
+        return;     /* its placement is durable: nothing to undo */
     if (a->kind == SKV__AFTER_STARTED) {
         if (skv_sched_mark_started(m->sched, a->sid, a->now_ms, &e))
             skv__log(SKV_LOG_WARN, "manager", "mark_started %s: %s", a->sid,
@@ -103,12 +111,15 @@ static void run_after(skv_manager *m, const skv__mgr_step *a)
 }
 
 /* Out of memory: the step runs at once (the scheduler then frees the
- * capacity a little early; dropping it would leak the capacity). */
+ * capacity a little early; dropping it would leak the capacity; a
+ * placement's undo is lost, and its session waits for a restart). */
 void skv__mgr_after(skv_manager *m, skv__mgr_after_kind kind,
                     const char *sid, bool failed, int64_t now_ms)
 {
     skv__mgr_step a = {kind, failed, now_ms, ""};
     snprintf(a.sid, sizeof a.sid, "%s", sid);
+    if (!m->batch.open && kind == SKV__AFTER_PLACED)
+        return;
     if (!m->batch.open) {
         run_after(m, &a);
         return;
@@ -137,10 +148,19 @@ static void disconnect(skv_manager *m, uint64_t conn)
     c->dead = true;
 }
 
+/* A failed batch: the pass's placements in it go back to pending. */
+static void undo_after(skv_manager *m, const skv__mgr_step *a)
+{
+    if (a->kind == SKV__AFTER_PLACED) {
+        skv_sched_requeue(m->sched, a->sid, a->now_ms, NULL);
+        m->dirty = true;
+    }
+}
+
 void skv__mgr_units_settle(skv_manager *m, bool ok)
 {
-    for (size_t i = 0; ok && i < m->batch.n_after; i++)
-        run_after(m, &m->batch.after[i]);
+    for (size_t i = 0; i < m->batch.n_after; i++)
+        (ok ? run_after : undo_after)(m, &m->batch.after[i]);
     for (size_t i = 0; !ok && i < m->batch.n_conns; i++)
         disconnect(m, m->batch.conns[i]);
     m->batch.n_after = m->batch.after_mark = 0;
