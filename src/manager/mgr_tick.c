@@ -89,7 +89,6 @@ SKV_EXTERN int skv_manager_tick(skv_manager *m, int64_t now_ms,
     if (!m)
         return skv__err(err, SKV_EINVAL, "manager_tick: NULL manager");
     close_dead(m, now_ms);
-    skv__mgr_nonce_tick(m, now_ms);
     for (size_t i = 0; i < m->n_agents; i++) {
         skv__mgr_agent *a = &m->agents[i];
         if (a->state != SKV__AGENT_LOST &&
@@ -112,6 +111,10 @@ SKV_EXTERN int skv_manager_tick(skv_manager *m, int64_t now_ms,
     if (skv__mgr_batch_commit(m, now_ms, &be))
         skv__log(SKV_LOG_ERROR, "manager", "batch of submissions, events "
                  "and placements: %s", be.message);
+    /* After it: the batch's commit wrote the nonces of its requests, so
+     * only those of an iteration without one (heartbeats) and the prune
+     * take a transaction of their own. */
+    skv__mgr_nonce_tick(m, now_ms);
     return rc;
 }
 
