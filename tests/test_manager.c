@@ -2111,6 +2111,42 @@ START_TEST(test_kernel_events_batch_fails)
 }
 END_TEST
 
+/* The tick's pass records its placements in the batch: a failed commit
+ * sends no kernel.create and puts the session placed in it back to
+ * pending, and the next pass places it again. */
+START_TEST(test_pass_batch_fails)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 0);
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    register_agent(m, &ag, "cpu=2", "mem=8g", NULL, 0, T0);
+    char sid[64];
+    snprintf(sid, sizeof sid, "%s", submit(m, ADMIN, &ad, "cpu=1", "batch",
+                                           NULL, T0 + 1));
+    out_clear();
+    submit_pending_ack(m, &ad, T0 + 2);   /* opens the batch */
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_exec(m->store, "PRAGMA defer_foreign_keys=ON", &e), &e);
+    SKV_CK_OK(skv__db_exec(m->store, "INSERT INTO session_history(session_id,"
+                           "status,ts_ms) VALUES('nope','X',0)", &e), &e);
+    tick(m, T0 + 3);
+    ck_assert(!skv__db_in_transaction(m->store));
+    ck_assert_int_eq(count_type(AGENT, SKV_PROTO_KERNEL_CREATE), 0);
+    ck_assert_int_eq(count_type(ADMIN, SKV_PROTO_SESSION_SUBMIT_REPLY), 0);
+    skv_sched_state ss;
+    ck_assert_int_eq(skv_sched_session_state(&ss, m->sched, sid, NULL), 0);
+    ck_assert_int_eq(ss, SKV_SCHED_PENDING);
+    expect_status(m, &ad, sid, "PENDING", T0 + 4);
+    tick(m, T0 + 5);
+    ck_assert_int_eq(count_type(AGENT, SKV_PROTO_KERNEL_CREATE), 1);
+    expect_status(m, &ad, sid, "PREPARING", T0 + 6);
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
 Suite *skv_test_suite_manager(void);
 Suite *skv_test_suite_manager(void)
 {
@@ -2145,6 +2181,7 @@ Suite *skv_test_suite_manager(void)
     tcase_add_test(tc, test_submit_batch);
     tcase_add_test(tc, test_kernel_events_batch);
     tcase_add_test(tc, test_kernel_events_batch_fails);
+    tcase_add_test(tc, test_pass_batch_fails);
     suite_add_tcase(s, tc);
     return s;
 }
