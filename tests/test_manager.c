@@ -2135,6 +2135,8 @@ START_TEST(test_pass_batch_fails)
     ck_assert(!skv__db_in_transaction(m->store));
     ck_assert_int_eq(count_type(AGENT, SKV_PROTO_KERNEL_CREATE), 0);
     ck_assert_int_eq(count_type(ADMIN, SKV_PROTO_SESSION_SUBMIT_REPLY), 0);
+    ck_assert_int_eq(count_type(ADMIN, SKV_PROTO_ERROR), 1);   /* not recorded */
+    out_clear();
     skv_sched_state ss;
     ck_assert_int_eq(skv_sched_session_state(&ss, m->sched, sid, NULL), 0);
     ck_assert_int_eq(ss, SKV_SCHED_PENDING);
