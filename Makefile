@@ -11,6 +11,7 @@
 #   make install PREFIX=/usr/local   /  make uninstall PREFIX=...
 #   make deps                install the Debian packages the build needs
 #   make demo                the README's main job
+#   make image-interactive   the Jupyter + sshd image (examples/interactive)
 #
 # Sources are found by layout, so a new module needs no edit here:
 #   src/<module>/*.c -> the library     tests/test_<name>.c -> one Check suite
@@ -49,7 +50,7 @@ DEB_PACKAGES := build-essential pkg-config libuv1-dev libsqlite3-dev \
 	libbtrfsutil-dev btrfs-progs libpq-dev postgresql \
 	check hwloc runc iproute2 procps python3 busybox-static tar \
 	python3-venv python3-setuptools python3-wheel-whl python3-websocket \
-	python3-websockets wrk openssl golang-go
+	python3-websockets wrk openssl golang-go mmdebstrap openssh-client
 
 LIB_PKGS := msgpack hwloc libcap libseccomp sqlite3 libsodium libarchive libmnl libnftables libssl libcrypto libbtrfsutil libpq
 LIB_LIBS := -lnuma -ldl -lpthread -lm
@@ -206,26 +207,31 @@ check-embed: check-example
 
 # The Go binding (bindings/go) and examples/go: `go test ./...` in each
 # module against the staged install, found through pkg-config (the client
-# tests start the built daemons). Standard
+# tests start the built daemons; the scheduler plugin test loads the C
+# suite's test plugins, $(TEST_SOS)). Standard
 # library and cgo only: no module proxy (GOPROXY=off), caches under
 # $(BUILD). Without go: a failure in CI (make deps installs golang-go), SKIP
 # with the reason by hand. Under the sanitizers the ASan runtime must be
 # loaded first, and the Go runtime's own allocations are not ours to report.
 GO ?= go
-GO_ENV = env -u GOFLAGS GOPROXY=off GOSUMDB=off GO111MODULE=on GOTOOLCHAIN=local \
+# The go command does not see changes to C headers outside a package, so
+# the public headers' digest goes into the cgo flags: a changed struct
+# rebuilds the binding instead of leaving a stale layout in the cache.
+GO_HDR_DIGEST = $(shell cat $(PUBLIC_HEADERS) | sha256sum | cut -c1-16)
+GO_ENV = env -u GOFLAGS CGO_CFLAGS="-g -O2 -DSKV_HEADERS_DIGEST=$(GO_HDR_DIGEST)" GOPROXY=off GOSUMDB=off GO111MODULE=on GOTOOLCHAIN=local \
 	GOCACHE=$(abspath $(BUILD))/gocache GOPATH=$(abspath $(BUILD))/gopath \
 	PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig LD_LIBRARY_PATH=$(STAGE)/lib \
 	SKV_TEST_BUILD_DIR=$(abspath $(BUILD)) SKV_TEST_SRC_DIR=$(CURDIR) \
 	CGO_ENABLED=1 CC="$(CC)" $(if $(SANITIZE),CGO_LDFLAGS="$(SAN_FLAGS)") $(PY_ENV)
 GO_MODULES := bindings/go examples/go
-check-go: check-example progs
+check-go: check-example progs $(TEST_SOS)
 	@if ! command -v $(GO) >/dev/null 2>&1; then \
 		if [ -n "$$CI" ]; then echo "check-go: '$(GO)' not found (make deps installs golang-go)"; exit 1; fi; \
 		echo "SKIP go: '$(GO)' not found (apt-get install golang-go, or make deps)"; exit 0; \
 	fi; \
 	for m in $(GO_MODULES); do \
 		echo "go test ./... in $$m"; \
-		log=$(abspath $(BUILD))/go-test-$$(basename $$m).log; \
+		log=$(abspath $(BUILD))/go-test-$$(echo $$m | tr / -).log; \
 		(cd $$m && $(GO_ENV) $(GO) vet ./... && $(GO_ENV) $(GO) test -count=1 -v ./... > $$log 2>&1); \
 		rc=$$?; grep -E '^(--- |ok |FAIL|panic)|SKIP' $$log; \
 		[ $$rc -eq 0 ] || { tail -40 $$log; echo "go test in $$m failed (log: $$log)"; exit 1; }; \
@@ -341,6 +347,18 @@ demo-library: all check-example
 	@echo "== 3. scheduler replay of the Alibaba openb trace (FGD experiment, one seed)"
 	$(BUILD)/bin/sokovan-sim openb --nodes $(SHARED)/traces/openb/openb_node_list_gpu_node.csv \
 		--pods $(SHARED)/traces/openb/openb_pod_list_default.csv --policy frag --seeds 42-42
+
+# The interactive image (examples/interactive): Debian 12 with python3,
+# Jupyter Notebook and sshd from the Debian registry (mmdebstrap), declaring
+# its services and command in /etc/sokovan/image.json. Import it with
+# `sokovan-agent --import-image interactive=$(BUILD)/images/interactive.tar`.
+DEBIAN_MIRROR ?= http://deb.debian.org/debian
+INTERACTIVE_TAR := $(BUILD)/images/interactive.tar
+image-interactive: $(INTERACTIVE_TAR)
+$(INTERACTIVE_TAR): $(wildcard examples/interactive/*)
+	@mkdir -p $(dir $@)
+	examples/interactive/build-image.sh $@ $(DEBIAN_MIRROR)
+.PHONY: image-interactive
 
 # Coverage-guided fuzzing of the wire-protocol decoders (clang + libFuzzer).
 FUZZ_SECONDS ?= 60

@@ -60,12 +60,18 @@ typedef struct e2e_cluster {
     /* Agent i's --plugins, e.g. "cpu;mem;mock:count=2,prefix=cuda"; ""
      * = the agent's default. */
     char agent_plugins[E2E_MAX_AGENTS][128];
+    /* Agent i's --topology-xml FILE and --memory (""= none / "4g"). */
+    char agent_xml[E2E_MAX_AGENTS][PATH_MAX];
+    char agent_mem[E2E_MAX_AGENTS][32];
     char admin_ak[SKV_AUTH_ACCESS_KEY_MAX];
     char admin_sk[SKV_AUTH_SECRET_KEY_MAX];
     char why[768];             /* the last failure, for assertion messages */
     /* The manager's --heartbeat-timeout-ms; "" = 15000. Lost-agent tests
      * shorten it to keep an agent "away longer than the timeout" quick. */
     char hb_timeout_ms[16];
+    /* More manager arguments, e.g. {"--sched-plugins", path}; NULL ends
+     * them. Borrowed: they must outlive the cluster. */
+    const char *mgr_extra[8];
 } e2e_cluster;
 
 static inline int64_t e2e_now_ms(void)
@@ -258,13 +264,16 @@ static inline int e2e_start_manager(e2e_cluster *c, const char *agents)
     char exe[PATH_MAX + 32], key[PATH_MAX + 16];
     snprintf(exe, sizeof(exe), "%s/sokovan-manager", c->bin);
     snprintf(key, sizeof(key), "%s/admin.key", c->data);
-    char *const argv[] = {exe, "--data-dir", c->data, "--listen", c->sock,
-                          "--tcp", c->mgr_tcp[0] ? c->mgr_tcp : "none",
-                          "--bootstrap-agents", (char *)agents,
-                          "--heartbeat-interval-ms", "500",
-                          "--heartbeat-timeout-ms",
-                          c->hb_timeout_ms[0] ? c->hb_timeout_ms : "15000",
-                          NULL};
+    char *argv[32] = {exe, "--data-dir", c->data, "--listen", c->sock,
+                      "--tcp", c->mgr_tcp[0] ? c->mgr_tcp : "none",
+                      "--bootstrap-agents", (char *)agents,
+                      "--heartbeat-interval-ms", "500",
+                      "--heartbeat-timeout-ms",
+                      c->hb_timeout_ms[0] ? c->hb_timeout_ms : "15000",
+                      NULL};
+    size_t na = 13;
+    for (size_t i = 0; i < 8 && c->mgr_extra[i]; i++)
+        argv[na++] = (char *)c->mgr_extra[i];
     unlink(c->sock);
     c->mgr = e2e_spawn_ns(c, c->mgr_ns, "manager", argv);
     if (c->mgr < 0)
@@ -307,15 +316,26 @@ static inline int e2e_start_agent(e2e_cluster *c, int i)
     if (i >= E2E_MAX_AGENTS)
         return e2e_fail(c, "at most 4 agents%s%s", "", "");
     char *plugins = c->agent_plugins[i][0] ? c->agent_plugins[i] : NULL;
-    char *const argv[] = {exe, "--agent-id", id, "--manager", mgr,
-                          "--data-dir", c->data, "--state-dir", state,
-                          "--run-dir", run, "--image-dir", c->images, "--cpus",
-                          c->agent_cpus[i], "--memory", "4g",
-                          "--poll-interval-ms", "10", "--stats-interval-ms",
-                          "1000", "--reconnect-max-ms", "500",
-                          plugins ? "--plugins" : NULL, plugins, NULL};
+    char *xml = c->agent_xml[i][0] ? c->agent_xml[i] : NULL;
+    if (!c->agent_mem[i][0])
+        snprintf(c->agent_mem[i], sizeof(c->agent_mem[i]), "%s", "4g");
     if (!c->agent_cpus[i][0])
         snprintf(c->agent_cpus[i], sizeof(c->agent_cpus[i]), "%s", "0");
+    char *argv[32] = {exe, "--agent-id", id, "--manager", mgr,
+                      "--data-dir", c->data, "--state-dir", state,
+                      "--run-dir", run, "--image-dir", c->images, "--cpus",
+                      c->agent_cpus[i], "--memory", c->agent_mem[i],
+                      "--poll-interval-ms", "10", "--stats-interval-ms",
+                      "1000", "--reconnect-max-ms", "500"};
+    int argc = 23;
+    if (plugins) {
+        argv[argc++] = "--plugins";
+        argv[argc++] = plugins;
+    }
+    if (xml) {
+        argv[argc++] = "--topology-xml";
+        argv[argc++] = xml;
+    }
     c->agent[i] = e2e_spawn(c, id, argv);
     if (c->agent[i] < 0)
         return e2e_fail(c, "fork: %s%s", strerror(errno), "");

@@ -16,6 +16,7 @@ START_TEST(test_service_parse_good)
         {"jupyter=8888/http", "jupyter", "http", 8888},
         {"tensorboard=6006", "tensorboard", "http", 6006},
         {"ssh=2200/tcp", "ssh", "tcp", 2200},
+        {"jupyter=8888/prefix", "jupyter", "prefix", 8888},
         {"a=1", "a", "http", 1},
         {"x_y-2=65535/tcp", "x_y-2", "tcp", 65535},
     };
@@ -55,6 +56,8 @@ START_TEST(test_service_parse_bad)
         {"web=80/udp", "http or tcp"},
         {"web=80/HTTP", "http or tcp"},
         {"web=80/http/x", "http or tcp"},
+        {"web=80/prefix/", "http or tcp, or prefix"},
+        {"web=80/prefi", "http or tcp, or prefix"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char name[SKV_PROTO_SERVICE_NAME_MAX] = "", proto[8] = "";

@@ -6,107 +6,7 @@
  * Needs root, /bin/busybox and the daemons and the CLI in <build>/bin
  * (make progs); otherwise every test says why it is skipped.
  * SPDX-License-Identifier: Apache-2.0 */
-#include "skv_test.h"
-#include "e2e_cluster.h"
-
-static e2e_cluster g;
-static const char *g_skip;
-static char g_cli[PATH_MAX + 16];
-
-static void setup(void)
-{
-    g_skip = NULL;
-    g.root[0] = '\0';
-    g_skip = e2e_prepare(&g, skv_test_build_dir());
-    if (!g_skip && (snprintf(g_cli, sizeof(g_cli), "%s/sokovan", g.bin) < 0 ||
-                    access(g_cli, X_OK) != 0))
-        g_skip = "needs build/bin/sokovan (make progs)";
-}
-
-static void teardown(void)
-{
-    e2e_teardown_root(g.root);
-    g.root[0] = '\0';
-}
-
-#define REQUIRE()                                                              \
-    do {                                                                       \
-        if (g_skip) {                                                          \
-            fprintf(stderr, "%s: skipped: %s\n", __func__, g_skip);            \
-            return;                                                            \
-        }                                                                      \
-    } while (0)
-
-#define E2E_OK(expr) ck_assert_msg((expr) == 0, "%s: %s", #expr, g.why)
-
-/* ---- running the CLI ------------------------------------------------------ */
-
-typedef struct cli_run {
-    pid_t pid;
-    int fo, fe;
-    int status;
-    char out[16384];
-    char err[8192];
-} cli_run;
-
-/* Start `sokovan --endpoint <cluster> ARGS...` as the admin. */
-static void cli_start(cli_run *r, const char *const *args)
-{
-    char ak[SKV_AUTH_ACCESS_KEY_MAX + 32], sk[SKV_AUTH_SECRET_KEY_MAX + 32];
-    snprintf(ak, sizeof(ak), "SOKOVAN_ACCESS_KEY=%s", g.admin_ak);
-    snprintf(sk, sizeof(sk), "SOKOVAN_SECRET_KEY=%s", g.admin_sk);
-    char *envp[] = {ak, sk, "HOME=/nonexistent", "PATH=/usr/bin:/bin", NULL};
-    char *argv[32];
-    int n = 0;
-    argv[n++] = g_cli;
-    argv[n++] = "--endpoint";
-    argv[n++] = g.endpoint;
-    for (int i = 0; args[i] && n < 31; i++)
-        argv[n++] = (char *)args[i];
-    argv[n] = NULL;
-    char to[] = "/tmp/skv-e2e-cli-out-XXXXXX", te[] = "/tmp/skv-e2e-cli-XXXXXX";
-    r->fo = mkstemp(to);
-    r->fe = mkstemp(te);
-    ck_assert(r->fo >= 0 && r->fe >= 0);
-    unlink(to);
-    unlink(te);
-    r->pid = fork();
-    ck_assert_int_ge(r->pid, 0);
-    if (r->pid == 0) {
-        dup2(r->fo, 1);
-        dup2(r->fe, 2);
-        execve(g_cli, argv, envp);
-        _exit(127);
-    }
-}
-
-static void slurp(int fd, char *buf, size_t cap)
-{
-    size_t len = 0;
-    ssize_t n;
-    lseek(fd, 0, SEEK_SET);
-    while (len + 1 < cap && (n = read(fd, buf + len, cap - 1 - len)) > 0)
-        len += (size_t)n;
-    buf[len] = '\0';
-    close(fd);
-}
-
-static void cli_wait(cli_run *r)
-{
-    int st;
-    ck_assert_int_eq(waitpid(r->pid, &st, 0), r->pid);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    slurp(r->fo, r->out, sizeof(r->out));
-    slurp(r->fe, r->err, sizeof(r->err));
-}
-
-static void cli(cli_run *r, const char *const *args)
-{
-    cli_start(r, args);
-    cli_wait(r);
-}
-
-#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#include "e2e_cli_fixture.h"
 
 static void sessions_all(skv_client *cl, skv_proto_session_list_reply *rep)
 {
@@ -270,7 +170,6 @@ START_TEST(test_e2e_cli_logs_agent_away)
 }
 END_TEST
 
-
 /* ---- job files ------------------------------------------------------------ */
 
 /* `sokovan run -f` through the real daemons: a two-kernel session with
@@ -322,16 +221,6 @@ START_TEST(test_e2e_cli_job_file)
 END_TEST
 
 /* ---- start times, lifetimes and reasons ------------------------------------ */
-
-/* `sokovan run ...` without --wait prints the session id on stdout. */
-static void run_id(char *sid, size_t cap, const char *const *args)
-{
-    cli_run r;
-    cli(&r, args);
-    ck_assert_msg(r.status == 0, "run: exit %d: %s", r.status, r.err);
-    snprintf(sid, cap, "%.*s", (int)strcspn(r.out, "\n"), r.out);
-    ck_assert_msg(sid[0], "run printed no id: %s", r.err);
-}
 
 /* The `sokovan ps` line of session sid (empty when absent). */
 static void ps_line(char *line, size_t cap, const char *sid)
@@ -437,21 +326,6 @@ END_TEST
 
 /* ---- preemption per resource group ----------------------------------------- */
 
-/* True when session sid's history has a change whose reason holds text. */
-static bool history_has(skv_client *cl, const char *sid, const char *text)
-{
-    skv_error e = SKV_ERROR_INIT;
-    skv_proto_session_show_reply sh = {0};
-    SKV_CK_OK(skv_client_show(cl, &sh, sid, &e), &e);
-    bool found = false;
-    for (size_t i = 0; i < sh.session.n_history; i++) {
-        const char *r = sh.session.history[i].reason;
-        found |= r && strstr(r, text) != NULL;
-    }
-    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
-    return found;
-}
-
 /* Four low-priority 1-GPU sessions fill two agents of 2 mock GPUs; with
  * preemption turned on through `sokovan admin group update`, a
  * high-priority 2-kernel multi-node gang needing 2 GPUs on each agent
@@ -492,11 +366,16 @@ START_TEST(test_e2e_cli_preemption)
            "2", "--cpu", "0.1", "busybox", "echo", "gang"));
     e2e_sleep_ms(1500);     /* passes run; preemption is off: it waits */
     ck_assert(!history_has(cl, low[0], "preempted"));
+    cli(&r, ARGS("admin", "group", "update", "default", "--preempt-order",
+                 "oldest"));
+    ck_assert_msg(r.status == 2 && strstr(r.err, "--preempt-order"),
+                  "exit %d: %s", r.status, r.err);
     cli(&r, ARGS("admin", "group", "update", "default", "--preemption", "on",
-                 "--min-runtime", "0"));
+                 "--min-runtime", "0", "--preempt-order", "newest"));
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
     cli(&r, ARGS("admin", "group", "list"));
-    ck_assert_msg(strstr(r.out, "on (requeue"), "%s", r.out);
+    ck_assert_msg(strstr(r.out, "on (requeue, min 0s, newest first)"), "%s",
+                  r.out);
     skv_proto_session_show_reply sh;
     if (e2e_wait_final(&g, cl, gang, 60000, &sh)) {
         char tail[2048];
@@ -528,6 +407,99 @@ START_TEST(test_e2e_cli_preemption)
 }
 END_TEST
 
+/* ---- scheduler plugins from the manager's config ------------------------- */
+
+/* The manager started with extra arguments must exit, saying `want`. Its
+ * socket comes up before its store is opened, so one that refuses its
+ * store may look started for a moment: wait for the exit. */
+static void manager_refuses(const char *const *extra, const char *want)
+{
+    memset(g.mgr_extra, 0, sizeof g.mgr_extra);
+    for (size_t i = 0; extra[i]; i++)
+        g.mgr_extra[i] = extra[i];
+    bool up = e2e_start_manager(&g, "a1,a2") == 0;
+    for (int64_t end = e2e_now_ms() + 10000;
+         up && e2e_alive(g.mgr) && e2e_now_ms() < end;)
+        e2e_sleep_ms(20);
+    bool exited = !up || !e2e_alive(g.mgr);
+    if (exited)
+        g.mgr = -1;
+    char tail[700];
+    e2e_log_tail(&g, "manager", tail, sizeof tail);
+    ck_assert_msg(exited && strstr(tail, want), "wanted '%s' (%s): %s", want,
+                  exited ? "exited" : "still running", tail);
+}
+
+/* The agent each of n short sessions ran on must be `agent`. */
+static void sessions_land_on(skv_client *cl, int n, const char *agent)
+{
+    for (int i = 0; i < n; i++) {
+        char sid[E2E_ID_MAX];
+        run_id(sid, sizeof sid, ARGS("run", "--cpu", "0.1", "busybox",
+                                     "true"));
+        skv_proto_session_show_reply sh;
+        E2E_OK(e2e_wait_final(&g, cl, sid, 30000, &sh));
+        ck_assert_uint_eq(sh.session.n_kernels, 1);
+        ck_assert_msg(!strcmp(sh.session.kernels[0].agent_id, agent),
+                      "%s ran on %s, not %s", sid,
+                      sh.session.kernels[0].agent_id, agent);
+        skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
+    }
+}
+
+/* `sched_plugins` loads tests/so/sched_plugin.so (selector "test-last":
+ * the group's last agent) before the groups exist: the default group made
+ * with it places every session on a2, also after a kill -9 and restart
+ * (the stored group names the plugin's selector). A path that is not
+ * absolute, a missing file, a wrong ABI, and a restart without the plugin
+ * while a group names its selector: each stops the manager with its
+ * reason. */
+START_TEST(test_e2e_cli_sched_plugins)
+{
+    REQUIRE();
+    static char good[PATH_MAX], badabi[PATH_MAX];
+    snprintf(good, sizeof good, "%s/tests/so/sched_plugin.so",
+             skv_test_build_dir());
+    snprintf(badabi, sizeof badabi, "%s/tests/so/sched_plugin_badabi.so",
+             skv_test_build_dir());
+    manager_refuses(ARGS("--sched-plugins", "rel/p.so"),
+                    "is not an absolute path");
+    manager_refuses(ARGS("--sched-plugins", "/nonexistent/p.so"),
+                    "cannot load plugin /nonexistent/p.so");
+    manager_refuses(ARGS("--sched-plugins", badabi), "ABI");
+    const char *const with[] = {"--sched-plugins", good, "--default-selector",
+                                "test-last", NULL};
+    memset(g.mgr_extra, 0, sizeof g.mgr_extra);
+    for (size_t i = 0; with[i]; i++)
+        g.mgr_extra[i] = with[i];
+    E2E_OK(e2e_start_manager(&g, "a1,a2"));
+    skv_client *cl = NULL;
+    E2E_OK(e2e_connect(&g, &cl, NULL, NULL));
+    E2E_OK(e2e_start_agent(&g, 0));
+    E2E_OK(e2e_wait_agents(&g, cl, 1));
+    snprintf(g.agent_cpus[1], sizeof g.agent_cpus[1], "%s", "1");
+    E2E_OK(e2e_start_agent(&g, 1));
+    E2E_OK(e2e_wait_agents(&g, cl, 2));
+    cli_run r;
+    cli(&r, ARGS("admin", "group", "list"));
+    ck_assert_msg(r.status == 0 && strstr(r.out, "test-last"), "%s%s", r.out,
+                  r.err);
+    sessions_land_on(cl, 3, "a2");
+    skv_client_free(cl);
+    e2e_kill(&g, &g.mgr, SIGKILL, "manager");
+    manager_refuses(ARGS("--heartbeat-interval-ms", "500"),
+                    "unknown selector 'test-last'");
+    for (size_t i = 0; with[i]; i++)
+        g.mgr_extra[i] = with[i];
+    E2E_OK(e2e_start_manager(&g, "a1,a2"));
+    E2E_OK(e2e_connect(&g, &cl, NULL, NULL));
+    E2E_OK(e2e_wait_agents(&g, cl, 2));
+    sessions_land_on(cl, 1, "a2");
+    skv_client_free(cl);
+    e2e_stop(&g);
+}
+END_TEST
+
 #define ADD_CASE(s, name, test)                                                \
     do {                                                                       \
         TCase *tc_ = tcase_create(name);                                       \
@@ -547,5 +519,6 @@ Suite *skv_test_suite_e2e_cli(void)
     ADD_CASE(s, "cli_job_file", test_e2e_cli_job_file);
     ADD_CASE(s, "cli_times_and_reasons", test_e2e_cli_times_and_reasons);
     ADD_CASE(s, "cli_preemption", test_e2e_cli_preemption);
+    ADD_CASE(s, "cli_sched_plugins", test_e2e_cli_sched_plugins);
     return s;
 }

@@ -63,6 +63,15 @@ static void px_setup(void)
 
 static void px_teardown(void)
 {
+    /* proxy_idle's traffic loop and exec, should the case have failed */
+    static const char *const bg[] = {"traffic", "exec"};
+    for (size_t i = 0; g.root[0] && i < 2; i++) {
+        char cmd[PATH_MAX + 96];
+        snprintf(cmd, sizeof cmd, "[ -f %s/%s.pid ] && kill $(cat %s/%s.pid)"
+                 " 2>/dev/null", g.root, bg[i], g.root, bg[i]);
+        int rc = system(cmd);   /* non-zero: not started or gone */
+        (void)rc;
+    }
     e2e_teardown_root(g.root);
     g.root[0] = '\0';
     char cmd[64];
@@ -164,6 +173,7 @@ static pid_t start_proxy_as(const char *name, const char *listen,
     snprintf(log, sizeof log, "%s/logs/%s.log", g.root, name);
     char *const argv[] = {exe, "--data-dir", g.data, "--manager", mgr,
                           "--listen", (char *)listen,
+                          "--activity-report-ms", "500",
                           cert ? "--tls-cert" : NULL, (char *)cert,
                           "--tls-key", (char *)key, NULL};
     pid_t pid = e2e_spawn_ns(&g, g_ns, name, argv);
@@ -688,6 +698,178 @@ START_TEST(test_e2e_proxy_restart)
 }
 END_TEST
 
+/* ---- idle and lifetime limits ----------------------------------------------- */
+
+/* `sokovan admin group ARGS` (the CLI, as admin); its exit status, the
+ * output in out. */
+static int admin_group(char *out, size_t cap, const char *args)
+{
+    char cmd[PATH_MAX * 3];
+    snprintf(cmd, sizeof cmd, "SOKOVAN_ENDPOINT=unix:%s SOKOVAN_KEY_FILE="
+             "%s/admin.key %s/sokovan admin group %s 2>&1; echo rc=$?",
+             g.sock, g.data, g.bin, args);
+    skv_test_sh_output(cmd, out, cap);
+    const char *rc = strstr(out, "rc=");
+    return rc ? atoi(rc + 3) : -1;
+}
+
+/* Wait (60 s at most) until sid is no longer RUNNING; its status and
+ * reason in st / why. */
+static void wait_ended(skv_client *cl, const char *sid, char *st, size_t cap,
+                       char *why, size_t wcap)
+{
+    skv_error e = SKV_ERROR_INIT;
+    for (int64_t end = e2e_now_ms() + 60000; e2e_now_ms() < end;) {
+        skv_proto_session_show_reply r = {0};
+        SKV_CK_OK(skv_client_show(cl, &r, sid, &e), &e);
+        snprintf(st, cap, "%s", r.session.status);
+        snprintf(why, wcap, "%s", r.session.status_reason
+                                      ? r.session.status_reason : "");
+        skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &r);
+        if (strcmp(st, "RUNNING"))
+            return;
+        e2e_sleep_ms(200);
+    }
+    ck_abort_msg("session %s still RUNNING after 60 s", sid);
+}
+
+static void expect_ended(skv_client *cl, const char *sid, const char *want,
+                         const char *want2)
+{
+    char st[32], why[512];
+    wait_ended(cl, sid, st, sizeof st, why, sizeof why);
+    ck_assert_msg(!strcmp(st, "TERMINATING") || !strcmp(st, "TERMINATED"),
+                  "%s: %s (%s)", sid, st, why);
+    ck_assert_msg(strstr(why, want) && strstr(why, want2), "%s: reason '%s' "
+                  "lacks '%s' / '%s'", sid, why, want, want2);
+}
+
+/* A background command in the namespace (ns) or here; its pid in
+ * root/name.pid, its output in root/name.out. */
+static void background(bool ns, const char *name, const char *cmd)
+{
+    char sh[8192], out[256];
+    snprintf(sh, sizeof sh, "sh -c '%s > %s/%s.out 2>&1 & echo $! > "
+             "%s/%s.pid'", cmd, g.root, name, g.root, name);
+    if (ns) {
+        in_ns(out, sizeof out, "%s", sh);
+    } else {
+        ck_assert_int_eq(system(sh), 0);
+    }
+}
+
+static void background_kill(const char *name)
+{
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "kill $(cat %s/%s.pid)", g.root, name);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static bool file_has(const char *name, const char *want)
+{
+    char path[PATH_MAX + 32], buf[4096] = "";
+    snprintf(path, sizeof path, "%s/%s.out", g.root, name);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+    return strstr(buf, want) != NULL;
+}
+
+/* idle_timeout of a resource group through the daemons: a quiet session
+ * is terminated; one served through sokovan-proxy, one with an exec open
+ * and one whose kernel is busy are not, and the first two go once their
+ * traffic and exec end; then the group's max_lifetime ends the busy one
+ * and a new one. sokovan show prints why. */
+START_TEST(test_e2e_proxy_idle)
+{
+    PX_REQUIRE();
+    skv_client *admin = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    cluster_up(&admin);
+    char quiet[E2E_ID_MAX], web[E2E_ID_MAX], ex[E2E_ID_MAX], busy[E2E_ID_MAX];
+    char tok[1024], out[8192], cmd[PATH_MAX * 4], src[PATH_MAX];
+    char *svcs[] = {"web=8080/http"};
+    submit(admin, quiet, "exec sleep 100000", NULL, 0);
+    submit(admin, web, "echo served > /www/index.html && exec httpd -f -p "
+           "8080 -h /www", svcs, 1);
+    submit(admin, ex, "exec sleep 100000", NULL, 0);
+    submit(admin, busy, "while :; do :; done", NULL, 0);
+    /* traffic through the proxy, every 300 ms */
+    SKV_CK_OK(app_token(admin, web, "web", tok, sizeof tok), &e);
+    ck_assert_msg(get_until(out, sizeof out, web, "web", "", tok,
+                            "200 served"), "%s", out);
+    const char *s = getenv("SKV_TEST_SRC_DIR");
+    snprintf(src, sizeof src, "%s/tests/proxy_client.py", s ? s : ".");
+    snprintf(cmd, sizeof cmd, "while :; do /usr/bin/python3 %s get " PX_URL
+             "/s/%s/web/ %s; sleep 0.3; done", src, web, tok);
+    background(true, "traffic", cmd);
+    /* an exec that stays open */
+    snprintf(cmd, sizeof cmd, "SOKOVAN_ENDPOINT=unix:%s SOKOVAN_KEY_FILE="
+             "%s/admin.key exec %s/sokovan exec %s -- sh -c \"echo "
+             "exec-ready; exec sleep 100000\"", g.sock, g.data, g.bin, ex);
+    background(false, "exec", cmd);
+    for (int i = 0; i < 600 && !(file_has("exec", "exec-ready") &&
+                                 file_has("traffic", "200 served")); i++)
+        e2e_sleep_ms(100);
+    ck_assert_msg(file_has("exec", "exec-ready"), "the exec did not start");
+    ck_assert_msg(file_has("traffic", "200 served"), "no proxy traffic");
+
+    ck_assert_msg(admin_group(out, sizeof out, "update default "
+                              "--idle-timeout soon") != 0 &&
+                  strstr(out, "--idle-timeout"), "%s", out);
+    ck_assert_msg(admin_group(out, sizeof out, "update default "
+                              "--idle-timeout 5s") == 0, "%s", out);
+    ck_assert_msg(admin_group(out, sizeof out, "list default --json") == 0 &&
+                  strstr(out, "\"idle_timeout_ms\":5000") &&
+                  strstr(out, "\"max_lifetime_ms\":0"), "%s", out);
+    expect_ended(admin, quiet, "idle for", "resource group 'default' "
+                 "idle_timeout");
+    /* a whole idle_timeout (and then some) later the others still run */
+    for (int64_t end = e2e_now_ms() + 7000; e2e_now_ms() < end;) {
+        char st[32];
+        ck_assert_str_eq(session_status(admin, web, st, sizeof st),
+                         "RUNNING");
+        ck_assert_str_eq(session_status(admin, ex, st, sizeof st),
+                         "RUNNING");
+        ck_assert_str_eq(session_status(admin, busy, st, sizeof st),
+                         "RUNNING");
+        e2e_sleep_ms(500);
+    }
+    /* sokovan show says why */
+    snprintf(cmd, sizeof cmd, "SOKOVAN_ENDPOINT=unix:%s SOKOVAN_KEY_FILE="
+             "%s/admin.key %s/sokovan show %s 2>&1", g.sock, g.data, g.bin,
+             quiet);
+    skv_test_sh_output(cmd, out, sizeof out);
+    ck_assert_msg(strstr(out, "idle for") && strstr(out, "idle_timeout"),
+                  "show: %s", out);
+    /* traffic and exec end: both go idle */
+    background_kill("traffic");
+    background_kill("exec");
+    expect_ended(admin, web, "idle for", "no app proxy traffic");
+    expect_ended(admin, ex, "idle for", "idle_timeout");
+    char st[32];
+    ck_assert_str_eq(session_status(admin, busy, st, sizeof st), "RUNNING");
+
+    /* the group's max_lifetime: the busy session (running longer than
+     * that) and a new one */
+    ck_assert_msg(admin_group(out, sizeof out, "update default "
+                              "--idle-timeout 0 --max-lifetime 4s") == 0,
+                  "%s", out);
+    expect_ended(admin, busy, "maximum lifetime reached", "resource group "
+                 "'default' max_lifetime");
+    char life[E2E_ID_MAX];
+    submit(admin, life, "exec sleep 100000", NULL, 0);
+    int64_t t0 = e2e_now_ms();
+    expect_ended(admin, life, "maximum lifetime reached", "running for 4s");
+    ck_assert_int_ge(e2e_now_ms() - t0, 3000);
+    skv_client_free(admin);
+    kill(g_proxy, SIGTERM);
+    e2e_stop(&g);
+}
+END_TEST
+
 #define ADD_CASE(s, name, test)                                                \
     do {                                                                       \
         TCase *tc_ = tcase_create(name);                                       \
@@ -704,5 +886,6 @@ Suite *skv_test_suite_e2e_proxy(void)
     ADD_CASE(s, "proxy_http", test_e2e_proxy_http);
     ADD_CASE(s, "proxy_ws_tunnel", test_e2e_proxy_ws_tunnel);
     ADD_CASE(s, "proxy_restart", test_e2e_proxy_restart);
+    ADD_CASE(s, "proxy_idle", test_e2e_proxy_idle);
     return s;
 }

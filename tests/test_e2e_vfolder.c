@@ -12,8 +12,11 @@
  *            host is refused before placement.
  *   multinode a two-kernel session on two agents shares one folder of the
  *            shared host.
- *   transfer 128 MiB up and down with the `sokovan` CLI, sha256 checked
- *            end to end (the MB/s go to stderr).
+ *   transfer 1 GiB (sparse, random blocks) up and down with the `sokovan`
+ *            CLI, sha256 checked end to end (the MB/s go to stderr); in
+ *            between a session writes beside it, the agent and then the
+ *            manager are killed with SIGKILL and restarted, and a new
+ *            session sees the files; a resumed download.
  *   killed   kill -9 of the manager in the middle of an upload that
  *            replaces a file: the old file is intact, never a torn one;
  *            after a restart `upload --resume` finishes the new one.
@@ -21,6 +24,8 @@
  * otherwise each test says why it is skipped.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "skv_test.h"
@@ -380,39 +385,85 @@ static void sha_of(const char *path, char *hex65)
     snprintf(hex65, 65, "%s", out);
 }
 
+/* A sparse file of size bytes with 128 random 64 KiB blocks at scattered
+ * offsets: quick to make and to read, yet a chunk lost, repeated or put
+ * in the wrong place changes its sha256. */
+static void make_sparse(const char *path, off_t size)
+{
+    static char blk[65536];
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int rnd = open("/dev/urandom", O_RDONLY);
+    ck_assert_msg(fd >= 0 && rnd >= 0, "%s: %s", path, strerror(errno));
+    ck_assert_int_eq(ftruncate(fd, size), 0);
+    off_t stride = size / 128;
+    for (int i = 0; i < 128; i++) {
+        off_t at = i * stride + (off_t)i * 7919 % (stride - (off_t)sizeof blk);
+        ck_assert_int_eq(read(rnd, blk, sizeof blk), (ssize_t)sizeof blk);
+        ck_assert_int_eq(pwrite(fd, blk, sizeof blk, at), (ssize_t)sizeof blk);
+    }
+    close(rnd);
+    close(fd);
+}
+
+/* 1 GiB (and a ragged end) up and down with sha256 on both sides; in
+ * between the data outlives the session that wrote next to it, a kill -9
+ * of the agent and one of the manager: a session after both restarts
+ * sees the files, the download after them gets the same bytes. */
 START_TEST(test_vf_transfer)
 {
     E2E_REQUIRE();
+    const off_t size = (1LL << 30) + 12345;
     skv_client *admin = NULL;
     char src[PATH_MAX + 16], dst[PATH_MAX + 16], args[PATH_MAX * 2];
-    char out[4096], h1[65], h2[65];
+    char out[4096], h1[65], h2[65], want[64];
     cluster_up(&admin);
     snprintf(src, sizeof(src), "%s/src.bin", g.root);
     snprintf(dst, sizeof(dst), "%s/dst.bin", g.root);
-    ck_assert_int_eq(e2e_sh("head -c 134217728 /dev/urandom > %s%s", src, ""),
-                     0);
+    make_sparse(src, size);
     sha_of(src, h1);
     ck_assert_int_eq(cli("vfolder create big --host vol", out, sizeof(out)),
                      0);
-    int64_t t0 = e2e_now_ms();
-    snprintf(args, sizeof(args), "vfolder upload big %s d/f.bin", src);
     ck_assert_int_eq(cli("vfolder mkdir big d", out, sizeof(out)), 0);
+    int64_t t0 = e2e_now_ms();
+    snprintf(args, sizeof(args), "vfolder upload big %s d/f.bin --sha256",
+             src);
     ck_assert_msg(cli(args, out, sizeof(out)) == 0, "%s", out);
     int64_t t1 = e2e_now_ms();
-    ck_assert_msg(strstr(out, h1), "upload's sha256: %s (want %s)", out, h1);
+    ck_assert_msg(strstr(out, h1) && strstr(out, "(verified)"),
+                  "upload's sha256: %s (want %s)", out, h1);
+
+    /* a session writes beside it and ends; kill -9 the agent, then the
+     * manager; restart both; a new session sees both files */
+    run_session(admin, "echo s1 > /home/work/big/from-s1 && echo rc=$?",
+                "big", false, out, sizeof(out));
+    ck_assert_msg(strstr(out, "rc=0"), "%s", out);
+    e2e_kill(&g, &g.agent[0], SIGKILL, "a1");
+    E2E_OK(e2e_start_agent(&g, 0));
+    skv_client_free(admin);
+    e2e_kill(&g, &g.mgr, SIGKILL, "manager");
+    start_manager();
+    E2E_OK(e2e_connect(&g, &admin, NULL, NULL));
+    E2E_OK(e2e_wait_agents(&g, admin, 1));
+    run_session(admin, "busybox stat -c size=%s /home/work/big/d/f.bin; "
+                "cat /home/work/big/from-s1", "big", true, out, sizeof(out));
+    snprintf(want, sizeof(want), "size=%lld", (long long)size);
+    ck_assert_msg(strstr(out, want) && strstr(out, "s1"),
+                  "after the restarts: '%s' (want %s and s1)", out, want);
+
+    int64_t t2 = e2e_now_ms();
     snprintf(args, sizeof(args), "vfolder download big d/f.bin %s --sha256",
              dst);
     ck_assert_msg(cli(args, out, sizeof(out)) == 0, "%s", out);
-    int64_t t2 = e2e_now_ms();
-    ck_assert_msg(strstr(out, "(verified)"), "%s", out);
+    int64_t t3 = e2e_now_ms();
+    ck_assert_msg(strstr(out, h1) && strstr(out, "(verified)"), "%s", out);
     sha_of(dst, h2);
     ck_assert_str_eq(h1, h2);
-    fprintf(stderr, "vfolder transfer of 128 MiB: upload %.0f MB/s, "
-            "download (with the remote sha256) %.0f MB/s\n",
-            134.217728 / ((double)(t1 - t0 + 1) / 1000.0),
-            134.217728 / ((double)(t2 - t1 + 1) / 1000.0));
+    fprintf(stderr, "vfolder transfer of %lld bytes: upload %.0f MB/s, "
+            "download %.0f MB/s (both with --sha256)\n", (long long)size,
+            (double)size / 1e3 / (double)(t1 - t0 + 1),
+            (double)size / 1e3 / (double)(t3 - t2 + 1));
     /* a resumed download from a truncated copy ends identical */
-    ck_assert_int_eq(truncate(dst, 50000000), 0);
+    ck_assert_int_eq(truncate(dst, size - 50000000), 0);
     snprintf(args, sizeof(args), "vfolder download big d/f.bin %s --resume "
              "--sha256", dst);
     ck_assert_msg(cli(args, out, sizeof(out)) == 0, "%s", out);
@@ -486,8 +537,8 @@ START_TEST(test_vf_killed_upload)
     start_manager();
     E2E_OK(e2e_connect(&g, &admin, NULL, NULL));
     E2E_OK(e2e_wait_agents(&g, admin, 1));
-    snprintf(args, sizeof(args), "vfolder upload ck %s model.bin --resume",
-             v2);
+    snprintf(args, sizeof(args), "vfolder upload ck %s model.bin --resume "
+             "--sha256", v2);
     ck_assert_msg(cli(args, out, sizeof(out)) == 0, "%s", out);
     ck_assert_msg(strstr(out, h2), "%s", out);
     sha_of(path, h);

@@ -2111,6 +2111,161 @@ START_TEST(test_kernel_events_batch_fails)
 }
 END_TEST
 
+/* ---- idle and lifetime limits (mgr_idle.c, mgr_reclaim.c) ----------------- */
+
+/* admin.resource_group update of "default": idle and lifetime limits (0
+ * keeps, < 0 clears). */
+static void group_limits(skv_manager *m, const cred *ad, int64_t idle,
+                         int64_t life, int64_t now)
+{
+    skv_proto_admin_resource_group g = {0};
+    g.op = SKV_PROTO_ADMIN_UPDATE;
+    g.group.name = "default";
+    g.group.active = 1;
+    g.group.idle_timeout_ms = idle;
+    g.group.max_lifetime_ms = life;
+    ck_assert_int_eq(feed(m, ADMIN, SKV_PROTO_ADMIN_RESOURCE_GROUP, &g, ad,
+                          now, NULL), 0);
+    skv_proto_error er = {0};
+    if (take(ADMIN, SKV_PROTO_ERROR, &er, NULL))
+        ck_abort_msg("admin.resource_group: %s", er.message);
+    skv_proto_admin_resource_group_reply r;
+    ck_assert(take(ADMIN, SKV_PROTO_ADMIN_RESOURCE_GROUP_REPLY, &r, NULL));
+    ck_assert_uint_eq(r.n_groups, 1);
+    if (idle)
+        ck_assert_int_eq(r.groups[0].idle_timeout_ms, idle < 0 ? 0 : idle);
+    if (life)
+        ck_assert_int_eq(r.groups[0].max_lifetime_ms, life < 0 ? 0 : life);
+    skv_proto_body_free(SKV_PROTO_ADMIN_RESOURCE_GROUP_REPLY, &r);
+}
+
+/* Sessions submitted on conn as c, placed and running: ids in sid[],
+ * their kernels' in kid[]. */
+static void run_n(skv_manager *m, uint64_t conn, const cred *c, size_t n,
+                  char sid[][64], char kid[][96], int64_t now)
+{
+    for (size_t i = 0; i < n; i++)
+        snprintf(sid[i], 64, "%s", submit(m, conn, c, "cpu=1", "interactive",
+                                          NULL, now));
+    tick(m, now + 1);
+    for (size_t i = 0; i < n; i++) {
+        skv_proto_kernel_create kc;
+        uint64_t id = 0;
+        ck_assert(take(AGENT, SKV_PROTO_KERNEL_CREATE, &kc, &id));
+        size_t j = 0;
+        while (j < n && strcmp(sid[j], kc.session_id))
+            j++;
+        ck_assert_uint_lt(j, n);
+        snprintf(kid[j], 96, "%s", kc.kernel_id);
+        skv_proto_body_free(SKV_PROTO_KERNEL_CREATE, &kc);
+        answer_create(m, id, kid[j], now + 2);
+    }
+    for (size_t i = 0; i < n; i++)
+        expect_status(m, c, sid[i], "RUNNING", now + 3);
+}
+
+/* The proxy's report (an admin key's); rc of the reply. */
+static int activity(skv_manager *m, uint64_t conn, const cred *c,
+                    char **ids, size_t n, int64_t now)
+{
+    skv_proto_app_activity a = {ids, n};
+    ck_assert_int_eq(feed(m, conn, SKV_PROTO_APP_ACTIVITY, &a, c, now, NULL),
+                     0);
+    skv_proto_error er = {0};
+    if (take(conn, SKV_PROTO_ERROR, &er, NULL)) {
+        int code = er.code;
+        skv_proto_body_free(SKV_PROTO_ERROR, &er);
+        return code;
+    }
+    ck_assert(take(conn, SKV_PROTO_ACK, NULL, NULL));
+    return 0;
+}
+
+static void cpu_stats(skv_manager *m, const cred *ag, const char *sid,
+                      const char *kid, uint64_t usec, int64_t now)
+{
+    skv_proto_kernel_stats k = {0};
+    k.session_id = (char *)sid;
+    k.kernel_id = (char *)kid;
+    k.cpu_usec = usec;
+    skv_proto_agent_stats s = {"a1", &k, 1};
+    ck_assert_int_eq(feed(m, AGENT, SKV_PROTO_AGENT_STATS, &s, ag, now,
+                          NULL), 0);
+}
+
+/* Stopped by the manager, the reason holding want (and want2). */
+static void expect_reclaimed(skv_manager *m, const cred *c, const char *sid,
+                             const char *want, const char *want2,
+                             int64_t now)
+{
+    skv_proto_session_show_reply rep;
+    ck_assert_int_eq(show(m, ADMIN, c, sid, &rep, now), 0);
+    const char *why = rep.session.status_reason;
+    ck_assert_msg(!strcmp(rep.session.status, "TERMINATING") ||
+                  !strcmp(rep.session.status, "TERMINATED"), "%s is %s",
+                  sid, rep.session.status);
+    ck_assert_msg(why && strstr(why, want) && strstr(why, want2),
+                  "%s: reason '%s' lacks '%s' / '%s'", sid, why ? why : "",
+                  want, want2);
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &rep);
+}
+
+static uint64_t reclaimed(skv_manager *m, bool idle)
+{
+    skv_manager_stats st = {.version = SKV_MANAGER_STATS_VERSION};
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_manager_get_stats(m, &st, &e), &e);
+    return idle ? st.reclaimed_idle : st.reclaimed_lifetime;
+}
+
+/* idle_timeout of the group: a session with neither proxy traffic nor
+ * CPU use is terminated once idle that long; one the proxy reports and
+ * one whose kernel is busy are not, until they go quiet. */
+START_TEST(test_idle_timeout)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 600000);
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    register_agent(m, &ag, "cpu=4", "mem=8g", NULL, 0, T0);
+    group_limits(m, &ad, 2000, 0, T0 + 1);
+    char sid[3][64], kid[3][96];
+    run_n(m, ADMIN, &ad, 3, sid, kid, T0 + 10);   /* idle, proxy, cpu */
+    /* 1 % of a CPU for the first, 50 % for the third, every 500 ms */
+    int64_t t = T0 + 20;
+    uint64_t u0 = 0, u2 = 0;
+    char *served[] = {sid[1]};
+    for (; t < T0 + 6000; t += 500) {
+        ck_assert_int_eq(activity(m, ADMIN, &ad, served, 1, t), 0);
+        cpu_stats(m, &ag, sid[0], kid[0], u0 += 5000, t);
+        cpu_stats(m, &ag, sid[2], kid[2], u2 += 250000, t);
+        tick(m, t);
+    }
+    expect_reclaimed(m, &ad, sid[0], "idle for 2s", "resource group "
+                     "'default' idle_timeout", t);
+    expect_status(m, &ad, sid[1], "RUNNING", t);
+    expect_status(m, &ad, sid[2], "RUNNING", t);
+    ck_assert_uint_eq(reclaimed(m, true), 1);
+    /* a user cannot claim traffic for a session */
+    cred al;
+    make_user(m, &ad, "alice", &al, t);
+    ck_assert_int_eq(activity(m, USER2, &al, served, 1, t + 2), SKV_EPERM);
+    /* quiet from now on: both go at their idle_timeout */
+    tick(m, t + 1000);
+    expect_status(m, &ad, sid[1], "RUNNING", t + 1001);
+    tick(m, t + 2200);
+    expect_reclaimed(m, &ad, sid[1], "idle for 2s", "no app proxy traffic",
+                     t + 2201);
+    expect_reclaimed(m, &ad, sid[2], "idle for 2s", "CPU below 5%",
+                     t + 2202);
+    ck_assert_uint_eq(reclaimed(m, true), 3);
+    ck_assert_uint_eq(reclaimed(m, false), 0);
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
 /* The tick's pass records its placements in the batch: a failed commit
  * sends no kernel.create and puts the session placed in it back to
  * pending, and the next pass places it again. */
@@ -2144,6 +2299,73 @@ START_TEST(test_pass_batch_fails)
     tick(m, T0 + 5);
     ck_assert_int_eq(count_type(AGENT, SKV_PROTO_KERNEL_CREATE), 1);
     expect_status(m, &ad, sid, "PREPARING", T0 + 6);
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
+/* max_lifetime of the group ends a busy session; a policy's idle_timeout
+ * applies to its users' sessions; the metric counts both reasons. */
+START_TEST(test_group_lifetime_policy_idle)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 600000);
+    cred ag, ad, al;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    register_agent(m, &ag, "cpu=4", "mem=8g", NULL, 0, T0);
+    group_limits(m, &ad, 0, 1500, T0 + 1);
+    char sid[1][64], kid[1][96];
+    run_n(m, ADMIN, &ad, 1, sid, kid, T0 + 10);
+    char *served[] = {sid[0]};
+    int64_t t = T0 + 20;
+    for (; t < T0 + 3000; t += 500) {
+        ck_assert_int_eq(activity(m, ADMIN, &ad, served, 1, t), 0);
+        tick(m, t);
+    }
+    expect_reclaimed(m, &ad, sid[0], "maximum lifetime reached",
+                     "resource group 'default' max_lifetime", t);
+    ck_assert_uint_eq(reclaimed(m, false), 1);
+    group_limits(m, &ad, 0, -1, t);
+    /* a policy with idle_timeout for alice */
+    skv_proto_admin_resource_policy p = {0};
+    p.op = SKV_PROTO_ADMIN_CREATE;
+    p.policy.name = "short";
+    p.policy.idle_timeout_ms = 1000;
+    ck_assert_int_eq(feed(m, ADMIN, SKV_PROTO_ADMIN_RESOURCE_POLICY, &p, &ad,
+                          t, NULL), 0);
+    skv_proto_admin_resource_policy_reply pr;
+    ck_assert(take(ADMIN, SKV_PROTO_ADMIN_RESOURCE_POLICY_REPLY, &pr, NULL));
+    ck_assert_uint_eq(pr.policies[0].idle_timeout_ms, 1000);
+    skv_proto_body_free(SKV_PROTO_ADMIN_RESOURCE_POLICY_REPLY, &pr);
+    make_user(m, &ad, "alice", &al, t);
+    skv_proto_admin_user u = {0};
+    u.op = SKV_PROTO_ADMIN_UPDATE;
+    u.user.name = "alice";
+    u.user.resource_policy = "short";
+    u.user.active = 1;
+    ck_assert_int_eq(feed(m, ADMIN, SKV_PROTO_ADMIN_USER, &u, &ad, t + 2,
+                          NULL), 0);
+    ck_assert(take(ADMIN, SKV_PROTO_ADMIN_USER_REPLY, NULL, NULL));
+    run_n(m, USER2, &al, 1, sid, kid, t + 10);
+    tick(m, t + 2000);
+    expect_reclaimed(m, &ad, sid[0], "idle for", "resource policy 'short' "
+                     "idle_timeout", t + 2001);
+    ck_assert_uint_eq(reclaimed(m, true), 1);
+    /* the metric, by reason */
+    skv_metrics *reg = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_metrics_new(&reg, &e), &e);
+    SKV_CK_OK(skv_manager_metrics_collect(m, reg, t + 2002, &e), &e);
+    char *text = NULL;
+    size_t len = 0;
+    SKV_CK_OK(skv_metrics_render(&text, &len, reg, &e), &e);
+    ck_assert_msg(strstr(text, "sokovan_sessions_reclaimed_total{reason="
+                               "\"idle\"} 1\n") &&
+                  strstr(text, "sokovan_sessions_reclaimed_total{reason="
+                               "\"lifetime\"} 1\n"), "%s", text);
+    skv_free(text);
+    skv_metrics_free(reg);
     skv_manager_free(m);
     rm_tree();
 }
@@ -2184,6 +2406,8 @@ Suite *skv_test_suite_manager(void)
     tcase_add_test(tc, test_kernel_events_batch);
     tcase_add_test(tc, test_kernel_events_batch_fails);
     tcase_add_test(tc, test_pass_batch_fails);
+    tcase_add_test(tc, test_idle_timeout);
+    tcase_add_test(tc, test_group_lifetime_policy_idle);
     suite_add_tcase(s, tc);
     return s;
 }

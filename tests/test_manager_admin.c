@@ -723,6 +723,21 @@ START_TEST(test_group_crud)
     ck_assert_int_eq(count(&f, "SELECT count(*) FROM resource_groups WHERE"
                                " name='gpu' AND selector='dispersed'"), 1);
     ck_assert(sched_has_group(&f, "gpu"));
+    /* The preemption order: stored and answered; a name that is no order
+     * is refused with nothing changed. */
+    rq.group.selector = NULL;
+    rq.group.preempt_order = "oldest";
+    ck_assert_int_eq(adm(&f, &f.admin, SKV_PROTO_ADMIN_RESOURCE_GROUP, &rq,
+                         NULL, &e), SKV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.message, "preempt_order 'oldest'"));
+    ck_assert_int_eq(db_state(&f), s0);
+    rq.group.preempt_order = "newest";
+    SKV_CK_OK(adm(&f, &f.admin, SKV_PROTO_ADMIN_RESOURCE_GROUP, &rq, &rp, &e),
+              &e);
+    ck_assert_str_eq(rp.groups[0].preempt_order, "newest");
+    skv_proto_body_free(SKV_PROTO_ADMIN_RESOURCE_GROUP_REPLY, &rp);
+    ck_assert_int_eq(count(&f, "SELECT count(*) FROM resource_groups WHERE"
+                               " name='gpu' AND preempt_order='newest'"), 1);
     SKV_CK_OK(skv_sched_agent_remove(f.sched, "ag1", &e), &e);
     /* Empty: a new scheduler, then delete. */
     SKV_CK_OK(group_op(&f, SKV_PROTO_ADMIN_UPDATE, "gpu", "drf", &e), &e);
@@ -1290,20 +1305,24 @@ START_TEST(test_admin_migration)
     fx_boot(&f, "a1");
     int v = 0;
     SKV_CK_OK(skv__mgr_store_schema_version(f.sdb, "admin", &v, &e), &e);
-    ck_assert_int_eq(v, 2);
+    ck_assert_int_eq(v, 5);
     int64_t s0 = db_state(&f);
     sql(&f, "DROP TABLE schema_version");
-    /* As such a database was: without the columns step 2 adds. */
+    /* As such a database was: without the columns steps 2, 4 and 5 add. */
     sql(&f, "ALTER TABLE resource_groups DROP COLUMN preemption");
     sql(&f, "ALTER TABLE resource_groups DROP COLUMN preempt_min_runtime_ms");
     sql(&f, "ALTER TABLE resource_groups DROP COLUMN preempt_mode");
+    sql(&f, "ALTER TABLE resource_groups DROP COLUMN idle_timeout_ms");
+    sql(&f, "ALTER TABLE resource_groups DROP COLUMN max_lifetime_ms");
+    sql(&f, "ALTER TABLE resource_policies DROP COLUMN idle_timeout_ms");
+    sql(&f, "ALTER TABLE resource_groups DROP COLUMN preempt_order");
     SKV_CK_OK(skv__mgr_store_admin_schema(f.sdb, &e), &e);
     SKV_CK_OK(skv__mgr_store_schema_version(f.sdb, "admin", &v, &e), &e);
-    ck_assert_int_eq(v, 2);
+    ck_assert_int_eq(v, 5);
     ck_assert_int_eq(db_state(&f), s0);
     SKV_CK_OK(skv__mgr_admin_load(&f.ctx, &e), &e);
     ck_assert_uint_eq(skv_auth_verifier_key_count(f.ver), 2);
-    sql(&f, "UPDATE schema_version SET version=3 WHERE component='admin'");
+    sql(&f, "UPDATE schema_version SET version=6 WHERE component='admin'");
     ck_assert_int_eq(skv__mgr_store_admin_schema(f.sdb, &e), SKV_EVERSION);
     ck_assert_int_eq(db_state(&f), s0);
     ck_assert(sqlite3_get_autocommit(f.db));

@@ -134,6 +134,9 @@ static int vf(skv_manager *m, const cred *c, skv_proto_vfolder *q,
     return rc;
 }
 
+/* begin's verify flag (hash what is stored, so commit can check sha256) */
+static bool up_verify = true;
+
 static int up(skv_manager *m, uint64_t conn, const cred *c, const char *op,
               uint64_t off, const void *data, size_t n, const uint8_t *sha,
               uint64_t *got)
@@ -150,6 +153,7 @@ static int up(skv_manager *m, uint64_t conn, const cred *c, const char *op,
     q.sha256 = (uint8_t *)sha;
     q.sha256_len = sha ? 32 : 0;
     q.resume = 1;
+    q.verify = up_verify;
     int rc = call(m, conn, c, SKV_PROTO_VFOLDER_UPLOAD, &q, &r, NULL, 0);
     if (got)
         *got = r.offset;
@@ -327,6 +331,34 @@ START_TEST(test_upload_download)
     f = (skv_proto_vfolder_file){"rm", "data", "d", NULL, 1};
     ck_assert_int_eq(call(m, ADMIN, &ad, SKV_PROTO_VFOLDER_FILE, &f, NULL,
                           NULL, 0), 0);
+    /* begun without verify: nothing is hashed, so a sha256 to check is
+     * refused (the upload stays open); a plain commit publishes the file
+     * and answers without a hash */
+    up_verify = false;
+    ck_assert_int_eq(up(m, ADMIN, &ad, "begin", 0, NULL, 0, NULL, &off), 0);
+    ck_assert_int_eq(up(m, ADMIN, &ad, "write", 0, buf, 1000, NULL, &off),
+                     0);
+    char why[256];
+    skv_proto_vfolder_upload cq = {"commit", "data", "f.bin", "u1"};
+    cq.sha256 = sha;
+    cq.sha256_len = 32;
+    skv_proto_vfolder_upload_reply ur = {0};
+    ck_assert_int_eq(call(m, ADMIN, &ad, SKV_PROTO_VFOLDER_UPLOAD, &cq, &ur,
+                          why, sizeof why), SKV_EINVAL);
+    ck_assert_msg(strstr(why, "verify"), "%s", why);
+    cq.sha256 = NULL;
+    cq.sha256_len = 0;
+    ck_assert_int_eq(call(m, ADMIN, &ad, SKV_PROTO_VFOLDER_UPLOAD, &cq, &ur,
+                          NULL, 0), 0);
+    ck_assert_uint_eq(ur.offset, 1000);
+    ck_assert_uint_eq(ur.sha256_len, 0);
+    skv_proto_body_free(SKV_PROTO_VFOLDER_UPLOAD_REPLY, &ur);
+    f = (skv_proto_vfolder_file){"stat", "data", "f.bin"};
+    ck_assert_int_eq(call(m, ADMIN, &ad, SKV_PROTO_VFOLDER_FILE, &f, &fr,
+                          NULL, 0), 0);
+    ck_assert_uint_eq(fr.entries[0].size, 1000);
+    skv_proto_body_free(SKV_PROTO_VFOLDER_FILE_REPLY, &fr);
+    up_verify = true;
     /* an upload left open when the manager goes keeps its temp file */
     ck_assert_int_eq(up(m, ADMIN, &ad, "begin", 0, NULL, 0, NULL, &off), 0);
     ck_assert_int_eq(up(m, ADMIN, &ad, "write", 0, buf, 10, NULL, &off), 0);

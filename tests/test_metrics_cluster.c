@@ -776,6 +776,142 @@ static void mcl_fx_teardown(void)
     skv_rtfx_teardown();
 }
 
+/* agent.device_health: an unhealthy GPU leaves the capacity and is
+ * counted by sokovan_unhealthy_devices until the agent says it is healthy
+ * again; the batch session on it is requeued, its GPUs released only when
+ * the agent confirmed the destroy; a device the agent did not register, or
+ * named twice, is refused and changes nothing. */
+START_TEST(test_manager_unhealthy_devices)
+{
+    static prom pr;
+    skv_manager *m = open_mgr(T0);
+    skv_metrics *reg = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_metrics_new(&reg, &e), &e);
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    register_agent(m, &ag, T0 + 1);
+    /* a batch session on both GPUs, running */
+    char s1[64];
+    submit(m, &ad, "cpu=1,cuda.device=2", s1, T0 + 2);
+    tick(m, T0 + 2);
+    skv_proto_kernel_create kc;
+    uint64_t cid = 0, did = 0;
+    ck_assert(take(AGENT, SKV_PROTO_KERNEL_CREATE, &kc, &cid));
+    skv_proto_kernel_create_reply cr = {kc.kernel_id, kc.kernel_id};
+    feed(m, AGENT, SKV_PROTO_KERNEL_CREATE_REPLY, &cr, NULL, T0 + 2, cid);
+    skv_proto_body_free(SKV_PROTO_KERNEL_CREATE, &kc);
+    collect(m, reg, &pr, T0 + 2);
+    ck_assert_double_eq(val(&pr, "sokovan_unhealthy_devices", ""), 0);
+    skv_proto_device_fault f[2] = {{"cuda1", "xid 79"}, {"cuda1", "again"}};
+    skv_proto_agent_device_health h = {"a1", f, 1};
+    feed(m, AGENT, SKV_PROTO_AGENT_DEVICE_HEALTH, &h, &ag, T0 + 3, 0);
+    /* requeued: its kernel is destroyed, its GPUs stay taken until the
+     * agent confirms */
+    skv_proto_kernel_destroy kd;
+    ck_assert(take(AGENT, SKV_PROTO_KERNEL_DESTROY, &kd, &did));
+    skv_proto_body_free(SKV_PROTO_KERNEL_DESTROY, &kd);
+    tick(m, T0 + 3);
+    collect(m, reg, &pr, T0 + 4);
+    ck_assert_double_eq(val(&pr, "sokovan_unhealthy_devices", ""), 1);
+    expect_pool(&pr, "sokovan_capacity", 4, 8 * GIB, 1, 1);
+    ck_assert_double_eq(val(&pr, "sokovan_used",
+                            "resource_group=default,slot=cuda.device"), 2);
+    skv_proto_ack ack = {0};
+    feed(m, AGENT, SKV_PROTO_ACK, &ack, NULL, T0 + 4, did);
+    tick(m, T0 + 5);
+    collect(m, reg, &pr, T0 + 5);
+    ck_assert_double_eq(val(&pr, "sokovan_used",
+                            "resource_group=default,slot=cuda.device"), 0);
+    /* one healthy GPU: it waits */
+    ck_assert_double_eq(val(&pr, "sokovan_pending_sessions",
+                            "resource_group=default,reason=resources"), 1);
+    /* refused: named twice, not registered */
+    h.n_unhealthy = 2;
+    feed(m, AGENT, SKV_PROTO_AGENT_DEVICE_HEALTH, &h, &ag, T0 + 5, 0);
+    ck_assert(take(AGENT, SKV_PROTO_ERROR, NULL, NULL));
+    f[0].device_id = "cuda7";
+    h.n_unhealthy = 1;
+    feed(m, AGENT, SKV_PROTO_AGENT_DEVICE_HEALTH, &h, &ag, T0 + 6, 0);
+    ck_assert(take(AGENT, SKV_PROTO_ERROR, NULL, NULL));
+    collect(m, reg, &pr, T0 + 7);
+    ck_assert_double_eq(val(&pr, "sokovan_unhealthy_devices", ""), 1);
+    /* healthy again */
+    h.n_unhealthy = 0;
+    feed(m, AGENT, SKV_PROTO_AGENT_DEVICE_HEALTH, &h, &ag, T0 + 8, 0);
+    tick(m, T0 + 9);
+    collect(m, reg, &pr, T0 + 9);
+    ck_assert_double_eq(val(&pr, "sokovan_unhealthy_devices", ""), 0);
+    expect_pool(&pr, "sokovan_capacity", 4, 8 * GIB, 2, 2);
+    /* and it is placed again */
+    ck_assert(take(AGENT, SKV_PROTO_KERNEL_CREATE, &kc, &cid));
+    skv_proto_body_free(SKV_PROTO_KERNEL_CREATE, &kc);
+    close_mgr(m);
+    skv_metrics_free(reg);
+}
+END_TEST
+
+/* An interactive session on a GPU that fails is not moved: it is marked
+ * DEGRADED in its history and keeps running (no kernel.destroy). */
+START_TEST(test_manager_fault_degrades_interactive)
+{
+    static prom pr;
+    skv_manager *m = open_mgr(T0);
+    skv_metrics *reg = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_metrics_new(&reg, &e), &e);
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    register_agent(m, &ag, T0 + 1);
+    char *cmd[] = {"/bin/true"};
+    skv_proto_kernel_spec k = {0};
+    k.slots = slots("cpu=1,cuda.device=2");
+    skv_proto_session_submit sub = {0};
+    sub.image = "busybox";
+    sub.command = cmd;
+    sub.n_command = 1;
+    sub.kernels = &k;
+    sub.n_kernels = 1;
+    sub.session_type = "interactive";
+    feed(m, ADMIN, SKV_PROTO_SESSION_SUBMIT, &sub, &ad, T0 + 2, 0);
+    skv_slots_free(k.slots);
+    skv_proto_session_ref ref;
+    ck_assert(take(ADMIN, SKV_PROTO_SESSION_SUBMIT_REPLY, &ref, NULL));
+    tick(m, T0 + 3);
+    skv_proto_kernel_create kc;
+    uint64_t cid = 0;
+    ck_assert(take(AGENT, SKV_PROTO_KERNEL_CREATE, &kc, &cid));
+    skv_proto_kernel_create_reply cr = {kc.kernel_id, kc.kernel_id};
+    feed(m, AGENT, SKV_PROTO_KERNEL_CREATE_REPLY, &cr, NULL, T0 + 4, cid);
+    skv_proto_body_free(SKV_PROTO_KERNEL_CREATE, &kc);
+    skv_proto_device_fault f[1] = {{"cuda1", "xid 79"}};
+    skv_proto_agent_device_health h = {"a1", f, 1};
+    feed(m, AGENT, SKV_PROTO_AGENT_DEVICE_HEALTH, &h, &ag, T0 + 5, 0);
+    tick(m, T0 + 6);
+    ck_assert(!take(AGENT, SKV_PROTO_KERNEL_DESTROY, NULL, NULL));
+    skv_proto_session_id q = {ref.session_id};
+    feed(m, ADMIN, SKV_PROTO_SESSION_SHOW, &q, &ad, T0 + 7, 0);
+    skv_proto_session_show_reply sh;
+    ck_assert(take(ADMIN, SKV_PROTO_SESSION_SHOW_REPLY, &sh, NULL));
+    bool degraded = false;
+    for (size_t i = 0; i < sh.session.n_history; i++)
+        degraded |= sh.session.history[i].status &&
+                    !strcmp(sh.session.history[i].status, "DEGRADED") &&
+                    sh.session.history[i].reason &&
+                    strstr(sh.session.history[i].reason, "cuda1");
+    ck_assert_str_eq(sh.session.status, "RUNNING");
+    ck_assert(degraded);
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
+    skv_proto_body_free(SKV_PROTO_SESSION_SUBMIT_REPLY, &ref);
+    collect(m, reg, &pr, T0 + 8);
+    ck_assert_double_eq(val(&pr, "sokovan_unhealthy_devices", ""), 1);
+    close_mgr(m);
+    skv_metrics_free(reg);
+}
+END_TEST
+
 Suite *skv_test_suite_metrics_cluster(void);
 Suite *skv_test_suite_metrics_cluster(void)
 {
@@ -785,6 +921,8 @@ Suite *skv_test_suite_metrics_cluster(void)
     tcase_add_test(tc, test_manager_numbers_match_state);
     tcase_add_test(tc, test_manager_placement_rate);
     tcase_add_test(tc, test_manager_errors_and_rebind);
+    tcase_add_test(tc, test_manager_unhealthy_devices);
+    tcase_add_test(tc, test_manager_fault_degrades_interactive);
     tcase_add_test(tc, test_agent_capacity);
     suite_add_tcase(s, tc);
     TCase *rt = tcase_create("metrics_cluster-containers");

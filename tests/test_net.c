@@ -709,6 +709,13 @@ START_TEST(test_two_agents_route)
              "netns %ld && ip addr add 192.168.77.1/24 dev upla && "
              "ip link set upla up && ip link set lo up", (long)b.pid);
     ck_assert_int_eq(system(cmd), 0);
+    /* Hold B's network namespace: when B exits, the kernel tears it down
+     * asynchronously, deleting the veth pair and with it our routes via
+     * 192.168.77.2 — a race with the route_del checks below. */
+    char nspath[64];
+    snprintf(nspath, sizeof(nspath), "/proc/%ld/ns/net", (long)b.pid);
+    int bns = open(nspath, O_RDONLY | O_CLOEXEC);
+    ck_assert_int_ge(bns, 0);
     SKV_CK_OK(skv_net_forwarding_enable(&e), &e);
     skv_net_session *m = session("multi", "10.130.1.0/24", "10.130.0.0/16");
     SKV_CK_OK(skv_net_session_allow(m, "10.130.2.0/24", &e), &e);
@@ -728,8 +735,10 @@ START_TEST(test_two_agents_route)
         kill(srv.pid, SIGKILL);
     ck_assert_int_eq(ns_wait(&srv), 0);
     ck_assert_msg(brc == 0, "agent B reported %d", brc);
+    usleep(700000);
     SKV_CK_OK(skv_net_route_del("10.130.2.0/24", "192.168.77.2", &e), &e);
     SKV_CK_OK(skv_net_route_del("10.130.3.0/24", "192.168.77.2", &e), &e);
+    close(bns);
     SKV_CK_OK(skv_net_session_destroy(m, &e), &e);
     ck_assert_uint_eq(count_links("skv"), 0);
 }

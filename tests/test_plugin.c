@@ -485,6 +485,99 @@ START_TEST(test_cuda_fake_nvml)
 }
 END_TEST
 
+/* Collects "id=reason;" of skv_plugin_health. */
+static int collect_health(void *arg, const char *id, const char *reason)
+{
+    char *buf = arg;
+    size_t len = strlen(buf);
+    snprintf(buf + len, 256 - len, "%s=%s;", id, reason);
+    return 0;
+}
+
+static void health_of(skv_plugin *p, char *buf)
+{
+    skv_error e = SKV_ERROR_INIT;
+    buf[0] = '\0';
+    SKV_CK_OK(skv_plugin_health(p, collect_health, buf, &e), &e);
+}
+
+/* cuda health through (fake) NVML: a critical XID sticks to its GPU, an
+ * application's XID does not count, pages pending retirement and volatile
+ * uncorrected ECC errors make a GPU unhealthy while they last; without
+ * event support the other probes still run. */
+START_TEST(test_cuda_health)
+{
+    char path[4096], cfgtext[4300], got[256];
+    snprintf(cfgtext, sizeof(cfgtext), "library=%s",
+             so_path(path, sizeof(path), "fake_nvml"));
+    skv_plugin *p = open_builtin("cuda", NULL, cfgtext);
+    health_of(p, got);
+    ck_assert_str_eq(got, "");
+    setenv("FAKE_NVML_XID", "0:13,1:79", 1);
+    health_of(p, got);
+    ck_assert_str_eq(got, "1=xid 79;");
+    unsetenv("FAKE_NVML_XID");
+    health_of(p, got);
+    ck_assert_str_eq(got, "1=xid 79;");          /* sticky */
+    setenv("FAKE_NVML_RETIRED", "0", 1);
+    health_of(p, got);
+    ck_assert_str_eq(got, "0=retired pages pending;1=xid 79;");
+    unsetenv("FAKE_NVML_RETIRED");
+    setenv("FAKE_NVML_ECC", "0:3", 1);
+    health_of(p, got);
+    ck_assert_str_eq(got, "0=3 uncorrected ECC errors;1=xid 79;");
+    unsetenv("FAKE_NVML_ECC");
+    health_of(p, got);
+    ck_assert_str_eq(got, "1=xid 79;");
+    skv_plugin_free(p);
+    setenv("FAKE_NVML_NO_EVENTS", "1", 1);
+    setenv("FAKE_NVML_XID", "1:79", 1);
+    setenv("FAKE_NVML_ECC", "1:1", 1);
+    p = open_builtin("cuda", NULL, cfgtext);
+    health_of(p, got);
+    ck_assert_str_eq(got, "1=1 uncorrected ECC errors;");
+    unsetenv("FAKE_NVML_NO_EVENTS");
+    unsetenv("FAKE_NVML_XID");
+    unsetenv("FAKE_NVML_ECC");
+    skv_plugin_free(p);
+}
+END_TEST
+
+/* mock: the faults file; a bad line is an error naming file and line. */
+START_TEST(test_mock_health)
+{
+    skv_error e = SKV_ERROR_INIT;
+    char dir[] = "/tmp/skv-mock-health-XXXXXX", file[64], cfgtext[128];
+    char got[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(file, sizeof file, "%s/faults", dir);
+    snprintf(cfgtext, sizeof cfgtext, "count=2,faults=%s", file);
+    skv_plugin *p = open_builtin("mock", NULL, cfgtext);
+    health_of(p, got);
+    ck_assert_str_eq(got, "");                   /* no file: healthy */
+    FILE *f = fopen(file, "w");
+    fputs("# comment\n\n1 xid 79\n0\n", f);
+    fclose(f);
+    health_of(p, got);
+    ck_assert_str_eq(got, "1=xid 79;0=injected fault;");
+    f = fopen(file, "w");
+    fputs("2 nope\n", f);
+    fclose(f);
+    got[0] = '\0';
+    ck_assert_int_eq(skv_plugin_health(p, collect_health, got, &e),
+                     SKV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.message, "line 1"));
+    unlink(file);
+    rmdir(dir);
+    skv_plugin_free(p);
+    skv_plugin_context ctx = SKV_PLUGIN_CONTEXT_INIT;
+    ctx.config = "faults=relative/path";
+    ck_assert_int_eq(skv_plugin_open_builtin(&p, "mock", &ctx, &e),
+                     SKV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.message, "absolute"));
+}
+END_TEST
+
 START_TEST(test_out_of_tree)
 {
     skv_error e = SKV_ERROR_INIT;
@@ -521,8 +614,8 @@ START_TEST(test_out_of_tree)
     p = NULL;
     ck_assert_int_eq(skv_plugin_open_so(&p, so_path(path, sizeof(path),
                      "plugin_badabi"), NULL, &e), SKV_EVERSION);
-    ck_assert_ptr_nonnull(strstr(e.message, "ABI 2"));
-    ck_assert_ptr_nonnull(strstr(e.message, "ABI 1"));
+    ck_assert_ptr_nonnull(strstr(e.message, "ABI 3"));
+    ck_assert_ptr_nonnull(strstr(e.message, "ABI 1 to 2"));
     ck_assert_ptr_null(p);
     ck_assert_int_eq(skv_plugin_open_so(&p, "/nonexistent/x.so", NULL, &e),
                      SKV_EIO);
@@ -863,6 +956,8 @@ Suite *skv_test_suite_plugin(void)
     tcase_add_test(tc, test_gpu_container_config);
     tcase_add_test(tc, test_cuda_without_nvml);
     tcase_add_test(tc, test_cuda_fake_nvml);
+    tcase_add_test(tc, test_cuda_health);
+    tcase_add_test(tc, test_mock_health);
     tcase_add_test(tc, test_out_of_tree);
     tcase_add_test(tc, test_ops_checks);
     tcase_add_test(tc, test_device_list);

@@ -306,6 +306,53 @@ START_TEST(test_preempt_whole_sessions)
 }
 END_TEST
 
+/* The victim a 1-GPU preemptor picks on a full 2-GPU agent: "old0"
+ * (priority 0, running since t=0) or "new1" (priority 1, since t=900). */
+static const char *preempt_victim(skv_sched_preempt_order order)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_sched *s = NULL;
+    SKV_CK_OK(skv_sched_new(&s, NULL, &e), &e);
+    skv_sched_group_options go = SKV_SCHED_GROUP_OPTIONS_INIT;
+    go.sequencer = "priority";
+    go.preemption = true;
+    SKV_CK_OK(skv_sched_group_add(s, "default", &go, &e), &e);
+    SKV_CK_OK(skv_sched_group_set_preempt_order(s, "default", order, &e), &e);
+    add_agent(s, "a0", "cpu=64", 2);
+    submit(s, "old0", "cuda.device=1", &(sub_opts){.preemptible = true}, 0);
+    submit(s, "new1", "cuda.device=1", &(sub_opts){.prio = 1,
+                                                   .preemptible = true}, 0);
+    skv_sched_result_free(pass(s, 0));
+    SKV_CK_OK(skv_sched_mark_started(s, "old0", 0, &e), &e);
+    SKV_CK_OK(skv_sched_mark_started(s, "new1", 900, &e), &e);
+    submit(s, "vip", "cuda.device=1", &(sub_opts){.prio = 5}, 1000);
+    skv_sched_result *r = pass(s, 1000);
+    ck_assert_uint_eq(r->n_preemptions, 1);
+    static char victim[16];
+    snprintf(victim, sizeof victim, "%s", r->preemptions[0].victim_id);
+    skv_sched_result_free(r);
+    skv_sched_free(s);
+    return victim;
+}
+
+START_TEST(test_preempt_order)
+{
+    ck_assert_str_eq(preempt_victim(SKV_SCHED_PREEMPT_ORDER_LOWEST_PRIORITY),
+                     "old0");
+    ck_assert_str_eq(preempt_victim(SKV_SCHED_PREEMPT_ORDER_NEWEST), "new1");
+    skv_error e = SKV_ERROR_INIT;
+    skv_sched *s = mk_sched(NULL, NULL);
+    ck_assert_int_eq(skv_sched_group_set_preempt_order(
+                         s, "nope", SKV_SCHED_PREEMPT_ORDER_NEWEST, &e),
+                     SKV_ENOENT);
+    ck_assert_int_eq(skv_sched_group_set_preempt_order(
+                         s, "default", (skv_sched_preempt_order)7, &e),
+                     SKV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.message, "neither"));
+    skv_sched_free(s);
+}
+END_TEST
+
 /* HoL: 16 agents x 8 GPUs, a stream of 1-GPU jobs (100 ms) and one 64-GPU
  * gang. Returns the gang's start time (-1: never) and the longest wait of a
  * small job. */
@@ -599,6 +646,7 @@ Suite *skv_test_suite_sched_policy(void)
     tcase_add_test(tc, test_borrow_and_reclaim);
     tcase_add_test(tc, test_preempt_whole_sessions);
     tcase_add_test(tc, test_preempt_set_in_place);
+    tcase_add_test(tc, test_preempt_order);
     tcase_add_test(tc, test_head_of_line);
     tcase_add_test(tc, test_backfill_with_estimates);
     tcase_add_test(tc, test_gang_atomic_failure_injection);

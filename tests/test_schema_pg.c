@@ -129,11 +129,11 @@ static void migrate_all(skv__db *db)
         SKV_CK_OK(skv__mgr_store_admin_schema(db, &e), &e);
     }
     const char *comp[] = {"core", "nonces", "suspects", "admin", "net",
-                          "limits", "vfolders"};
+                          "limits", "vfolders", "ops", "topology"};
     for (size_t i = 0; i < sizeof comp / sizeof comp[0]; i++) {
         int v = 0;
         SKV_CK_OK(skv__mgr_store_schema_version(db, comp[i], &v, &e), &e);
-        int want = strcmp(comp[i], "admin") == 0 ? 2 : 1;
+        int want = strcmp(comp[i], "admin") == 0 ? 5 : 1;
         ck_assert_msg(v == want, "%s at version %d", comp[i], v);
     }
 }

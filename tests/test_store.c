@@ -512,6 +512,14 @@ START_TEST(test_migrate_unversioned_db)
              "preempt_min_runtime_ms");
     exec_sql("manager.db", "ALTER TABLE resource_groups DROP COLUMN "
              "preempt_mode");
+    exec_sql("manager.db", "ALTER TABLE resource_groups DROP COLUMN "
+             "idle_timeout_ms");
+    exec_sql("manager.db", "ALTER TABLE resource_groups DROP COLUMN "
+             "max_lifetime_ms");
+    exec_sql("manager.db", "ALTER TABLE resource_policies DROP COLUMN "
+             "idle_timeout_ms");
+    exec_sql("manager.db", "ALTER TABLE resource_groups DROP COLUMN "
+             "preempt_order");
     ck_assert_int_eq(query_int("PRAGMA user_version"), 1);
     int64_t hist = query_int("SELECT count(*) FROM session_history");
     int64_t nonces = query_int("SELECT count(*) FROM auth_nonces");

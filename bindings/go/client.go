@@ -28,8 +28,12 @@ import (
 // request finishes in the background within the client's TimeoutMs (its
 // late answer is skipped by the library) and the next call waits for it.
 type Client struct {
-	mu sync.Mutex
-	p  *C.skv_client
+	mu    sync.Mutex
+	p     *C.skv_client
+	execs uint64 // execs started: each gets its own exec_id
+	// timeoutMs is the connection's request timeout (ClientOptions'
+	// TimeoutMs resolved): Exec waits no longer for an answer.
+	timeoutMs int
 }
 
 // ClientOptions says where and who. Credentials come from KeyFile (the
@@ -72,6 +76,25 @@ func layoutCheck(op string) error {
 		{C.SKV_PROTO_SESSION_LIST, "session.list", C.sizeof_skv_proto_session_list},
 		{C.SKV_PROTO_SESSION_LIST_REPLY, "session.list.reply", C.sizeof_skv_proto_session_list_reply},
 		{C.SKV_PROTO_SESSION_SHOW_REPLY, "session.show.reply", C.sizeof_skv_proto_session_show_reply},
+		{C.SKV_PROTO_SESSION_TERMINATE_REPLY, "session.terminate.reply", C.sizeof_skv_proto_session_ref},
+		{C.SKV_PROTO_SESSION_LOGS, "session.logs", C.sizeof_skv_proto_logs_request},
+		{C.SKV_PROTO_LOGS_REPLY, "logs.reply", C.sizeof_skv_proto_logs_reply},
+		{C.SKV_PROTO_AGENT_LIST, "agent.list", C.sizeof_skv_proto_agent_list},
+		{C.SKV_PROTO_AGENT_LIST_REPLY, "agent.list.reply", C.sizeof_skv_proto_agent_list_reply},
+		{C.SKV_PROTO_IMAGE_LIST, "image.list", C.sizeof_skv_proto_image_list},
+		{C.SKV_PROTO_IMAGE_LIST_REPLY, "image.list.reply", C.sizeof_skv_proto_image_list_reply},
+		{C.SKV_PROTO_ADMIN_USER, "admin.user", C.sizeof_skv_proto_admin_user},
+		{C.SKV_PROTO_ADMIN_USER_REPLY, "admin.user.reply", C.sizeof_skv_proto_admin_user_reply},
+		{C.SKV_PROTO_ADMIN_KEYPAIR, "admin.keypair", C.sizeof_skv_proto_admin_keypair},
+		{C.SKV_PROTO_ADMIN_KEYPAIR_REPLY, "admin.keypair.reply", C.sizeof_skv_proto_admin_keypair_reply},
+		{C.SKV_PROTO_ADMIN_PROJECT, "admin.project", C.sizeof_skv_proto_admin_project},
+		{C.SKV_PROTO_ADMIN_PROJECT_REPLY, "admin.project.reply", C.sizeof_skv_proto_admin_project_reply},
+		{C.SKV_PROTO_ADMIN_DOMAIN, "admin.domain", C.sizeof_skv_proto_admin_domain},
+		{C.SKV_PROTO_ADMIN_DOMAIN_REPLY, "admin.domain.reply", C.sizeof_skv_proto_admin_domain_reply},
+		{C.SKV_PROTO_ADMIN_RESOURCE_POLICY, "admin.resource_policy", C.sizeof_skv_proto_admin_resource_policy},
+		{C.SKV_PROTO_ADMIN_RESOURCE_POLICY_REPLY, "admin.resource_policy.reply", C.sizeof_skv_proto_admin_resource_policy_reply},
+		{C.SKV_PROTO_ADMIN_RESOURCE_GROUP, "admin.resource_group", C.sizeof_skv_proto_admin_resource_group},
+		{C.SKV_PROTO_ADMIN_RESOURCE_GROUP_REPLY, "admin.resource_group.reply", C.sizeof_skv_proto_admin_resource_group_reply},
 	} {
 		if got := C.skv_proto_type_size(m.t); got != m.size {
 			return goError(op, C.SKV_EVERSION, "%s layout mismatch (binding %d bytes, library %d): rebuild both",
@@ -99,7 +122,10 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 	if o.AccessKey == "" || o.SecretKey == "" {
 		return nil, goError(op, C.SKV_EINVAL, "no credentials: set KeyFile or AccessKey and SecretKey")
 	}
-	c := &Client{}
+	c := &Client{timeoutMs: o.TimeoutMs}
+	if o.TimeoutMs == 0 {
+		c.timeoutMs = 30000
+	}
 	err := run(ctx, op, func() error {
 		var a cArena
 		defer a.free()

@@ -74,6 +74,11 @@ func (s *Scheduler) call(op string, f func(p *C.skv_sched, a *cArena, e *C.skv_e
 // AddGroup adds a resource group; opts may be nil.
 func (s *Scheduler) AddGroup(name string, opts *GroupOptions) error {
 	return s.call("Scheduler.AddGroup", func(p *C.skv_sched, a *cArena, e *C.skv_error) C.int {
+		if opts != nil {
+			if rc := ensureSelector(p, a, opts.Selector, e); rc < 0 {
+				return rc
+			}
+		}
 		return C.skv_sched_group_add(p, a.str(name), groupOptions(a, opts), e)
 	})
 }
@@ -105,9 +110,13 @@ func (s *Scheduler) RemoveGroup(name string) error {
 	})
 }
 
-// SetSelector replaces a group's agent selector in place.
+// SetSelector replaces a group's agent selector in place (a SimPolicies
+// name is registered on first use, as in AddGroup).
 func (s *Scheduler) SetSelector(group, selector, config string) error {
 	return s.call("Scheduler.SetSelector", func(p *C.skv_sched, a *cArena, e *C.skv_error) C.int {
+		if rc := ensureSelector(p, a, selector, e); rc < 0 {
+			return rc
+		}
 		return C.skv_sched_group_set_selector(p, a.str(group), a.str(selector), a.optStr(config), e)
 	})
 }

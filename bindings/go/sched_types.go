@@ -102,7 +102,7 @@ type SchedulerOptions struct {
 // library's default (fifo, concentrated, one reservation, no preemption).
 type GroupOptions struct {
 	Sequencer, SequencerConfig string // "" = "fifo"
-	Selector, SelectorConfig   string // "" = "concentrated"
+	Selector, SelectorConfig   string // "" = "concentrated"; also "dispersed", "roundrobin", a SimPolicies name, a LoadPlugin one
 	AgingMs                    int64
 	// MaxReservations: 0 = the default (1); negative = none (pure greedy).
 	MaxReservations     int

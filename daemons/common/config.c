@@ -35,7 +35,8 @@ typedef enum kind {
     K_GROUP,    /* group name or gid, or "" (unset) */
     K_ALLOW,    /* host allow-list (skv_net_host_allow_check) or "" */
     K_SWITCH,   /* command line only, no value: "--init" sets 1 */
-    K_STORAGE   /* NAME=PATH[,quota=KIND][,shared=yes|no], repeatable */
+    K_STORAGE,  /* NAME=PATH[,quota=KIND][,shared=yes|no], repeatable */
+    K_PATHS     /* absolute paths separated by ':', or "" (none) */
 } kind;
 
 struct skvd_key {
@@ -110,6 +111,10 @@ static const skvd_key g_keys[] = {
      "manager's own"},
     {"manager", "pidfile", K_OPTPATH, MO(pidfile), M, NULL, 0, 0, "FILE",
      "write the process id there"},
+    {"manager", "idle_cpu_percent", K_UINT, MO(idle_cpu_percent), M, "5",
+     1, 100000, "PERCENT", "idle limits: a kernel using this much CPU "
+     "(percent of one CPU over an agent stats interval) keeps its session "
+     "active"},
     {"manager", "metrics_listen", K_HTTP, MO(metrics_listen), M, NULL, 0, 0,
      "HOST:PORT", "serve Prometheus metrics on http://HOST:PORT/metrics "
      "(port 0: any free port, logged); off unless set"},
@@ -130,6 +135,13 @@ static const skvd_key g_keys[] = {
      "where the state lives: sqlite (manager.db in data_dir) or "
      "postgresql://USER@HOST/DB (several managers on one server: one "
      "leads, the others stand by)"},
+    {"manager", "sched_plugins", K_PATHS, MO(sched_plugins), M, NULL, 0, 0,
+     "FILE[:FILE...]",
+     "scheduler plugins (shared objects exporting skv_sched_selector_plugin "
+     "and/or skv_sched_sequencer_plugin) loaded before any resource group, "
+     "so default_scheduler, default_selector and 'admin group --scheduler/"
+     "--selector' may name what they register; one that cannot be loaded "
+     "stops the manager"},
     {"manager", "storage_host", K_STORAGE, MO(storage_hosts), M, NULL, 0, 0,
      "NAME=PATH[,quota=KIND][,shared=yes|no]",
      "a storage host of virtual folders (repeatable; the first is the "
@@ -184,7 +196,8 @@ static const skvd_key g_keys[] = {
     {"agent", "oci_runtime", K_STR, AO(oci_runtime), A, NULL, 0, 0, "PATH",
      "OCI runtime for backend oci; default runc"},
     {"agent", "topology_xml", K_OPTPATH, AO(topology_xml), A, NULL, 0, 0,
-     "FILE", "hwloc XML topology instead of this host's"},
+     "FILE", "hwloc XML topology instead of this host's (its GPUs become "
+     "mock devices with the default plugins)"},
     {"agent", "plugins", K_STR, AO(plugins), A, NULL, 0, 0, "LIST",
      "compute plugins \"name[:config];...\"; default cpu;mem (+cuda)"},
     {"agent", "cpus", K_CPUS, AO(cpus), A, NULL, 0, 0, "LIST",
@@ -263,6 +276,10 @@ static const skvd_key g_keys[] = {
      0, 64 * GiB, "BYTES", "largest request body forwarded"},
     {"proxy", "io_timeout_ms", K_UINT, PO(io_timeout_ms), P, "300000", 1000,
      86400000, "MS", "close an upstream or tunnel connection idle this long"},
+    {"proxy", "activity_report_ms", K_UINT, PO(activity_report_ms), P,
+     "5000", 100, 600000, "MS", "tell the manager which sessions were "
+     "served this often (app.activity, for idle limits): one message per "
+     "period, not per request"},
     {"proxy", "pidfile", K_OPTPATH, PO(pidfile), P, NULL, 0, 0, "FILE",
      "write the process id there"},
     {"proxy", "log_level", K_LEVEL, PO(log_level), P, "info", 0, 0, "LEVEL",
@@ -400,6 +417,25 @@ static int check_abs(const char *v, char *why, size_t wl)
     if (strlen(v) >= 4096)
         return WHY("path too long");
     return 0;
+}
+
+/* "A:B:C": each an absolute path (empty parts are refused, not skipped:
+ * "/a::/b" is a typo, not two plugins). */
+static int check_paths(const char *v, char *why, size_t wl)
+{
+    for (const char *p = v;;) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == 0)
+            return WHY("'%s': an empty path in the list", v);
+        if (*p != '/')
+            return WHY("'%.*s' is not an absolute path", (int)n, p);
+        if (n >= 4096)
+            return WHY("path too long");
+        if (!end)
+            return 0;
+        p = end + 1;
+    }
 }
 
 static int parse_uint(uint64_t *out, const skvd_key *k, const char *v,
@@ -581,6 +617,8 @@ static int check_string(const skvd_key *k, const char *v, bool *unset,
         return empty ? WHY("must not be empty") : check_abs(v, why, wl);
     case K_OPTPATH:
         return (*unset = empty) ? 0 : check_abs(v, why, wl);
+    case K_PATHS:
+        return (*unset = empty) ? 0 : check_paths(v, why, wl);
     case K_STR:
         *unset = empty;
         return 0;

@@ -78,12 +78,14 @@ typedef struct skvd_manager_conf {
     uint64_t frame_timeout_ms, auth_timeout_ms;
     uint64_t socket_mode;    /* of the Unix socket, e.g. 0660 */
     char *socket_group;      /* its group; NULL: the daemon's own */
+    uint64_t idle_cpu_percent; /* a kernel this busy is not idle */
     char *backup_dir;        /* admin.backup target; NULL: the library's */
     char *store;             /* "sqlite" or a postgresql:// URI */
     uint64_t ha_poll_ms, ha_lease_ms; /* standby managers (PostgreSQL) */
     uint64_t init, check;    /* command-line switches --init, --check */
     char **storage_hosts;    /* "NAME=PATH[,quota=..][,shared=..]" */
     size_t n_storage_hosts;
+    char *sched_plugins;     /* "FILE[:FILE...]"; NULL: none */
 } skvd_manager_conf;
 
 typedef struct skvd_agent_conf {
@@ -121,6 +123,7 @@ typedef struct skvd_proxy_conf {
     uint64_t cache_ms;       /* how long a resolved token is reused */
     uint64_t max_request_body; /* bytes of one request's body */
     uint64_t io_timeout_ms;  /* idle upstream/tunnel I/O */
+    uint64_t activity_report_ms; /* app.activity period (idle limits) */
     uint64_t log_level;
 } skvd_proxy_conf;
 

@@ -5,6 +5,7 @@
  * loop iteration that handled frames; with metrics_listen, /metrics over
  * HTTP updated once a second (daemons/common/metrics_loop.h).
  * SPDX-License-Identifier: Apache-2.0 */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,6 +163,29 @@ static int storage_hosts(const skvd_manager_conf *c, skvd_storage_host *parsed,
     return 0;
 }
 
+/* sched_plugins "A:B" (checked when read) as a list in the copy `buf`;
+ * the count, or -1 out of memory. */
+static int sched_plugins(const char *v, char **buf, const char ***out)
+{
+    *buf = NULL;
+    *out = NULL;
+    if (!v || !*v)
+        return 0;
+    size_t n = 1;
+    for (const char *p = v; *p; p++)
+        n += *p == ':';
+    *buf = strdup(v);
+    *out = calloc(n, sizeof(**out));
+    if (!*buf || !*out)
+        return -1;
+    char *save = NULL;
+    size_t i = 0;
+    for (char *t = strtok_r(*buf, ":", &save); t && i < n;
+         t = strtok_r(NULL, ":", &save))
+        (*out)[i++] = t;
+    return (int)i;
+}
+
 static int open_manager_with(mgr_daemon *d, skv_manager_options *o)
 {
     const skvd_manager_conf *c = &d->cfg.manager;
@@ -177,6 +201,7 @@ static int open_manager_with(mgr_daemon *d, skv_manager_options *o)
     o->default_selector = c->default_selector;
     o->bootstrap_agents = c->bootstrap_agents;
     o->max_sessions_per_pass = (uint32_t)c->max_sessions_per_pass;
+    o->idle_cpu_percent = (uint32_t)c->idle_cpu_percent;
     o->cluster_cidr = c->cluster_cidr;
     o->init = c->init ? 1 : 0;
     o->backup_dir = c->backup_dir;
@@ -206,11 +231,20 @@ static int open_manager(mgr_daemon *d)
     int rc = parsed && hosts ? storage_hosts(c, parsed, hosts) : -1;
     o.storage_hosts = hosts;
     o.n_storage_hosts = nh;
-    if (!rc)
+    char *pbuf;
+    const char **plugins;
+    int np = sched_plugins(c->sched_plugins, &pbuf, &plugins);
+    if (np < 0)
+        skvd_log(SKV_LOG_ERROR, "sched_plugins: out of memory");
+    o.sched_plugins = plugins;
+    o.n_sched_plugins = np > 0 ? (size_t)np : 0;
+    if (!rc && np >= 0)
         rc = open_manager_with(d, &o);
+    free(pbuf);
+    free(plugins);
     free(parsed);
     free(hosts);
-    return rc;
+    return rc < 0 || np < 0 ? -1 : rc;
 }
 
 /* What a connection may cost before and after authenticating, and who
@@ -344,9 +378,22 @@ static int check(const skvd_manager_conf *c)
     return rc == 0 ? SKVD_EXIT_OK : SKVD_EXIT_FAIL;
 }
 
+/* File transfer chunks (1 to 4 MiB) and their encodings are allocated
+ * and freed per request. By default glibc hands a freed top of the heap
+ * back to the kernel each time, and the next request faults it in again
+ * page by page (a fifth of the manager's CPU in a download): keep up to
+ * 64 MiB, and serve blocks below 32 MiB (max_frame's default is 16 MiB)
+ * from the heap. */
+static void malloc_tune(void)
+{
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+}
+
 int main(int argc, char **argv)
 {
     static mgr_daemon d;
+    malloc_tune();
     if (skvd_config_init(&d.cfg))
         return SKVD_EXIT_FAIL;
     int rc = skvd_args_parse(&d.cfg, SKVD_ROLE_MANAGER, PROG,

@@ -69,10 +69,13 @@ static void exchange(proxy *p, h2o_req_t *req, const proxy_route *r,
 }
 
 /* h2o's reverse proxy to host:port with the app's prefix taken off (and
- * put back on Location headers); WebSocket upgrades pass through. */
+ * put back on Location headers); WebSocket upgrades pass through. A
+ * "prefix" service is served under the prefix itself: the whole path goes
+ * upstream and its absolute Locations only lose the upstream's origin. */
 static void forward(proxy *p, h2o_req_t *req, const proxy_route *r,
                     const proxy_target *t)
 {
+    bool whole = !strcmp(t->protocol, "prefix");
     h2o_req_overrides_t *ov = h2o_mem_alloc_pool(&req->pool, sizeof *ov);
     memset(ov, 0, sizeof *ov);
     ov->client_ctx = &p->client_ctx;
@@ -87,15 +90,18 @@ static void forward(proxy *p, h2o_req_t *req, const proxy_route *r,
                       h2o_iovec_init(H2O_STRLIT("/")))) {
         /* "http://host:port/x" from upstream -> "/s/SESSION/SERVICE/x" */
         ov->location_rewrite.match = up;
-        ov->location_rewrite.path_prefix = h2o_concat(
-            &req->pool, h2o_iovec_init(req->path.base,
-                                       (size_t)(r->svc.base + r->svc.len -
-                                                req->path.base)),
-            h2o_iovec_init(H2O_STRLIT("/")));
+        ov->location_rewrite.path_prefix = whole
+            ? h2o_iovec_init(H2O_STRLIT("/"))
+            : h2o_concat(&req->pool,
+                         h2o_iovec_init(req->path.base,
+                                        (size_t)(r->svc.base + r->svc.len -
+                                                 req->path.base)),
+                         h2o_iovec_init(H2O_STRLIT("/")));
     }
+    h2o_iovec_t path = whole ? req->path : r->rest;
     proxy_route_scrub(req);
     h2o_reprocess_request(req, req->method, &H2O_URL_SCHEME_HTTP, authority,
-                          r->rest, ov, 0);
+                          path, ov, 0);
 }
 
 static bool wants_tunnel(const h2o_req_t *req)
@@ -108,11 +114,12 @@ static bool wants_tunnel(const h2o_req_t *req)
 static void serve(proxy *p, h2o_req_t *req, const proxy_route *r,
                   const proxy_target *t, const char *token, int from_query)
 {
+    proxy_activity_note(p, r->sid);   /* a resolved token: its session */
     if (from_query)
         exchange(p, req, r, token);
     else if (wants_tunnel(req))
         proxy_tunnel_start(p, req, t);
-    else if (strcmp(t->protocol, "http"))
+    else if (!strcmp(t->protocol, "tcp"))
         refuse(req, 400, "Bad Request", "this service is a TCP service: "
                "reach it with `sokovan app SESSION SERVICE`");
     else

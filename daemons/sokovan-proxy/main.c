@@ -126,6 +126,7 @@ static int run(proxy *p)
         proxy_cache_new(&p->cache))
         return SKVD_EXIT_FAIL;
     int rc = read_key(p) || h2o_setup(p) || listen_on(p) ||
+             proxy_activity_start(p) ||
              skvd_signals_start(&p->loop, stop, p);
     char why[256];
     if (!rc && p->cfg.proxy.pidfile &&
@@ -145,6 +146,8 @@ static int run(proxy *p)
         uv_run(&p->loop, UV_RUN_DEFAULT);
     }
     skvd_signals_close();
+    proxy_activity_stop(p);
+    uv_run(&p->loop, UV_RUN_NOWAIT);   /* the timer's close callback */
     skvd_pidfile_remove(p->cfg.proxy.pidfile);
     proxy_resolve_close(p);
     skv_auth_wipe(p->sk, sizeof p->sk);

@@ -37,6 +37,7 @@ typedef struct proxy_target {
 } proxy_target;
 
 typedef struct proxy_cache proxy_cache;
+struct proxy_activity;
 
 typedef struct proxy {
     skvd_config cfg;
@@ -53,6 +54,7 @@ typedef struct proxy {
     pthread_mutex_t mu;
     skv_client *client;
     char ak[SKV_AUTH_ACCESS_KEY_MAX], sk[SKV_AUTH_SECRET_KEY_MAX];
+    struct proxy_activity *activity;    /* activity.c */
 } proxy;
 
 /* route.c: "/s/SESSION/SERVICE/REST" -> its parts (pointers into the
@@ -87,6 +89,16 @@ typedef void (*proxy_resolved_cb)(void *data, int rc, const proxy_target *t,
 int proxy_resolve(proxy *p, const char *sid, const char *svc,
                   const char *token, proxy_resolved_cb done, void *data);
 void proxy_resolve_close(proxy *p);
+/* One request to the manager over the shared connection (dialled when
+ * needed); blocks: call it on a worker thread. */
+int proxy_manager_call(proxy *p, skv_proto_type type, const void *req,
+                       void *reply, skv_error *e);
+
+/* activity.c: the sessions served, reported every activity_report_ms
+ * (app.activity). _note runs on the loop. */
+int proxy_activity_start(proxy *p);
+void proxy_activity_note(proxy *p, h2o_iovec_t sid);
+void proxy_activity_stop(proxy *p);
 
 /* handler.c: the one request handler. */
 int proxy_handler_register(proxy *p, h2o_hostconf_t *host);

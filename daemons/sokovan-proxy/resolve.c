@@ -115,6 +115,17 @@ int proxy_resolve(proxy *p, const char *sid, const char *svc,
     return 0;
 }
 
+int proxy_manager_call(proxy *p, skv_proto_type type, const void *req,
+                       void *reply, skv_error *e)
+{
+    pthread_mutex_lock(&p->mu);
+    int rc = dial(p, e);
+    if (!rc)
+        rc = skv_client_call(p->client, type, req, reply, e);
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
 void proxy_resolve_close(proxy *p)
 {
     pthread_mutex_lock(&p->mu);

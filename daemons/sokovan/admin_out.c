@@ -225,27 +225,38 @@ void cli_admin_print_policy(const cli *c, const admin_reply *rp)
             kuint(&j, "max_pending_sessions", p->max_pending_sessions);
             kuint(&j, "max_cluster_size", p->max_cluster_size);
             kuint(&j, "max_session_lifetime_ms", p->max_session_lifetime_ms);
+            kuint(&j, "idle_timeout_ms", p->idle_timeout_ms);
             cli_json_obj_end(&j);
         }
         doc_end(&j);
         return;
     }
     static const char *const hdr[] = {"NAME", "MAX_SLOTS", "CONCURRENT",
-        "PENDING", "CLUSTER_SIZE", "LIFETIME_MS"};
+        "PENDING", "CLUSTER_SIZE", "LIFETIME_MS", "IDLE_TIMEOUT_MS"};
     cli_table t;
-    cli_table_init(&t, 6, hdr);
+    cli_table_init(&t, 7, hdr);
     for (size_t i = 0; i < r->n_policies; i++) {
         const skv_proto_resource_policy *p = &r->policies[i];
-        char s[512], a[24], b[24], d[24], e[24];
+        char s[512], a[24], b[24], d[24], e[24], f[24];
         const char *row[] = {p->name, cli_fmt_slots(s, sizeof s, p->max_slots),
             num_or_any(a, sizeof a, p->max_concurrent_sessions),
             num_or_any(b, sizeof b, p->max_pending_sessions),
             num_or_any(d, sizeof d, p->max_cluster_size),
-            num_or_any(e, sizeof e, p->max_session_lifetime_ms)};
+            num_or_any(e, sizeof e, p->max_session_lifetime_ms),
+            num_or_any(f, sizeof f, p->idle_timeout_ms)};
         cli_table_row(&t, row);
     }
     cli_table_print(&t, stdout);
     cli_table_free(&t);
+}
+
+/* "requeue after 30s". */
+static const char *drain_text(char *buf, size_t n,
+                              const skv_proto_resource_group *g)
+{
+    snprintf(buf, n, "%s after %llds", g->drain_action ? g->drain_action
+             : "requeue", (long long)(g->drain_grace_ms / 1000));
+    return buf;
 }
 
 void cli_admin_print_group(const cli *c, const admin_reply *rp)
@@ -270,29 +281,46 @@ void cli_admin_print_group(const cli *c, const admin_reply *rp)
             cli_json_key(&j, "preempt_min_runtime_ms");
             cli_json_int(&j, g->preempt_min_runtime_ms);
             kstr(&j, "preempt_mode", g->preempt_mode);
+            kstr(&j, "preempt_order", g->preempt_order);
+            kstr(&j, "drain_action", g->drain_action);
+            cli_json_key(&j, "drain_grace_ms");
+            cli_json_int(&j, g->drain_grace_ms);
+            kstr(&j, "fault_action", g->fault_action);
+            kstr(&j, "allow_unenforced_fractions",
+                 g->allow_unenforced_fractions);
+            cli_json_key(&j, "idle_timeout_ms");
+            cli_json_int(&j, g->idle_timeout_ms);
+            cli_json_key(&j, "max_lifetime_ms");
+            cli_json_int(&j, g->max_lifetime_ms);
             cli_json_obj_end(&j);
         }
         doc_end(&j);
         return;
     }
     static const char *const hdr[] = {"NAME", "SCHEDULER", "SELECTOR",
-        "LOST_BATCH", "PENDING_TIMEOUT_MS", "TYPES", "PREEMPTION", "ACTIVE",
+        "LOST_BATCH", "PENDING_TIMEOUT_MS", "TYPES", "PREEMPTION", "DRAIN",
+        "FAULT", "UNENFORCED", "IDLE_TIMEOUT_MS", "LIFETIME_MS", "ACTIVE",
         "DESCRIPTION"};
     cli_table t;
-    cli_table_init(&t, 9, hdr);
+    cli_table_init(&t, 14, hdr);
     for (size_t i = 0; i < r->n_groups; i++) {
         const skv_proto_resource_group *g = &r->groups[i];
-        char pt[24], ty[256], pe[96];
+        char pt[24], ty[256], pe[96], dr[64], it[24], lt[24];
         snprintf(pe, sizeof pe, "%s", g->preemption ? g->preemption : "off");
         if (g->preemption && !strcmp(g->preemption, "on"))
-            snprintf(pe, sizeof pe, "on (%s, min %llds)",
+            snprintf(pe, sizeof pe, "on (%s, min %llds, %s first)",
                      g->preempt_mode ? g->preempt_mode : "requeue",
-                     (long long)(g->preempt_min_runtime_ms / 1000));
+                     (long long)(g->preempt_min_runtime_ms / 1000),
+                     g->preempt_order ? g->preempt_order : "lowest-priority");
         const char *row[] = {g->name, g->scheduler, g->selector,
             g->lost_batch_policy,
             num_or_any(pt, sizeof pt, g->pending_timeout_ms),
             join(ty, sizeof ty, g->session_types, g->n_session_types),
-            pe, yes(g->active), g->description};
+            pe, drain_text(dr, sizeof dr, g), g->fault_action,
+            g->allow_unenforced_fractions,
+            num_or_any(it, sizeof it, (uint64_t)g->idle_timeout_ms),
+            num_or_any(lt, sizeof lt, (uint64_t)g->max_lifetime_ms),
+            yes(g->active), g->description};
         cli_table_row(&t, row);
     }
     cli_table_print(&t, stdout);

@@ -149,17 +149,17 @@ static int tls_client(app *a)
     return 0;
 }
 
-static int listen_on(app *a, const char *bind)
+static int listen_on(app *a, const char *bind, unsigned *port)
 {
     char host[64];
-    unsigned port = 0;
+    unsigned want = 0;
     struct sockaddr_in sa;
     const char *colon = strrchr(bind, ':');
     if (!colon || (size_t)(colon - bind) >= sizeof host ||
-        sscanf(colon + 1, "%u", &port) != 1 || port > 65535)
+        sscanf(colon + 1, "%u", &want) != 1 || want > 65535)
         return cli_fail("--bind %s: want ADDRESS:PORT", bind);
     snprintf(host, sizeof host, "%.*s", (int)(colon - bind), bind);
-    if (uv_ip4_addr(host, (int)port, &sa))
+    if (uv_ip4_addr(host, (int)want, &sa))
         return cli_fail("--bind %s: not an IPv4 address", bind);
     uv_tcp_init(a->loop, &a->listener);
     a->listener.data = a;
@@ -171,38 +171,59 @@ static int listen_on(app *a, const char *bind)
         rc = uv_tcp_getsockname(&a->listener, (struct sockaddr *)&sa, &len);
     if (rc)
         return cli_fail("--bind %s: %s", bind, uv_strerror(rc));
-    printf("listening on %s:%u\n", host, ntohs(sa.sin_port));
-    fflush(stdout);
+    *port = ntohs(sa.sin_port);
     return 0;
+}
+
+/* One tunnel listener per process (the CLI runs one command). */
+static app g_app;
+
+int cli_tunnel_listen(const char *sid, const char *svc, const char *token,
+                      const char *bind, unsigned *port)
+{
+    app *a = &g_app;
+    const char *base = cli_proxy_url();
+    a->loop = uv_default_loop();
+    if (h2o_url_parse(base, SIZE_MAX, &a->url) != 0)
+        return cli_fail("SOKOVAN_PROXY_URL '%s' is not an http(s) URL", base);
+    h2o_config_init(&a->conf);  /* a context needs a host; it serves none */
+    h2o_config_register_host(&a->conf, h2o_iovec_init(H2O_STRLIT("tunnel")),
+                             65535);
+    h2o_context_init(&a->ctx, a->loop, &a->conf);
+    h2o_timeout_init(a->loop, &a->idle, 24ull * 3600 * 1000);
+    signal(SIGPIPE, SIG_IGN);
+    int rc = tls_client(a);
+    if (!rc)
+        rc = build_request(a, sid, svc, token);
+    if (!rc)
+        rc = listen_on(a, bind, port);
+    return rc;
+}
+
+void cli_tunnel_done(void)
+{
+    free(g_app.request.base);
+    g_app.request.base = NULL;
 }
 
 static int tunnel(const char *sid, const char *svc, const char *token,
                   const char *bind)
 {
-    static app a;
-    const char *base = cli_proxy_url();
-    a.loop = uv_default_loop();
-    if (h2o_url_parse(base, SIZE_MAX, &a.url) != 0)
-        return cli_fail("SOKOVAN_PROXY_URL '%s' is not an http(s) URL", base);
-    h2o_config_init(&a.conf);  /* a context needs a host; it serves none */
-    h2o_config_register_host(&a.conf, h2o_iovec_init(H2O_STRLIT("tunnel")),
-                             65535);
-    h2o_context_init(&a.ctx, a.loop, &a.conf);
-    h2o_timeout_init(a.loop, &a.idle, 24ull * 3600 * 1000);
-    signal(SIGPIPE, SIG_IGN);
-    int rc = tls_client(&a);
-    if (!rc)
-        rc = build_request(&a, sid, svc, token);
-    if (!rc)
-        rc = listen_on(&a, bind);
+    unsigned port = 0;
+    int rc = cli_tunnel_listen(sid, svc, token, bind, &port);
     if (rc)
         return rc;
+    char host[64];
+    snprintf(host, sizeof host, "%.*s", (int)(strrchr(bind, ':') - bind),
+             bind);
+    printf("listening on %s:%u\n", host, port);
+    fflush(stdout);
     for (int i = 0; i < 2; i++) {
-        uv_signal_init(a.loop, &a.sig[i]);
-        uv_signal_start(&a.sig[i], on_signal, i ? SIGTERM : SIGINT);
+        uv_signal_init(g_app.loop, &g_app.sig[i]);
+        uv_signal_start(&g_app.sig[i], on_signal, i ? SIGTERM : SIGINT);
     }
-    uv_run(a.loop, UV_RUN_DEFAULT);
-    free(a.request.base);
+    uv_run(g_app.loop, UV_RUN_DEFAULT);
+    cli_tunnel_done();
     return CLI_OK;
 }
 

@@ -208,12 +208,22 @@ int cli_cmd_show(cli *c, int argc, char **argv);
 int cli_cmd_logs(cli *c, int argc, char **argv);
 int cli_cmd_terminate(cli *c, int argc, char **argv);
 int cli_cmd_agents(cli *c, int argc, char **argv);
+/* The agents table (or JSON) of an agent.list.reply (cmd_cluster.c). */
+void cli_agents_out(const cli *c, const skv_proto_agent_list_reply *r);
 int cli_cmd_images(cli *c, int argc, char **argv);
 int cli_cmd_admin(cli *c, int argc, char **argv);
 int cli_cmd_vfolder(cli *c, int argc, char **argv);
 /* Service apps (cmd_app.c, app_tunnel.c). */
 int cli_cmd_app_token(cli *c, int argc, char **argv);
 int cli_cmd_app(cli *c, int argc, char **argv);
+int cli_cmd_ssh(cli *c, int argc, char **argv);     /* cmd_ssh.c */
+/* The listener of `sokovan app` on bind ("ADDR:PORT", port 0: any; the
+ * port taken in *port), each connection tunnelled through the app proxy
+ * to sid's service svc with token; served by uv_default_loop() once it
+ * runs. One per process; cli_tunnel_done frees what it keeps. */
+int cli_tunnel_listen(const char *sid, const char *svc, const char *token,
+                      const char *bind, unsigned *port);
+void cli_tunnel_done(void);
 /* $SOKOVAN_PROXY_URL, else http://127.0.0.1:8090. */
 const char *cli_proxy_url(void);
 void cli_show_services(const skv_proto_session_info *s);

@@ -10,6 +10,9 @@
 static const char admin_help[] =
     "usage: sokovan admin KIND OP [NAME] [options]\n"
     "       sokovan admin backup NAME   (see 'sokovan admin backup --help')\n"
+    "       sokovan admin quota tree|list   (see 'sokovan admin quota "
+    "--help')\n"
+    "       sokovan admin agent cordon|drain|uncordon ID\n"
     "  KIND: user, keypair, project, domain, policy, group\n"
     "  OP:   create NAME, update NAME, delete NAME, list [NAME]\n"
     "        (for keypairs NAME is the access key; create takes --user)\n"
@@ -49,8 +52,11 @@ static int parse_admin(cli *c, const admin_kind *k, admin_req *r,
             rc = cli_usage(c, "empty name");
         else if (id == CLI_OPT_POS)
             *name = val;
-        else
+        else if (!k->quota_scope ||
+                 (rc = cli_admin_quota_take(c, &r->quota, id, val)) == 1) {
+            r->n_obj_flags++;
             rc = k->take(c, r, id, val);
+        }
     }
     int is_keypair = strcmp(k->name, "keypair") == 0;
     if (!rc && is_keypair && r->op == SKV_PROTO_ADMIN_CREATE) {
@@ -122,6 +128,10 @@ int cli_cmd_admin(cli *c, int argc, char **argv)
     }
     if (strcmp(argv[1], "backup") == 0)
         return cli_cmd_admin_backup(c, argc - 1, argv + 1);
+    if (strcmp(argv[1], "quota") == 0)
+        return cli_cmd_admin_quota(c, argc - 1, argv + 1);
+    if (strcmp(argv[1], "agent") == 0)
+        return cli_cmd_admin_agent(c, argc - 1, argv + 1);
     const admin_kind *k = NULL;
     for (size_t i = 0; i < cli_admin_n_kinds; i++)
         if (strcmp(argv[1], cli_admin_kinds[i].name) == 0)
@@ -153,8 +163,18 @@ int cli_cmd_admin(cli *c, int argc, char **argv)
     if (!rc && r.out_file && access(r.out_file, F_OK) == 0)
         rc = cli_fail("--out %s: the file exists (never overwritten)",
                       r.out_file);
-    if (!rc)
+    int quota = r.quota.set || r.quota.clear || r.quota.group;
+    if (!rc && quota && (r.op != SKV_PROTO_ADMIN_UPDATE || r.n_obj_flags))
+        rc = cli_usage(c, "the quota flags go with 'update NAME' alone (no "
+                       "other %s flags)", k->name);
+    if (!rc && quota && !r.quota.set && !r.quota.clear)
+        rc = cli_usage(c, "--quota-rg needs --guaranteed, --limit, "
+                       "--borrow-limit or --no-quota");
+    if (!rc && quota)
+        rc = cli_admin_quota_send(c, k->quota_scope, name, &r.quota);
+    else if (!rc)
         rc = run_admin(c, k, &r, name);
+    cli_admin_quota_free(&r.quota);
     cli_strv_free(&r.list);
     skv_slots_free(r.slots);
     return rc == -1 ? CLI_OK : rc;

@@ -39,7 +39,7 @@ void cli_show_services(const skv_proto_session_info *s)
         if (skv_proto_service_parse(s->services[i], name, &p, proto, NULL))
             continue;
         snprintf(port, sizeof port, "%u", p);
-        if (!strcmp(proto, "http"))
+        if (strcmp(proto, "tcp"))
             snprintf(url, sizeof url, "%.*s/s/%s/%s/", base_len(base), base,
                      s->session_id, name);
         else

@@ -47,10 +47,36 @@ static void agent_json(cli_json *j, const skv_proto_agent_info *a)
     cli_json_int(j, a->last_heartbeat_ms);
     cli_json_key(j, "n_running");
     cli_json_uint(j, a->n_running);
+    kstr(j, "admin_state", a->admin_state ? a->admin_state : "schedulable");
+    cli_json_key(j, "drain_deadline_ms");
+    cli_json_int(j, a->drain_deadline_ms);
+    cli_json_key(j, "unhealthy");
+    cli_json_arr(j);
+    for (size_t i = 0; i < a->n_unhealthy; i++) {
+        cli_json_obj(j);
+        kstr(j, "device_id", a->unhealthy[i].device_id);
+        kstr(j, "reason", a->unhealthy[i].reason);
+        cli_json_obj_end(j);
+    }
+    cli_json_arr_end(j);
     cli_json_obj_end(j);
 }
 
-static void agents_out(const cli *c, const skv_proto_agent_list_reply *r)
+/* "cuda1 (xid 79), cuda3 (...)" or "-". */
+static const char *unhealthy_text(char *buf, size_t n,
+                                  const skv_proto_agent_info *a)
+{
+    snprintf(buf, n, "%s", a->n_unhealthy ? "" : "-");
+    for (size_t i = 0; i < a->n_unhealthy; i++) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, n - len, "%s%s (%s)", i ? ", " : "",
+                 a->unhealthy[i].device_id, a->unhealthy[i].reason
+                 ? a->unhealthy[i].reason : "");
+    }
+    return buf;
+}
+
+void cli_agents_out(const cli *c, const skv_proto_agent_list_reply *r)
 {
     if (c->json) {
         cli_json j;
@@ -66,17 +92,19 @@ static void agents_out(const cli *c, const skv_proto_agent_list_reply *r)
         return;
     }
     static const char *const hdr[] = {"AGENT", "GROUP", "STATUS", "ARCH",
-        "CAPACITY", "OCCUPIED", "RUNNING", "HEARTBEAT"};
+        "CAPACITY", "OCCUPIED", "RUNNING", "HEARTBEAT", "STATE", "UNHEALTHY"};
     cli_table t;
-    cli_table_init(&t, 8, hdr);
+    cli_table_init(&t, 10, hdr);
     for (size_t i = 0; i < r->n_agents; i++) {
         const skv_proto_agent_info *a = &r->agents[i];
-        char cap[512], occ[512], run[16], hb[32];
+        char cap[512], occ[512], run[16], hb[32], bad[512];
         snprintf(run, sizeof run, "%u", a->n_running);
         const char *row[] = {a->agent_id, a->resource_group, a->status,
             a->architecture, cli_fmt_slots(cap, sizeof cap, a->capacity),
             cli_fmt_slots(occ, sizeof occ, a->occupied), run,
-            cli_fmt_age(hb, sizeof hb, a->last_heartbeat_ms)};
+            cli_fmt_age(hb, sizeof hb, a->last_heartbeat_ms),
+            a->admin_state ? a->admin_state : "schedulable",
+            unhealthy_text(bad, sizeof bad, a)};
         cli_table_row(&t, row);
     }
     cli_table_print(&t, stdout);
@@ -115,7 +143,7 @@ int cli_cmd_agents(cli *c, int argc, char **argv)
         rc = cli_call(c, SKV_PROTO_AGENT_LIST, &req, &r);
     if (rc)
         return rc;
-    agents_out(c, &r);
+    cli_agents_out(c, &r);
     skv_proto_body_free(SKV_PROTO_AGENT_LIST_REPLY, &r);
     return CLI_OK;
 }

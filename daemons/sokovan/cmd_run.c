@@ -46,6 +46,10 @@ static const char run_help[] =
     "  --preemptible, --no-preemptible\n"
     "                      whether a higher-priority session may evict it\n"
     "                      (default: not preemptible)\n"
+    "  --numa-policy P     prefer-single-node (default: cores and memory\n"
+    "                      on the GPUs' NUMA nodes, memory bound there) or\n"
+    "                      interleaved (memory interleaved over the\n"
+    "                      session's nodes, for bandwidth-bound work)\n"
     "  --client-token T    idempotency key (default: random)\n"
     "  -f, --file FILE     a YAML job file: every option above as a key\n"
     "                      (cluster_size or cluster-size), image, command,\n"
@@ -71,7 +75,7 @@ const cli_opt cli_run_opts[] = {
     {"preemptible", 0, O_PREEMPT, 0}, {"no-preemptible", 0, O_NOPREEMPT, 0},
     {"file", 1, O_FILE, 'f'}, {"not-before", 1, O_NOTBEFORE, 0},
     {"max-lifetime", 1, O_MAXLIFE, 0}, {"mount", 1, O_MOUNT, 0},
-    {"service", 1, O_SERVICE, 0},
+    {"service", 1, O_SERVICE, 0}, {"numa-policy", 1, O_NUMA, 0},
     {NULL, 0, 0, 0}};
 
 static int set_slot(cli *c, run_kernel *a, const char *opt, const char *name,
@@ -240,6 +244,8 @@ static int take_typed(cli *c, run_args *a, int id, const char *val)
     static const char *const modes[] = {"single-node", "multi-node", NULL};
     static const char *const types[] = {"batch", "interactive", "inference",
                                         NULL};
+    static const char *const numa_policies[] = {"prefer-single-node",
+                                                "interleaved", NULL};
     skv_proto_session_submit *s = &a->sub;
     switch (id) {
     case O_CSIZE:
@@ -272,6 +278,9 @@ static int take_typed(cli *c, run_args *a, int id, const char *val)
         return cli_parse_time(c, "--not-before", val, &s->not_before_ms);
     case O_MAXLIFE:
         return take_lifetime(c, a, val);
+    case O_NUMA:
+        s->numa_policy = (char *)val;
+        return cli_parse_word(c, "--numa-policy", val, numa_policies);
     default:
         return 1;       /* not one of these */
     }

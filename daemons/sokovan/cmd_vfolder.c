@@ -28,11 +28,11 @@ static const char vf_help[] =
     "  mkdir NAME PATH\n"
     "  rm NAME PATH [-r]\n"
     "  mv NAME FROM TO\n"
-    "  upload NAME LOCAL [PATH] [--resume]\n"
+    "  upload NAME LOCAL [PATH] [--resume] [--sha256]\n"
     "                                  atomic: the old file or the new one\n"
     "  download NAME PATH [LOCAL] [--resume] [--sha256]\n"
-    "Transfers show progress on a terminal and check sha256 end to end\n"
-    "(download: with --sha256).\n";
+    "Transfers show progress on a terminal; with --sha256 they also check\n"
+    "the whole file's sha256 end to end.\n";
 
 enum { V_HOST = 1, V_QUOTA, V_PROJECT, V_PERM, V_TRASH, V_RESUME, V_SHA,
        V_RECURSIVE };

@@ -24,6 +24,8 @@ static const char usage_text[] =
     "                                      through the app proxy\n"
     "  app ID SERVICE [--bind ADDR:PORT]   a local TCP tunnel to a service\n"
     "                                      through the app proxy\n"
+    "  ssh ID [-- CMD...]                  ssh into the session's ssh service\n"
+    "                                      through the app proxy\n"
     "  admin user|keypair|project|domain|policy|group\n"
     "        create|update|delete|list ... manage the cluster (admin --help)\n"
     "  vfolder create|list|info|rename|delete|purge|clone|share|accept|\n"
@@ -209,6 +211,7 @@ static const cli_command commands[] = {
     {"help", cmd_help},           {"version", cmd_version},
     {"vfolder", cli_cmd_vfolder},
     {"app-token", cli_cmd_app_token}, {"app", cli_cmd_app},
+    {"ssh", cli_cmd_ssh},
     {"exec", cli_cmd_exec},       {"shell", cli_cmd_shell},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

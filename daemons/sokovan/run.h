@@ -12,7 +12,7 @@
 enum { O_CPU = 1, O_MEM, O_GPU, O_GPUS, O_SLOT, O_CSIZE, O_CMODE, O_RG,
        O_PROJECT, O_PRIO, O_TYPE, O_NAME, O_ENV, O_TOKEN, O_WAIT, O_PORT,
        O_CONSTRAINT, O_DEPENDS, O_ESTDUR, O_PREEMPT, O_NOPREEMPT, O_FILE,
-       O_NOTBEFORE, O_MAXLIFE, O_MOUNT, O_SERVICE };
+       O_NOTBEFORE, O_MAXLIFE, O_MOUNT, O_SERVICE, O_NUMA };
 
 /* One kernel's (or a group of identical kernels') resources. */
 typedef struct run_kernel {

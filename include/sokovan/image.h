@@ -64,6 +64,35 @@ SKV_EXTERN int skv_image_digest(const skv_image_store *store,
                                 const char *name, char *out, size_t cap,
                                 skv_error *err);
 
+/* What an image says about how sessions use it, from the JSON document
+ * /etc/sokovan/image.json inside its root file system:
+ *   {"services": ["jupyter=8888/prefix", "ssh=2200/tcp"],
+ *    "command": ["/usr/local/bin/start"]}
+ * services: service declarations as session.submit takes them (checked
+ * there); command: the session's command when a submit names none. Both
+ * optional; other members are ignored (room for more). */
+#define SKV_IMAGE_META_PATH "/etc/sokovan/image.json"
+#define SKV_IMAGE_META_MAX_SERVICES 16
+#define SKV_IMAGE_META_MAX_ARGS 64
+typedef struct skv_image_meta {
+    char **services;
+    size_t n_services;
+    char **command;
+    size_t n_command;
+} skv_image_meta;
+
+/* Read image `name`'s metadata into *out (owned by the caller: clear with
+ * skv_image_meta_clear). An image without the document has none (0, both
+ * lists empty). The document is read without following symlinks (it is
+ * the image's, not the host's) and bounded (64 KiB, the list sizes above,
+ * 4 KiB a string); anything else is SKV_EPROTO naming the problem.
+ * SKV_ENOENT: no such image. */
+SKV_EXTERN int skv_image_meta_get(const skv_image_store *store,
+                                  const char *name, skv_image_meta *out,
+                                  skv_error *err);
+/* Free the lists and zero *meta; NULL is fine. */
+SKV_EXTERN void skv_image_meta_clear(skv_image_meta *meta);
+
 /* Image source formats. AUTO detects by content: an archive (or directory)
  * with manifest.json is a docker-save archive, one with oci-layout an OCI
  * image layout, any other archive a rootfs tarball. */

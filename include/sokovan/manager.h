@@ -44,9 +44,10 @@ typedef int (*skv_manager_send_fn)(uint64_t conn_id, const void *frame,
                                    size_t len, void *payload);
 
 /* Version 2 added cluster_cidr, version 3 init and backup_dir, version 4
- * store, version 5 storage_hosts, version 6 lease; older structures are
+ * store, version 5 storage_hosts, version 6 lease, version 7
+ * sched_plugins, version 8 idle_cpu_percent; older structures are
  * accepted. */
-#define SKV_MANAGER_OPTIONS_VERSION 6
+#define SKV_MANAGER_OPTIONS_VERSION 8
 
 /* A storage host of virtual folders (docs/architecture.md, "Virtual
  * folders"): folders live in root/folders/<id> (storage.h lays it out).
@@ -111,11 +112,23 @@ typedef struct skv_manager_options {
      * Borrowed: it must outlive the manager. SKV_EINVAL with a SQLite
      * store, SKV_ESTATE when the lease is not elected. */
     const struct skv_manager_lease *lease;
+    /* v7: scheduler plugins (shared objects, see skv_sched_load_plugin)
+     * loaded before any resource group is created or restored, so the
+     * default scheduler/selector and stored groups may name what they
+     * register. One that cannot be loaded fails skv_manager_open with its
+     * error, which names its path. */
+    const char *const *sched_plugins;
+    size_t n_sched_plugins;
+    /* v8: idle limits (idle_timeout of resource groups and policies): a
+     * kernel using at least this much CPU (percent of one CPU, averaged
+     * over an agent.stats interval) makes its session active. 0 = 5;
+     * at most 100000. */
+    uint32_t idle_cpu_percent;
 } skv_manager_options;
 
 #define SKV_MANAGER_OPTIONS_INIT \
     {SKV_MANAGER_OPTIONS_VERSION, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, \
-     NULL, 0, NULL, NULL, NULL, 0, NULL}
+     NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, 0}
 
 /* Open (creating on first start) the database in data_dir, load keys, rebuild
  * the scheduler. An existing manager.db must be sokovan's and pass SQLite's
@@ -196,7 +209,7 @@ SKV_EXTERN int skv_manager_flush(skv_manager *m, int64_t now_ms,
                                  skv_error *err);
 
 /* Counters for logs and metrics (a snapshot). */
-#define SKV_MANAGER_STATS_VERSION 2
+#define SKV_MANAGER_STATS_VERSION 3
 typedef struct skv_manager_stats {
     unsigned version;              /* SKV_MANAGER_STATS_VERSION */
     uint64_t sessions_by_state[10];/* index: skv_manager_session_state */
@@ -209,6 +222,11 @@ typedef struct skv_manager_stats {
     uint64_t requests_refused;     /* error replies sent */
     /* version >= 2 */
     uint64_t preemptions;          /* sessions evicted (priority, reclaim) */
+    /* version >= 3: running sessions the manager terminated for their
+     * idle_timeout, and for a maximum lifetime (their own, their group's
+     * or their owner's policy's) */
+    uint64_t reclaimed_idle;
+    uint64_t reclaimed_lifetime;
 } skv_manager_stats;
 
 typedef enum skv_manager_session_state {

@@ -185,7 +185,10 @@ SKV_EXTERN int skv_stats_get(const skv_stats *stats, const char *device_id,
 
 /* ---- the plugin ABI ------------------------------------------------------ */
 
-#define SKV_PLUGIN_ABI_VERSION 1u
+/* ABI 2 added `health` at the end of the table; tables of ABI 1 still
+ * load (and report no health). */
+#define SKV_PLUGIN_ABI_VERSION 2u
+#define SKV_PLUGIN_ABI_MIN 1u
 #define SKV_PLUGIN_ENTRY_SYMBOL "skv_compute_plugin_entry"
 #define SKV_PLUGIN_CONTEXT_VERSION 1u
 
@@ -243,6 +246,11 @@ typedef struct skv_plugin_context {
 
 /* The function table. abi_version first; new members only at the end.
  * Optional members may be NULL. Every callback gets the plugin's state. */
+/* Receives one unhealthy device (see skv_compute_plugin_ops.health);
+ * non-zero stops the report with that error. */
+typedef int (*skv_device_health_fn)(void *arg, const char *device_id,
+                                    const char *reason);
+
 typedef struct skv_compute_plugin_ops {
     uint32_t abi_version;       /* SKV_PLUGIN_ABI_VERSION */
     const char *name;           /* [a-z][a-z0-9_-]*, shorter than 32 */
@@ -273,6 +281,12 @@ typedef struct skv_compute_plugin_ops {
     /* Append current measurements (optional). */
     int (*stats)(void *state, skv_stats *out, const skv_plugin_host *host,
                  skv_error *err);
+    /* ABI 2: the devices that are unhealthy now (optional: all healthy).
+     * Call report once per unhealthy device with its id and a short reason
+     * ("xid 79", "injected fault"); devices not reported are healthy. The
+     * agent calls it periodically; it must not block. */
+    int (*health)(void *state, skv_device_health_fn report, void *arg,
+                  skv_error *err);
 } skv_compute_plugin_ops;
 
 /* The symbol an out-of-tree plugin exports. */
@@ -345,6 +359,11 @@ SKV_EXTERN int skv_plugin_container_config_result(skv_plugin *plugin,
                                                   const skv_alloc_result *r,
                                                   skv_error *err);
 /* Append the plugin's measurements to out (nothing when it has none). */
+/* The plugin's unhealthy devices now, one report(arg, id, reason) each (a
+ * plugin without health reporting, or of ABI 1, reports none). */
+SKV_EXTERN int skv_plugin_health(skv_plugin *plugin,
+                                 skv_device_health_fn report, void *arg,
+                                 skv_error *err);
 SKV_EXTERN int skv_plugin_stats(skv_plugin *plugin, skv_stats *out,
                                 skv_error *err);
 

@@ -136,13 +136,28 @@ typedef enum skv_proto_type {
     SKV_PROTO_APP_TOKEN_REPLY,          /* skv_proto_app_token_reply */
     SKV_PROTO_APP_RESOLVE,              /* skv_proto_app_resolve */
     SKV_PROTO_APP_RESOLVE_REPLY,        /* skv_proto_app_resolve_reply */
+    /* quotas per resource group and the quota tree (admin -> manager) */
+    SKV_PROTO_ADMIN_QUOTA,              /* skv_proto_admin_quota */
+    SKV_PROTO_ADMIN_QUOTA_REPLY,        /* skv_proto_admin_quota_reply */
+    SKV_PROTO_ADMIN_QUOTA_TREE,         /* skv_proto_admin_quota_tree */
+    SKV_PROTO_ADMIN_QUOTA_TREE_REPLY,   /* skv_proto_admin_quota_tree_reply */
+    SKV_PROTO_ADMIN_AGENT,              /* skv_proto_admin_agent; replies
+                                           agent.list.reply (that agent) */
+    SKV_PROTO_AGENT_DEVICE_HEALTH,      /* skv_proto_agent_device_health
+                                           (event) */
+    SKV_PROTO_APP_ACTIVITY,             /* skv_proto_app_activity (reply:
+                                           ack) */
     SKV_PROTO_TYPE_COUNT                /* not a type: one past the last */
 } skv_proto_type;
 
-/* A service declaration "NAME=PORT[/http|/tcp]" (session.submit's
+/* A service declaration "NAME=PORT[/http|/prefix|/tcp]" (session.submit's
  * services; the protocol defaults to http). NAME: 1..31 of [a-z0-9_-],
  * starting with a letter (it is a URL path segment); PORT: 1..65535.
- * name must hold SKV_PROTO_SERVICE_NAME_MAX bytes, proto 8 ("http"/"tcp").
+ * http: the app proxy serves it with /s/SESSION/NAME taken off the path;
+ * prefix: HTTP with the whole path passed on (an app served under that
+ * prefix itself, like Jupyter with its base_url); tcp: tunnels only.
+ * name must hold SKV_PROTO_SERVICE_NAME_MAX bytes, proto 8
+ * ("http"/"prefix"/"tcp").
  * SKV_EINVAL naming the problem. */
 #define SKV_PROTO_SERVICE_NAME_MAX 32
 SKV_EXTERN int skv_proto_service_parse(const char *text, char *name,

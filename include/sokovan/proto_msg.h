@@ -79,7 +79,30 @@ typedef struct skv_proto_image_detail {  /* what an agent knows of an image */
     char *name;
     char *digest;                      /* "sha256:..." of its archive; opt. */
     uint64_t size_bytes;               /* 0: not known */
+    char **services;                   /* the image's own service
+                                          declarations (image.json); opt. */
+    size_t n_services;
+    char **command;                    /* the image's default command */
+    size_t n_command;
 } skv_proto_image_detail;
+
+/* The machine's layout an agent registers (topology-aware placement). */
+typedef struct skv_proto_numa_node {   /* one NUMA node */
+    int32_t id;                        /* the OS's node number */
+    char *cpus;                        /* its PUs as a list, "0-1,24-25" */
+    uint32_t cores;                    /* cores on it */
+    uint64_t memory_bytes;             /* local memory; 0 unknown */
+} skv_proto_numa_node;
+
+typedef struct skv_proto_device_link { /* how close two devices are */
+    char *a;                           /* device ids of agent.register's */
+    char *b;                           /*   devices (a != b, each pair once) */
+    char *link;                        /* PCIe proximity, closest first: "pix"
+                                          same PCIe switch, "pxb" bridges,
+                                          "phb" same host bridge, "node" same
+                                          NUMA node, "sys" across sockets */
+    uint64_t nvlink_mbps;              /* NVLink bandwidth MB/s; 0 none */
+} skv_proto_device_link;
 
 typedef struct skv_proto_agent_register {        /* "agent.register" */
     char *agent_id;
@@ -100,6 +123,11 @@ typedef struct skv_proto_agent_register {        /* "agent.register" */
     bool route_deltas;                 /* applies agent.routes.delta: the
                                           manager then sends route changes,
                                           not the whole table each time */
+    skv_proto_numa_node *numa_nodes;   /* the machine's NUMA nodes; opt. */
+    size_t n_numa_nodes;
+    skv_proto_device_link *links;      /* accelerator pairs; opt. (none: the
+                                          manager knows no proximity) */
+    size_t n_links;
 } skv_proto_agent_register;
 
 typedef struct skv_proto_route {       /* a peer agent's kernel subnet */
@@ -240,6 +268,11 @@ typedef struct skv_proto_kernel_create {         /* "kernel.create" */
     size_t n_ports;
     skv_proto_mount *mounts;           /* bind mounts of virtual folders */
     size_t n_mounts;
+    uint8_t allow_unenforced_shares;   /* 1: fractional shares the agent
+                                          cannot enforce may start (the
+                                          group allows it); 0: refused */
+    char *numa_policy;                 /* the session's (session.submit);
+                                          NULL: prefer-single-node */
 } skv_proto_kernel_create;
 
 typedef struct skv_proto_kernel_create_reply {   /* "kernel.create.reply" */
@@ -324,6 +357,11 @@ typedef struct skv_proto_session_submit {        /* "session.submit" */
                                           served by the app proxy
                                           (skv_proto_service_parse) */
     size_t n_services;
+    char *numa_policy;                 /* "prefer-single-node" (cores and
+                                          memory on the GPUs' nodes, memory
+                                          bound there) or "interleaved"
+                                          (memory interleaved over the
+                                          session's nodes); NULL: the first */
 } skv_proto_session_submit;
 
 typedef struct skv_proto_session_ref { /* "session.submit.reply",
@@ -424,6 +462,24 @@ typedef struct skv_proto_agent_list {            /* "agent.list" */
     uint8_t include_lost;
 } skv_proto_agent_list;
 
+/* One device an agent's plugin reports unhealthy. */
+typedef struct skv_proto_device_fault {
+    char *device_id;                   /* as registered ("cuda1") */
+    char *reason;                      /* e.g. "xid 79", "injected fault" */
+} skv_proto_device_fault;
+
+typedef struct skv_proto_agent_device_health { /* "agent.device_health" */
+    char *agent_id;
+    skv_proto_device_fault *unhealthy; /* the whole current set: devices
+                                          not named are healthy */
+    size_t n_unhealthy;
+} skv_proto_agent_device_health;
+
+typedef struct skv_proto_admin_agent {           /* "admin.agent" */
+    char *agent_id;
+    char *action;                      /* "cordon", "drain", "uncordon" */
+} skv_proto_admin_agent;
+
 typedef struct skv_proto_agent_info {
     char *agent_id;
     char *resource_group;
@@ -438,6 +494,12 @@ typedef struct skv_proto_agent_info {
     skv_slots *occupied;
     int64_t last_heartbeat_ms;
     uint32_t n_running;
+    char *admin_state;                 /* "schedulable", "cordoned",
+                                          "draining" */
+    int64_t drain_deadline_ms;         /* draining: when its sessions are
+                                          ended or requeued; 0: none */
+    skv_proto_device_fault *unhealthy; /* devices out of service */
+    size_t n_unhealthy;
 } skv_proto_agent_info;
 
 typedef struct skv_proto_agent_list_reply {      /* "agent.list.reply" */
@@ -516,6 +578,8 @@ typedef struct skv_proto_resource_policy {
     uint32_t max_pending_sessions;     /* 0: unlimited */
     uint32_t max_cluster_size;         /* 0: unlimited */
     uint64_t max_session_lifetime_ms;  /* 0: unlimited */
+    uint64_t idle_timeout_ms;          /* a RUNNING session idle this long
+                                          is terminated; 0: never */
 } skv_proto_resource_policy;
 
 typedef struct skv_proto_resource_group {
@@ -535,6 +599,27 @@ typedef struct skv_proto_resource_group {
                                           0: keep (create: 0), < 0: set 0 */
     char *preempt_mode;                /* "requeue" / "terminate"; NULL:
                                           keep (create: "requeue") */
+    char *drain_action;                /* sessions of a draining agent:
+                                          "requeue" / "terminate"; NULL:
+                                          keep (create: "requeue") */
+    int64_t drain_grace_ms;            /* how long a drain waits for them;
+                                          0: keep (create: 0), < 0: set 0 */
+    char *fault_action;                /* batch sessions on an unhealthy
+                                          device: "requeue" / "terminate" /
+                                          "degrade"; NULL: keep (create:
+                                          "requeue"); interactive ones are
+                                          always marked degraded */
+    char *allow_unenforced_fractions;  /* "on" / "off"; NULL: keep
+                                          (create: "off") */
+    int64_t idle_timeout_ms;           /* a RUNNING session idle this long
+                                          is terminated; 0: keep (create:
+                                          never), < 0: set never */
+    int64_t max_lifetime_ms;           /* a session running this long is
+                                          terminated; 0: keep (create:
+                                          none), < 0: set none */
+    char *preempt_order;               /* victims first: "lowest-priority"
+                                          / "newest"; NULL: keep (create:
+                                          "lowest-priority") */
 } skv_proto_resource_group;
 
 /* Requests ("admin.user", ...) carry op and one object; replies
@@ -592,6 +677,51 @@ typedef struct skv_proto_admin_resource_group_reply {
     skv_proto_resource_group *groups;
     size_t n_groups;
 } skv_proto_admin_resource_group_reply;
+
+/* "admin.quota": one owner's quota in one resource group. CREATE fails
+ * when the owner has one there already; UPDATE creates or changes it (a
+ * vector left NULL keeps its value, an empty vector clears it); DELETE
+ * removes it; LIST filters by the fields set. */
+typedef struct skv_proto_quota {
+    char *scope;                       /* "domain", "project" or "user" */
+    char *owner;                       /* the domain, project or user name */
+    char *resource_group;
+    skv_slots *guaranteed;             /* its deserved share; NULL: none */
+    skv_slots *limit;                  /* hard max; NULL: none */
+    skv_slots *borrow_limit;           /* beyond guaranteed; NULL: none */
+} skv_proto_quota;
+typedef struct skv_proto_admin_quota {
+    uint32_t op;
+    skv_proto_quota quota;
+} skv_proto_admin_quota;
+typedef struct skv_proto_admin_quota_reply {
+    skv_proto_quota *quotas;
+    size_t n_quotas;
+} skv_proto_admin_quota_reply;
+
+/* "admin.quota_tree": domains -> projects -> users of each resource group
+ * (of one, when named) that hold a quota or use something there, with
+ * their ancestors. A user is listed under every project of theirs; its
+ * figures are the user's in the group. */
+typedef struct skv_proto_admin_quota_tree {
+    char *resource_group;              /* NULL: every group */
+} skv_proto_admin_quota_tree;
+typedef struct skv_proto_quota_node {
+    char *resource_group;
+    char *scope;                       /* "domain", "project", "user" */
+    char *name;
+    char *parent;                      /* NULL for a domain */
+    skv_slots *guaranteed;             /* NULL: none */
+    skv_slots *limit;
+    skv_slots *borrow_limit;
+    skv_slots *used;                   /* its running sessions there */
+    skv_slots *borrowed;               /* used beyond its guarantee */
+    skv_slots *lent;                   /* idle guarantee its siblings use */
+} skv_proto_quota_node;
+typedef struct skv_proto_admin_quota_tree_reply {
+    skv_proto_quota_node *nodes;       /* depth first, names in order */
+    size_t n_nodes;
+} skv_proto_admin_quota_tree_reply;
 
 /* "admin.backup": an online copy of the manager database (SQLite backup
  * API, one consistent snapshot) written by the manager on its own host, as
@@ -750,11 +880,14 @@ typedef struct skv_proto_vfolder_upload {    /* "vfolder.upload" */
     size_t sha256_len;
     uint8_t resume;             /* begin: keep what an earlier try wrote */
     uint32_t mode;              /* begin: permission bits; 0: 0644 */
+    uint8_t verify;             /* begin: hash what is stored, so commit can
+                                   check sha256 and answers with it */
 } skv_proto_vfolder_upload;
 
 typedef struct skv_proto_vfolder_upload_reply { /* "vfolder.upload.reply" */
     uint64_t offset;            /* bytes stored so far */
-    uint8_t *sha256;            /* commit: the file's hash */
+    uint8_t *sha256;            /* commit of a verified upload: the file's
+                                   hash */
     size_t sha256_len;
 } skv_proto_vfolder_upload_reply;
 
@@ -778,12 +911,15 @@ typedef struct skv_proto_app_token {         /* "app.token" (user) */
     char *session_id;
     char *service;              /* a name from the session's services */
     uint32_t ttl_s;             /* 0: 12 hours; at most 7 days */
+    bool ssh_key;               /* also the session's SSH private key */
 } skv_proto_app_token;
 
 typedef struct skv_proto_app_token_reply {   /* "app.token.reply" */
     char *token;                /* for the session's owner, this service */
     char *path;                 /* "/s/SESSION/SERVICE/" on the proxy */
     int64_t expires_ms;
+    char *ssh_private_key;      /* OpenSSH text, when ssh_key was asked */
+    char *ssh_public_key;       /* "ssh-ed25519 AAAA... comment" */
 } skv_proto_app_token_reply;
 
 typedef struct skv_proto_app_resolve {       /* "app.resolve" (the proxy) */
@@ -799,6 +935,15 @@ typedef struct skv_proto_app_resolve_reply { /* "app.resolve.reply" */
     char *protocol;             /* "http" or "tcp" */
     int64_t expires_ms;         /* the token's expiry */
 } skv_proto_app_resolve_reply;
+
+/* "app.activity" (the proxy, every activity_report_ms): the sessions it
+ * served a request or tunnel for since its previous report. The manager
+ * counts them as active now (idle_timeout); unknown ids are ignored. */
+#define SKV_PROTO_APP_ACTIVITY_MAX 4096
+typedef struct skv_proto_app_activity {
+    char **session_ids;
+    size_t n_session_ids;
+} skv_proto_app_activity;
 
 #ifdef __cplusplus
 }

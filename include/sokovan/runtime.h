@@ -126,6 +126,21 @@ SKV_EXTERN int skv_container_spec_set_userns(skv_container_spec *spec,
 SKV_EXTERN int skv_container_spec_set_hostname(skv_container_spec *spec,
                                                const char *hostname,
                                                skv_error *err);
+/* The memory policy the command starts with, over the memory nodes of
+ * skv_container_spec_set_cpuset (required for BIND and INTERLEAVE), set
+ * through libnuma just before exec (native and process backends; the OCI
+ * backend binds through the bundle's cpuset.mems only and refuses
+ * INTERLEAVE with SKV_ENOTSUP). Processes started by exec into the
+ * container keep the kernel's default policy. */
+typedef enum skv_mempolicy {
+    SKV_MEMPOLICY_DEFAULT = 0,    /* the kernel's: local allocation */
+    SKV_MEMPOLICY_BIND = 1,       /* MPOL_BIND: only those nodes */
+    SKV_MEMPOLICY_INTERLEAVE = 2  /* MPOL_INTERLEAVE: pages round-robin */
+} skv_mempolicy;
+/* SKV_EINVAL for another value. */
+SKV_EXTERN int skv_container_spec_set_mempolicy(skv_container_spec *spec,
+                                                skv_mempolicy policy,
+                                                skv_error *err);
 /* cpuset lists such as "0-3,8"; NULL leaves that part unrestricted. */
 SKV_EXTERN int skv_container_spec_set_cpuset(skv_container_spec *spec,
                                              const char *cpus,

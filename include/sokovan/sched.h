@@ -124,6 +124,24 @@ SKV_EXTERN int skv_sched_group_set_preemption(skv_sched *s, const char *name,
                                               int64_t min_runtime_ms,
                                               skv_error *err);
 
+/* Which victims a preemptor considers first; either way it takes whole
+ * sessions, the fewest that make it fit, and drops any it can do without.
+ * LOWEST_PRIORITY (the default): the lowest priority first, then the
+ * least work lost (the youngest). NEWEST: the youngest first (least work
+ * lost), then the lowest priority. */
+typedef enum skv_sched_preempt_order {
+    SKV_SCHED_PREEMPT_ORDER_LOWEST_PRIORITY = 0,
+    SKV_SCHED_PREEMPT_ORDER_NEWEST = 1
+} skv_sched_preempt_order;
+
+/* Set a group's preemption order in place; the next pass uses it. Unknown
+ * group: SKV_ENOENT; an order not in the enum: SKV_EINVAL (nothing
+ * changes). */
+SKV_EXTERN int skv_sched_group_set_preempt_order(skv_sched *s,
+                                                 const char *name,
+                                                 skv_sched_preempt_order order,
+                                                 skv_error *err);
+
 /* ---- agents ------------------------------------------------------------- */
 
 /* One accelerator of an agent. A device can be taken whole through
@@ -142,7 +160,23 @@ typedef struct skv_sched_label {
     const char *value;
 } skv_sched_label;
 
-#define SKV_SCHED_AGENT_SPEC_VERSION 1
+/* An agent's layout, for whole-device choices that follow the node mapper
+ * (sokovan/node.h): a kernel asking for k whole devices of one slot gets the
+ * k free devices closest to each other (PCIe switch, then NVLink bandwidth)
+ * on the fewest NUMA nodes, leaving PCIe-switch pairs whole. Arrays are
+ * copied. */
+typedef struct skv_sched_agent_topology {
+    const int32_t *device_numa;   /* [n_devices] NUMA node, -1 unknown
+                                     (required) */
+    /* [n_devices * n_devices]: the skv_topo_link value (sokovan/topo.h,
+     * 1 "pix" .. 5 "sys") of devices i and j at [i * n_devices + j], the
+     * diagonal ignored. NULL: by NUMA node only ("node" or "sys"). */
+    const uint8_t *links;
+    const uint32_t *nvlink_mbps;  /* same shape, NVLink MB/s; NULL: none */
+} skv_sched_agent_topology;
+
+/* Version 2 added the topology; version 1 structures are accepted. */
+#define SKV_SCHED_AGENT_SPEC_VERSION 2
 typedef struct skv_sched_agent_spec {
     unsigned version;              /* SKV_SCHED_AGENT_SPEC_VERSION */
     const char *id;
@@ -156,9 +190,12 @@ typedef struct skv_sched_agent_spec {
     const skv_sched_device_spec *devices;
     size_t n_labels;
     const skv_sched_label *labels;
+    /* v2: NULL = no layout: whole devices are taken in device order. */
+    const skv_sched_agent_topology *topology;
 } skv_sched_agent_spec;
 #define SKV_SCHED_AGENT_SPEC_INIT \
-    {SKV_SCHED_AGENT_SPEC_VERSION, NULL, NULL, NULL, NULL, true, NULL, 0, NULL, 0, NULL}
+    {SKV_SCHED_AGENT_SPEC_VERSION, NULL, NULL, NULL, NULL, true, NULL, 0, NULL, 0, NULL, \
+     NULL}
 
 SKV_EXTERN int skv_sched_agent_add(skv_sched *s,
                                    const skv_sched_agent_spec *spec,
@@ -174,6 +211,17 @@ SKV_EXTERN int skv_sched_agent_update(skv_sched *s,
 SKV_EXTERN int skv_sched_agent_set_schedulable(skv_sched *s, const char *id,
                                                bool schedulable,
                                                skv_error *err);
+/* Take one device of an agent out of service (healthy false) or put it back.
+ * A device out of service gets no new placement: free, the scheduler holds
+ * it whole itself; shared, its share capacity is cut to what its sessions
+ * use until they leave; sessions already on it keep it (the caller decides
+ * what happens to them). skv_sched_agent_usage leaves it out of the
+ * capacity. The state survives skv_sched_agent_update for devices of the
+ * same id. Unknown agent or device: SKV_ENOENT. */
+SKV_EXTERN int skv_sched_agent_set_device_health(skv_sched *s,
+                                                 const char *agent_id,
+                                                 const char *device_id,
+                                                 bool healthy, skv_error *err);
 /* Remove an idle agent; SKV_EBUSY when sessions still hold resources on it. */
 SKV_EXTERN int skv_sched_agent_remove(skv_sched *s, const char *id,
                                       skv_error *err);
@@ -224,6 +272,42 @@ SKV_EXTERN int skv_sched_owner_usage(skv_slots **usage, uint32_t *n_active,
                                      uint32_t *n_pending, const skv_sched *s,
                                      skv_sched_scope scope, const char *name,
                                      skv_error *err);
+
+/* ---- quotas per resource group (the quota tree) ------------------------- */
+
+/* One owner's quota in one resource group. Owners form a tree through
+ * their sessions: domain -> project -> user. guaranteed is the owner's
+ * deserved share of the group; what it leaves idle others may borrow. The
+ * owner may use up to min(limit, guaranteed + borrow_limit) (a missing key
+ * of limit or borrow_limit: no ceiling there). With the group's preemption
+ * on, a pending session whose owner is under its guarantee reclaims from
+ * its sibling (the owner of the same scope where the two sessions' owners
+ * first differ, domain first) that uses more than its own guarantee of a
+ * slot the waiter is guaranteed: that sibling's preemptible sessions holding
+ * that slot, cause SKV_SCHED_PREEMPT_RECLAIM. Flat owner policies
+ * (skv_sched_policy_set) apply as well, across groups. */
+#define SKV_SCHED_QUOTA_VERSION 1
+typedef struct skv_sched_quota {
+    unsigned version;              /* SKV_SCHED_QUOTA_VERSION */
+    const skv_slots *guaranteed;   /* NULL = no guarantee */
+    const skv_slots *limit;        /* NULL or missing keys = no hard max */
+    const skv_slots *borrow_limit; /* beyond guaranteed; NULL = no ceiling */
+} skv_sched_quota;
+#define SKV_SCHED_QUOTA_INIT {SKV_SCHED_QUOTA_VERSION, NULL, NULL, NULL}
+
+/* Set (replace) the quota of owner `name` of `scope` in resource group
+ * `group` (which must exist: SKV_ENOENT); q NULL removes it. Use above a
+ * lowered quota is kept; new work waits. Too many slot names: SKV_ERANGE;
+ * on any error nothing changes. */
+SKV_EXTERN int skv_sched_quota_set(skv_sched *s, skv_sched_scope scope,
+                                   const char *name, const char *group,
+                                   const skv_sched_quota *q, skv_error *err);
+/* What owner `name` of `scope` uses in `group` now (its scheduled and
+ * running sessions there): a new vector (skv_slots_free). Unknown owner or
+ * group: an empty vector, not an error. */
+SKV_EXTERN int skv_sched_quota_usage(skv_slots **used, const skv_sched *s,
+                                     skv_sched_scope scope, const char *name,
+                                     const char *group, skv_error *err);
 
 /* ---- sessions ----------------------------------------------------------- */
 

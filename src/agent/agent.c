@@ -215,6 +215,7 @@ void skv_agent_free(skv_agent *a)
     skv__free(a->resource_group);
     skv__free(a->address);
     skv__free(a->labels);
+    skv__free(a->health_sent);
     skv__free(a->host_allow);
     skv__free(a);
 }

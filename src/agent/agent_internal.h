@@ -136,6 +136,9 @@ struct skv_agent {
     size_t nex, capex;
     skv_agent_watch_fn watch;       /* the host's descriptor watcher */
     void *watch_payload;
+    /* device health (health.c): the set last sent, since registering */
+    char *health_sent;
+    bool health_told;
 };
 
 /* ---- exec.c / exec_io.c: commands run inside kernels for the manager ---- */
@@ -187,6 +190,21 @@ void skv__agent_exec_watch(skv_agent *a, skv__agent_exec *e);
 void skv__agent_keep_logs(skv_agent *a, const char *id);
 bool skv__agent_kept_empty(const skv_agent *a, const char *id,
                            const char *stream);
+
+/* ---- health.c: unhealthy devices to the manager ---- */
+int skv__agent_health_check(skv_agent *a, int64_t now_ms, skv_error *err);
+/* ---- layout.c: NUMA nodes and accelerator links for agent.register ---- */
+int skv__agent_layout(skv_proto_agent_register *m, const skv_agent *a,
+                      skv_error *err);
+void skv__agent_layout_free(skv_proto_agent_register *m);
+
+/* ---- hostmap.c: an XML topology's CPUs and nodes on this host ---- */
+bool skv__agent_topo_is_xml(const skv_agent *a);
+/* The host CPUs / memory nodes standing for the topology's (either list
+ * may be NULL: its output stays NULL); free both with skv_free. */
+int skv__agent_host_cpuset(const skv_agent *a, const char *cpus,
+                           const char *mems, char **cpus_out, char **mems_out,
+                           skv_error *err);
 
 /* ---- setup.c: topology, plugins, slice, node, device table ---- */
 int skv__agent_setup_node(skv_agent *a, const skv_agent_options *o,

@@ -161,6 +161,9 @@ static int place(skv_agent *a, skv__agent_kernel *k, skv_slots *req,
     skv_node_alloc_options o = SKV_NODE_ALLOC_OPTIONS_INIT;
     o.fixed = fx;
     o.nfixed = nfx;
+    /* The session's NUMA policy (none: the node mapper's default). */
+    if (rc == 0 && k->req.numa_policy && *k->req.numa_policy)
+        rc = skv_node_policy_parse(&o.policy, k->req.numa_policy, err);
     if (rc == 0)
         rc = skv_node_alloc(&k->pl, a->node, req, &o, err);
     return rc;

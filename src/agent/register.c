@@ -95,9 +95,31 @@ static int labels(skv_proto_agent_register *m, char *buf, skv_error *err)
 
 static void free_details(skv_proto_image_detail *d, size_t n)
 {
-    for (size_t i = 0; d && i < n; i++)
+    for (size_t i = 0; d && i < n; i++) {
         skv__free(d[i].digest);
+        skv_image_meta meta = {d[i].services, d[i].n_services, d[i].command,
+                               d[i].n_command};
+        skv_image_meta_clear(&meta);
+    }
     skv__free(d);
+}
+
+/* The image's own services and command (image.json), which the manager
+ * applies to sessions that name none. A malformed document is the image
+ * builder's mistake: the image is listed without it, and the log says why. */
+static void image_meta(const skv_agent *a, skv_proto_image_detail *d)
+{
+    skv_image_meta meta;
+    skv_error e = SKV_ERROR_INIT;
+    if (skv_image_meta_get(a->images, d->name, &meta, &e) != 0) {
+        skv__log(SKV_LOG_WARN, "agent", "image %s: metadata ignored: %s",
+                 d->name, e.message);
+        return;
+    }
+    d->services = meta.services;
+    d->n_services = meta.n_services;
+    d->command = meta.command;
+    d->n_command = meta.n_command;
 }
 
 /* Size and digest of each listed image; one the store cannot measure is
@@ -119,6 +141,7 @@ static int image_details(skv_proto_agent_register *m, const skv_agent *a,
             continue;
         if (dig[0] && !(d->digest = skv__strdup(dig)))
             return skv__err(err, SKV_ENOMEM, "out of memory");
+        image_meta(a, d);
         m->n_image_details++;
     }
     return 0;
@@ -143,6 +166,8 @@ int skv__agent_send_register(skv_agent *a, int64_t now_ms, skv_error *err)
     if (rc == 0)
         rc = devices(&m, a, err);
     if (rc == 0)
+        rc = skv__agent_layout(&m, a, err);
+    if (rc == 0)
         rc = skv_image_list(a->images, &m.images, &m.n_images, err);
     if (rc == 0)
         rc = image_details(&m, a, err);
@@ -156,6 +181,7 @@ int skv__agent_send_register(skv_agent *a, int64_t now_ms, skv_error *err)
     skv__free(m.kernels);
     free_details(m.image_details, m.n_image_details);
     skv_image_list_free(m.images, m.n_images);
+    skv__agent_layout_free(&m);
     free_devices(m.devices, m.n_devices);
     skv__free(m.labels);
     skv__free(lab);
@@ -172,6 +198,7 @@ int skv__agent_on_register_reply(skv_agent *a, const skv_proto_envelope *env,
     if (rc)
         return rc;
     a->registered = true;
+    a->health_told = false;     /* the manager hears the set again */
     a->hb_ms = r.heartbeat_interval_ms ? r.heartbeat_interval_ms
                                        : SKV__AGENT_DEFAULT_HEARTBEAT_MS;
     a->next_hb = now_ms + a->hb_ms;

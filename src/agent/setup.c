@@ -37,11 +37,34 @@ static int open_plugin(skv_agent *a, const char *spec, bool optional,
     return 0;
 }
 
-static int open_plugins(skv_agent *a, const char *list, skv_error *err)
+/* An hwloc XML describes another machine: its GPUs become mock devices at
+ * the XML's PCI addresses (NVIDIA as "cuda", AMD as "rocm"), so placement
+ * can be tested without the hardware; NVML's real GPUs would not match. */
+static int open_xml_gpus(skv_agent *a, skv_error *err)
+{
+    bool cuda = false, rocm = false;
+    for (size_t i = 0; i < skv_topo_accel_count(a->topo); i++) {
+        const skv_topo_accel *x = skv_topo_accel_at(a->topo, i);
+        const char *p = x->compute ? skv_topo_accel_prefix(x) : NULL;
+        cuda = cuda || (p && strcmp(p, "cuda") == 0);
+        rocm = rocm || (p && strcmp(p, "rocm") == 0);
+    }
+    int rc = cuda ? open_plugin(a, "mock:topology=1,prefix=cuda", false, err)
+                  : 0;
+    if (rc == 0 && rocm)
+        rc = open_plugin(a, "mock:topology=1,prefix=rocm", false, err);
+    if (rc == 0 && (cuda || rocm))
+        skv__log(SKV_LOG_INFO, "agent", "topology %s: its GPUs are mock "
+                 "devices", skv_topo_source(a->topo));
+    return rc;
+}
+
+static int open_plugins(skv_agent *a, const char *list, bool xml,
+                        skv_error *err)
 {
     bool dflt = !list;
     char *copy = skv__strdup(dflt ? "cpu;mem" : list);
-    size_t cap = 2;
+    size_t cap = 3;
     for (const char *c = copy; c && *c; c++)
         cap += *c == ';';
     a->pl = skv__calloc(cap, sizeof(*a->pl));
@@ -55,8 +78,10 @@ static int open_plugins(skv_agent *a, const char *list, skv_error *err)
          t = strtok_r(NULL, ";", &save))
         rc = open_plugin(a, t, false, err);
     /* Zero configuration: NVIDIA GPUs when NVML finds some. */
-    if (rc == 0 && dflt)
+    if (rc == 0 && dflt && !xml)
         rc = open_plugin(a, "cuda", true, err);
+    else if (rc == 0 && dflt)
+        rc = open_xml_gpus(a, err);
     skv__free(copy);
     return rc;
 }
@@ -170,7 +195,7 @@ int skv__agent_setup_node(skv_agent *a, const skv_agent_options *o,
                                                  err)
                              : skv_topo_load_live(&a->topo, err);
     if (rc == 0)
-        rc = open_plugins(a, o->plugins, err);
+        rc = open_plugins(a, o->plugins, o->topology_xml != NULL, err);
     if (rc == 0)
         rc = skv_node_new(&a->node, a->topo, a->pl, a->npl, err);
     if (rc == 0 && (plugin_with(a->node, "cpu") < 0 ||

@@ -151,11 +151,63 @@ static int basics(skv_container_spec *spec, const skv_proto_kernel_create *r,
     return rc;
 }
 
+/* Fractional shares a plugin can only account (no MPS control daemon to
+ * enforce them) start only where the session's group allows it: one
+ * session could take the whole GPU from the others. */
+static int shares_check(const skv_agent *a, const skv__agent_kernel *k,
+                        skv_error *err)
+{
+    const skv_container_config *cfg = skv_node_placement_config(k->pl);
+    if (!cfg || k->req.allow_unenforced_shares ||
+        !(skv_container_config_flags(cfg) & SKV_CCFG_SHARES_NOT_ENFORCED))
+        return 0;
+    return skv__err(err, SKV_ENOTSUP, "shares not enforced: agent '%s' cannot "
+                    "enforce fractional GPU shares (no MPS control daemon); "
+                    "refused (allow with `sokovan admin group update GROUP "
+                    "--allow-unenforced-fractions on`)", a->agent_id);
+}
+
+/* interleaved: pages round-robin over the session's nodes; otherwise
+ * (prefer-single-node) bound to the nodes chosen for it. */
+static skv_mempolicy mempolicy(const skv_proto_kernel_create *r)
+{
+    skv_node_policy p = SKV_NODE_PREFER_SINGLE;
+    if (r->numa_policy && *r->numa_policy)
+        skv_node_policy_parse(&p, r->numa_policy, NULL);
+    return p == SKV_NODE_INTERLEAVED ? SKV_MEMPOLICY_INTERLEAVE
+                                     : SKV_MEMPOLICY_BIND;
+}
+
+/* On an XML topology the cgroup gets this host's CPUs and nodes at the
+ * same ranks, the environment the placement as made (hostmap.c). */
+static int cpuset(skv_container_spec *spec, const skv_agent *a,
+                  const char *cpus, const char *mems, skv_error *err)
+{
+    if (!skv__agent_topo_is_xml(a))
+        return skv_container_spec_set_cpuset(spec, cpus, mems, err);
+    char *hc = NULL, *hm = NULL;
+    int rc = skv__agent_host_cpuset(a, cpus, mems, &hc, &hm, err);
+    if (rc == 0)
+        rc = skv_container_spec_set_env(spec, "SOKOVAN_TOPOLOGY_CPUSET",
+                                        cpus ? cpus : "", err);
+    if (rc == 0)
+        rc = skv_container_spec_set_env(spec, "SOKOVAN_TOPOLOGY_MEMS",
+                                        mems ? mems : "", err);
+    if (rc == 0)
+        rc = skv_container_spec_set_cpuset(spec, hc, hm, err);
+    skv_free(hc);
+    skv_free(hm);
+    return rc;
+}
+
 int skv__agent_build_spec(skv_container_spec **out, skv_agent *a,
                           const skv__agent_kernel *k, skv_error *err)
 {
     skv_container_spec *spec = NULL;
-    int rc = skv_container_spec_new(&spec, k->req.kernel_id, err);
+    int rc = shares_check(a, k, err);
+    if (rc)
+        return rc;
+    rc = skv_container_spec_new(&spec, k->req.kernel_id, err);
     if (rc == 0)
         rc = basics(spec, &k->req, err);
     /* Plugin variables (CUDA_VISIBLE_DEVICES...) win over the request's. */
@@ -174,8 +226,10 @@ int skv__agent_build_spec(skv_container_spec **out, skv_agent *a,
     const char *cpus = skv_node_placement_cpuset(k->pl);
     const char *mems = skv_node_placement_mems(k->pl);
     if (rc == 0)
-        rc = skv_container_spec_set_cpuset(spec, *cpus ? cpus : a->slice_cpus,
-                                           *mems ? mems : NULL, err);
+        rc = cpuset(spec, a, *cpus ? cpus : a->slice_cpus,
+                    *mems ? mems : NULL, err);
+    if (rc == 0 && *mems)
+        rc = skv_container_spec_set_mempolicy(spec, mempolicy(&k->req), err);
     if (rc) {
         skv_container_spec_free(spec);
         return rc;

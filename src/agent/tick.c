@@ -104,6 +104,9 @@ int skv_agent_tick(skv_agent *a, int64_t now_ms, skv_error *err)
     if (now_ms >= a->next_poll) {
         skv__agent_poll_exits(a, now_ms);
         skv__agent_execs_check(a, now_ms);
+        skv_error he = SKV_ERROR_INIT;
+        if (skv__agent_health_check(a, now_ms, &he))
+            skv__log(SKV_LOG_WARN, "agent", "device health: %s", he.message);
         a->next_poll = now_ms + a->poll_ms;
     }
     if (a->registered && now_ms >= a->next_hb) {

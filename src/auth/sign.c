@@ -9,6 +9,7 @@
 
 #include "auth_internal.h"
 #include "skv_internal.h"
+#include "skv_sha256.h"
 
 #define CANON_PREFIX "SKV-HMAC-SHA256\n"
 #define TYPE_NAME_MAX 64
@@ -67,17 +68,23 @@ int skv__auth_check_inputs(const skv_auth_block *block,
 
 static void hmac_piece(const void *data, size_t len, void *payload)
 {
-    crypto_auth_hmacsha256_update(payload, data, len);
+    skv__hmac256_update(payload, data, len);
 }
 
-void skv__auth_hmac(uint8_t mac[SKV_AUTH_SIG_BYTES], const skv_auth_block *block,
-                    const skv_auth_message *msg, const char *key, size_t key_len)
+/* OpenSSL's HMAC (SHA extensions where the CPU has them): every byte of a
+ * file upload passes through here. */
+int skv__auth_hmac(uint8_t mac[SKV_AUTH_SIG_BYTES], const skv_auth_block *block,
+                   const skv_auth_message *msg, const char *key, size_t key_len,
+                   skv_error *err)
 {
-    crypto_auth_hmacsha256_state st;
-    crypto_auth_hmacsha256_init(&st, (const unsigned char *)key, key_len);
-    canon_walk(block, msg, hmac_piece, &st);
-    crypto_auth_hmacsha256_final(&st, mac);
-    sodium_memzero(&st, sizeof st); /* the state holds key material */
+    skv__hmac256 st;
+    int rc = skv__hmac256_init(&st, key, key_len, err);
+    if (!rc) {
+        canon_walk(block, msg, hmac_piece, &st);
+        rc = skv__hmac256_final(&st, mac, err);
+    }
+    skv__hmac256_free(&st); /* wipes the key material it holds */
+    return rc;
 }
 
 int skv_auth_sign(skv_auth_block *block, const skv_auth_message *msg,
@@ -88,10 +95,10 @@ int skv_auth_sign(skv_auth_block *block, const skv_auth_message *msg,
         rc = skv_auth_secret_key_check(secret_key, err);
     if (rc)
         return rc;
-    if (sodium_init() < 0)
+    if (sodium_init() < 0) /* sodium_bin2hex of the nonce */
         return skv__err(err, SKV_ENOTSUP, "libsodium failed to initialise");
-    skv__auth_hmac(block->signature, block, msg, secret_key, strlen(secret_key));
-    return 0;
+    return skv__auth_hmac(block->signature, block, msg, secret_key,
+                          strlen(secret_key), err);
 }
 
 typedef struct canon_buf {

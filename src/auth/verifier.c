@@ -221,7 +221,9 @@ int skv_auth_verify(skv_auth_verifier *v, skv_auth_principal *principal,
     if (rc)
         return rc;
     uint8_t mac[SKV_AUTH_SIG_BYTES];
-    skv__auth_hmac(mac, block, msg, e->secret, e->secret_len);
+    rc = skv__auth_hmac(mac, block, msg, e->secret, e->secret_len, err);
+    if (rc)
+        return rc;
     if (crypto_verify_32(mac, block->signature) != 0)
         return skv__err(err, SKV_EAUTH, "bad signature for access key '%s'",
                         block->access_key);

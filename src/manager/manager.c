@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "mgr_int.h"
+#include "mgr_idle.h"
 #include "store/store_uri.h"
 #include "mgr_vfolder.h"
 #include "mgr_metrics.h"
@@ -44,12 +44,33 @@ static int check_opts(const skv_manager_options *o, skv_manager_send_fn send,
     if (o->max_frame > SKV_PROTO_MAX_FRAME_LIMIT)
         return skv__err(err, SKV_ERANGE, "manager: max_frame %u above %u",
                         o->max_frame, SKV_PROTO_MAX_FRAME_LIMIT);
+    if (o->version >= 8 && o->idle_cpu_percent > 100000)
+        return skv__err(err, SKV_ERANGE, "manager: idle_cpu_percent %u "
+                        "above 100000", o->idle_cpu_percent);
     int rc = skv__mgr_store_uri_check(o_store(o), err);
     if (!rc && o->version >= 6 && o->lease &&
         !skv__mgr_store_uri_is_postgres(o_store(o)))
         rc = skv__err(err, SKV_EINVAL, "manager: a lease needs a PostgreSQL "
                       "store (SQLite serves one manager per data_dir)");
     return rc;
+}
+
+/* Before the admin plane creates or restores groups: a stored group's
+ * selector may come from a plugin. */
+static int load_sched_plugins(skv_manager *m, const skv_manager_options *o,
+                              skv_error *err)
+{
+    if (o->version < 7 || !o->n_sched_plugins)
+        return 0;
+    if (!o->sched_plugins)
+        return skv__err(err, SKV_EINVAL, "manager: n_sched_plugins %zu "
+                        "with no sched_plugins", o->n_sched_plugins);
+    for (size_t i = 0; i < o->n_sched_plugins; i++) {
+        int rc = skv_sched_load_plugin(m->sched, o->sched_plugins[i], err);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 static int make_parts(skv_manager *m, const skv_manager_options *o,
@@ -67,6 +88,8 @@ static int make_parts(skv_manager *m, const skv_manager_options *o,
     int rc = skv_auth_verifier_new(&m->verifier, &vo, err);
     if (!rc)
         rc = skv_sched_new(&m->sched, NULL, err);
+    if (!rc)
+        rc = load_sched_plugins(m, o, err);
     if (rc)
         return rc;
     m->admin.sched = m->sched;
@@ -133,6 +156,8 @@ SKV_EXTERN int skv_manager_open(skv_manager **out,
     m->max_frame = opts->max_frame ? opts->max_frame
                                    : SKV_PROTO_DEFAULT_MAX_FRAME;
     m->max_per_pass = opts->max_sessions_per_pass;
+    m->idle_cpu_percent = opts->version >= 8 && opts->idle_cpu_percent
+                              ? opts->idle_cpu_percent : 5;
     m->st.version = SKV_MANAGER_STATS_VERSION;
     m->dirty = true;
     rc = opts->version >= 6 && opts->lease
@@ -165,6 +190,7 @@ SKV_EXTERN void skv_manager_free(skv_manager *m)
     skv__free(m->reqs);
     skv__mgr_drain_free(m);
     skv__mgr_execs_free(m);
+    skv__mgr_idle_free(m);
     skv__mgr_batch_close(m);    /* commits what was accepted */
     skv__mgr_outbox_free(m);    /* sends nothing */
     skv__mgr_vf_close(m);       /* keeps resumable uploads' temp files */
@@ -279,8 +305,10 @@ SKV_EXTERN int skv_manager_get_stats(const skv_manager *m,
                         "expected 1..%u", out->version,
                         SKV_MANAGER_STATS_VERSION);
     /* A caller built for version 1 has a shorter structure. */
-    size_t n = out->version >= 2 ? sizeof *out
-                                 : offsetof(skv_manager_stats, preemptions);
+    size_t n = out->version >= 3   ? sizeof *out
+               : out->version == 2 ? offsetof(skv_manager_stats,
+                                              reclaimed_idle)
+                                   : offsetof(skv_manager_stats, preemptions);
     unsigned v = out->version;
     skv_manager_stats st = m->st;
     memset(st.sessions_by_state, 0, sizeof st.sessions_by_state);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "mgr_int.h"
+#include "mgr_app.h"
 
 skv__mgr_agent *skv__mgr_agent_find(skv_manager *m, const char *id)
 {
@@ -45,8 +46,11 @@ void skv__mgr_agent_clear(skv__mgr_agent *a)
     strv_free(a->pool_slot, a->n_pool);
     strv_free(a->images, a->n_images);
     strv_free(a->image_digest, a->n_images);
+    skv__mgr_image_meta_free(a->image_meta, a->n_images);
+    a->image_meta = NULL;
     skv__free(a->image_size);
     a->image_size = NULL;
+    skv__mgr_health_free(a);
     strv_free(a->label_keys, a->n_labels);
     strv_free(a->label_values, a->n_labels);
     a->label_keys = a->label_values = NULL;
@@ -54,6 +58,7 @@ void skv__mgr_agent_clear(skv__mgr_agent *a)
     a->dev_ids = a->pool_dev = a->pool_slot = a->images = NULL;
     a->image_digest = NULL;
     a->n_dev = a->n_pool = a->n_images = 0;
+    skv__mgr_layout_free(&a->layout);
 }
 
 static const char *slot_ending(const skv_slots *s, const char *suffix,
@@ -108,8 +113,10 @@ static int pool_note(skv__mgr_agent *a, const skv_proto_device *d)
 typedef struct spec_parts {
     skv_slots *cap;
     skv_sched_device_spec devs[SKV_SCHED_DEVICES_MAX];
+    int32_t numa[SKV_SCHED_DEVICES_MAX];
     size_t n_devs;
     const char *gpu_model;
+    skv__mgr_topo topo;         /* from the agent's layout (mgr_topology.c) */
 } spec_parts;
 
 static int split_devices(skv__mgr_agent *a, spec_parts *p,
@@ -127,6 +134,7 @@ static int split_devices(skv__mgr_agent *a, spec_parts *p,
         if (p->n_devs == SKV_SCHED_DEVICES_MAX)
             return skv__err(err, SKV_ERANGE, "agent '%s': more than %d "
                             "accelerators", a->id, SKV_SCHED_DEVICES_MAX);
+        p->numa[p->n_devs] = d->numa_node;
         skv_sched_device_spec *ds = &p->devs[p->n_devs++];
         ds->id = d->id;
         ds->whole_slot = whole;
@@ -169,6 +177,9 @@ static int describe(skv_manager *m, skv__mgr_agent *t, spec_parts *p,
     s.devices = p->devs;
     s.n_labels = n_labels;
     s.labels = lab;
+    if (skv__mgr_topo_build(&p->topo, &t->layout, t->dev_ids, p->numa,
+                            p->n_devs))
+        s.topology = &p->topo.t;
     int rc = t->in_sched ? skv_sched_agent_update(m->sched, &s, err)
                          : skv_sched_agent_add(m->sched, &s, err);
     skv__free(lab);

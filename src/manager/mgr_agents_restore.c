@@ -19,6 +19,9 @@ static int restore_one(skv_manager *m, const skv__mgr_store_agent *row,
     skv_proto_device *d = NULL;
     size_t n = 0;
     int rc = skv__mgr_store_devices(m->store, row->id, &d, &n, err);
+    skv__mgr_layout_free(&a->layout);
+    if (!rc)
+        rc = skv__mgr_store_layout(m->store, row->id, &a->layout, err);
     if (!rc)
         rc = skv__mgr_agent_spec(m, a, row->group, row->arch, d, n, NULL, 0,
                                  false, err);

@@ -110,7 +110,9 @@ static int token_for(skv_manager *m, const skv__mgr_call *c,
     r->path = skv__asprintf("/s/%s/%s/", q->session_id, q->service);
     if (r->token && !r->path)
         return skv__err(err, SKV_ENOMEM, "out of memory");
-    return r->token ? 0 : err ? err->code : SKV_ENOMEM;
+    if (!r->token)
+        return err ? err->code : SKV_ENOMEM;
+    return q->ssh_key ? skv__mgr_app_ssh_key(m, q->session_id, r, err) : 0;
 }
 
 int skv__mgr_on_app_token(skv_manager *m, const skv__mgr_call *c,

@@ -19,8 +19,27 @@ static uint32_t running_on(skv_manager *m, const char *id)
     return n;
 }
 
-static int agent_info(skv_manager *m, const skv__mgr_agent *a,
-                      skv_proto_agent_info *i, skv_error *err)
+static int ops_info(const skv__mgr_agent *a, skv_proto_agent_info *i,
+                    skv_error *err)
+{
+    i->admin_state = skv__strdup(skv__mgr_ops_name(a->ops));
+    i->drain_deadline_ms = a->ops == SKV__OPS_DRAINING ? a->drain_deadline_ms
+                                                       : 0;
+    if (a->n_unhealthy && !(i->unhealthy = skv__calloc(a->n_unhealthy,
+                                                       sizeof *i->unhealthy)))
+        return skv__err(err, SKV_ENOMEM, "out of memory");
+    for (size_t k = 0; k < a->n_unhealthy; k++) {
+        i->n_unhealthy++;
+        i->unhealthy[k].device_id = skv__strdup(a->unhealthy[k].device_id);
+        i->unhealthy[k].reason = skv__strdup(a->unhealthy[k].reason);
+        if (!i->unhealthy[k].device_id || !i->unhealthy[k].reason)
+            return skv__err(err, SKV_ENOMEM, "out of memory");
+    }
+    return i->admin_state ? 0 : skv__err(err, SKV_ENOMEM, "out of memory");
+}
+
+int skv__mgr_agent_info(skv_manager *m, const skv__mgr_agent *a,
+                        skv_proto_agent_info *i, skv_error *err)
 {
     memset(i, 0, sizeof *i);
     i->agent_id = skv__strdup(a->id);
@@ -43,6 +62,8 @@ static int agent_info(skv_manager *m, const skv__mgr_agent *a,
             return skv__err(err, SKV_ENOMEM, "out of memory");
     }
     int rc = skv__mgr_store_devices(m->store, a->id, &i->devices, &i->n_devices, err);
+    if (!rc)
+        rc = ops_info(a, i, err);
     if (rc)
         return rc;
     if (a->in_sched)
@@ -67,7 +88,7 @@ int skv__mgr_on_agent_list(skv_manager *m, const skv__mgr_call *c,
         if ((a->state == SKV__AGENT_LOST && !q->include_lost) ||
             (q->resource_group && strcmp(q->resource_group, a->group)))
             continue;
-        rc = agent_info(m, a, &rep.agents[rep.n_agents++], err);
+        rc = skv__mgr_agent_info(m, a, &rep.agents[rep.n_agents++], err);
     }
     if (!rc)
         rc = skv__mgr_reply(m, c->conn, c->req, SKV_PROTO_AGENT_LIST_REPLY,

@@ -105,7 +105,15 @@ static int ctx_load(skv_manager *m, const char *sid, create_ctx *c,
     kc->n_ports = c->sub.n_ports;
     kc->mounts = c->sub.mounts;     /* resolved at submit (mgr_vf_mount.c) */
     kc->n_mounts = c->sub.n_mounts;
-    rc = c->cluster ? skv__mgr_net_seed(m, sid, c->seed, err) : 0;
+    /* Only the agent knows whether it can enforce fractional shares: it
+     * refuses them unless the session's group allows them unenforced. */
+    skv__mgr_store_gops o;
+    rc = skv__mgr_store_group_ops(m->store, c->sub.resource_group
+                                  ? c->sub.resource_group : m->default_group,
+                                  &o, err);
+    kc->allow_unenforced_shares = !rc && o.allow_unenforced;
+    kc->numa_policy = c->sub.numa_policy;
+    rc = rc ? rc : c->cluster ? skv__mgr_net_seed(m, sid, c->seed, err) : 0;
     if (!rc)
         rc = hosts_load(m, sid, kc, err);
     if (rc)

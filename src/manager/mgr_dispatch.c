@@ -32,6 +32,9 @@ static handler_fn handler_of(skv_proto_type t)
     case SKV_PROTO_VFOLDER_DOWNLOAD: return skv__mgr_on_vfolder_download;
     case SKV_PROTO_APP_TOKEN: return skv__mgr_on_app_token;
     case SKV_PROTO_APP_RESOLVE: return skv__mgr_on_app_resolve;
+    case SKV_PROTO_ADMIN_AGENT: return skv__mgr_on_admin_agent;
+    case SKV_PROTO_AGENT_DEVICE_HEALTH: return skv__mgr_on_device_health;
+    case SKV_PROTO_APP_ACTIVITY: return skv__mgr_on_app_activity;
     case SKV_PROTO_EXEC_START: return skv__mgr_on_exec_start;
     case SKV_PROTO_EXEC_STDIN:
     case SKV_PROTO_EXEC_OUTPUT:

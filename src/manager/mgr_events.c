@@ -4,10 +4,10 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
-#include "mgr_int.h"
+#include "mgr_idle.h"
 
-static skv__mgr_agent *reporter(skv_manager *m, const skv__mgr_call *c,
-                                const char *agent_id, skv_error *err)
+skv__mgr_agent *skv__mgr_reporter(skv_manager *m, const skv__mgr_call *c,
+                                   const char *agent_id, skv_error *err)
 {
     if (!agent_id)
         return skv__err(err, SKV_EINVAL, "%s: agent_id is required",
@@ -26,14 +26,14 @@ int skv__mgr_on_heartbeat(skv_manager *m, const skv__mgr_call *c,
                           skv_error *err)
 {
     const skv_proto_agent_heartbeat *h = c->body;
-    return reporter(m, c, h->agent_id, err) ? 0 : SKV_ESTATE;
+    return skv__mgr_reporter(m, c, h->agent_id, err) ? 0 : SKV_ESTATE;
 }
 
 int skv__mgr_on_kernel_status(skv_manager *m, const skv__mgr_call *c,
                               skv_error *err)
 {
     const skv_proto_kernel_status *s = c->body;
-    if (!reporter(m, c, s->agent_id, err))
+    if (!skv__mgr_reporter(m, c, s->agent_id, err))
         return SKV_ESTATE;
     if (!s->kernel_id || !s->status)
         return skv__err(err, SKV_EINVAL, "kernel.status: kernel_id and status "
@@ -68,7 +68,7 @@ int skv__mgr_on_kernel_exit(skv_manager *m, const skv__mgr_call *c,
                             skv_error *err)
 {
     const skv_proto_kernel_exit *x = c->body;
-    skv__mgr_agent *a = reporter(m, c, x->agent_id, err);
+    skv__mgr_agent *a = skv__mgr_reporter(m, c, x->agent_id, err);
     if (!a)
         return SKV_ESTATE;
     if (!x->kernel_id)
@@ -96,7 +96,7 @@ int skv__mgr_on_agent_stats(skv_manager *m, const skv__mgr_call *c,
                             skv_error *err)
 {
     const skv_proto_agent_stats *s = c->body;
-    if (!reporter(m, c, s->agent_id, err))
+    if (!skv__mgr_reporter(m, c, s->agent_id, err))
         return SKV_ESTATE;
     int rc = skv__mgr_begin(m, err);
     if (!rc)
@@ -106,5 +106,10 @@ int skv__mgr_on_agent_stats(skv_manager *m, const skv__mgr_call *c,
         skv__mgr_rollback(m);
         return rc;
     }
-    return skv__mgr_commit(m, err);
+    rc = skv__mgr_commit(m, err);
+    for (size_t i = 0; !rc && i < s->n_kernels; i++)
+        skv__mgr_idle_cpu(m, s->kernels[i].session_id,
+                          s->kernels[i].kernel_id, s->kernels[i].cpu_usec,
+                          c->now_ms);
+    return rc;
 }

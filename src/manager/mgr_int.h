@@ -11,11 +11,13 @@
 
 #include "admin/admin.h"
 #include "skv_internal.h"
+#include "sokovan/image.h"
 #include "sokovan/manager.h"
 #include "sokovan/proto.h"
 #include "sokovan/sched.h"
 #include "store/db.h"
 #include "store/store.h"
+#include "store/topology.h"
 
 #define SKV__MGR_ID_MAX 256
 
@@ -33,6 +35,12 @@ typedef enum skv__mgr_agent_state {
     SKV__AGENT_ALIVE = 1,
     SKV__AGENT_LOST = 2
 } skv__mgr_agent_state;
+
+typedef enum skv__mgr_ops_state {   /* mgr_ops.c */
+    SKV__OPS_NONE = 0,                  /* schedulable */
+    SKV__OPS_CORDONED = 1,              /* no new placements */
+    SKV__OPS_DRAINING = 2               /* ... and its sessions go */
+} skv__mgr_ops_state;
 
 typedef struct skv__mgr_route {   /* a peer route; subnet "": none */
     char subnet[32];
@@ -56,6 +64,7 @@ typedef struct skv__mgr_agent {
     char **images;
     char **image_digest;      /* per image; NULL entries: not reported */
     uint64_t *image_size;     /* per image; 0: not reported */
+    skv_image_meta *image_meta; /* per image: its services and command */
     size_t n_images;
     char **label_keys;        /* labels of the last registration */
     char **label_values;
@@ -64,6 +73,13 @@ typedef struct skv__mgr_agent {
     skv__mgr_route told;      /* ... and as the peers last heard it */
     bool route_dirty;
     bool route_deltas;        /* it applies agent.routes.delta */
+    skv__mgr_ops_state ops;   /* mgr_ops.c: cordoned / draining */
+    int64_t drain_deadline_ms;
+    bool drain_done;          /* its sessions were ended or requeued */
+    skv_proto_device_fault *unhealthy;  /* mgr_health.c: as reported */
+    size_t n_unhealthy;
+    skv__mgr_layout layout;   /* NUMA nodes and device links it registered
+                                 (mgr_topology.c) */
 } skv__mgr_agent;
 
 typedef enum skv__mgr_req_kind {
@@ -165,6 +181,8 @@ struct skv_manager {
     bool routes_dirty;                /* mgr_routes.c: a route changed */
     struct skv__mgr_vf *vf;           /* mgr_vfolder*.c: storage hosts */
     struct skv__mgr_execs *execs;     /* mgr_exec.c: relayed execs */
+    struct skv__mgr_idle *idle;       /* mgr_idle.c: sessions' activity */
+    uint32_t idle_cpu_percent;        /* options v7 */
 };
 
 /* ---- database (mgr_open.c, mgr_tx.c) ------------------------------------ */
@@ -226,6 +244,24 @@ int skv__mgr_agent_spec(skv_manager *m, skv__mgr_agent *a, const char *group,
                         size_t n_dev, const skv_proto_kv *labels,
                         size_t n_labels, bool schedulable, skv_error *err);
 int skv__mgr_agents_restore(skv_manager *m, int64_t now_ms, skv_error *err);
+
+/* ---- mgr_topology.c: agent layouts ---- */
+/* Links must name two distinct registered devices and a known class, NUMA
+ * node ids be distinct and in range with valid CPU lists (SKV_EINVAL). */
+int skv__mgr_layout_check(const skv_proto_agent_register *r, skv_error *err);
+int skv__mgr_layout_copy(skv__mgr_layout *out,
+                         const skv_proto_agent_register *r, skv_error *err);
+typedef struct skv__mgr_topo {
+    int32_t numa[SKV_SCHED_DEVICES_MAX];
+    uint8_t links[SKV_SCHED_DEVICES_MAX * SKV_SCHED_DEVICES_MAX];
+    uint32_t bw[SKV_SCHED_DEVICES_MAX * SKV_SCHED_DEVICES_MAX];
+    skv_sched_agent_topology t;
+} skv__mgr_topo;
+/* The scheduler's topology of n accelerators (ids, numa in scheduler
+ * order) from l; false when there is nothing to go by (no links, no known
+ * NUMA node): the device-order map. */
+bool skv__mgr_topo_build(skv__mgr_topo *t, const skv__mgr_layout *l,
+                         char *const *ids, const int32_t *numa, size_t n);
 void skv__mgr_agent_lost(skv_manager *m, skv__mgr_agent *a, int64_t now_ms);
 
 /* ---- batched submissions (mgr_batch.c) ----------------------------------- */
@@ -335,6 +371,26 @@ void skv__mgr_logs_unavailable(skv_manager *m, const char *sid,
                                int64_t now_ms, skv_error *err);
 int skv__mgr_on_agent_list(skv_manager *m, const skv__mgr_call *c,
                            skv_error *err);
+/* agent.list's entry for a (mgr_cluster.c). */
+int skv__mgr_agent_info(skv_manager *m, const skv__mgr_agent *a,
+                        skv_proto_agent_info *i, skv_error *err);
+/* An event's sender, registered on c's connection as agent_id
+ * (mgr_events.c); NULL with err set otherwise. */
+skv__mgr_agent *skv__mgr_reporter(skv_manager *m, const skv__mgr_call *c,
+                                  const char *agent_id, skv_error *err);
+
+/* ---- operations: cordon, drain (mgr_ops.c), device health (mgr_health.c) */
+const char *skv__mgr_ops_name(skv__mgr_ops_state s);
+int skv__mgr_on_admin_agent(skv_manager *m, const skv__mgr_call *c,
+                            skv_error *err);
+/* After a registration described a to the scheduler. */
+void skv__mgr_ops_registered(skv_manager *m, skv__mgr_agent *a);
+void skv__mgr_ops_tick(skv_manager *m, int64_t now_ms);
+int skv__mgr_on_device_health(skv_manager *m, const skv__mgr_call *c,
+                              skv_error *err);
+void skv__mgr_health_reapply(skv_manager *m, skv__mgr_agent *a);
+void skv__mgr_health_free(skv__mgr_agent *a);
+size_t skv__mgr_unhealthy_devices(const skv_manager *m);
 int skv__mgr_on_image_list(skv_manager *m, const skv__mgr_call *c,
                            skv_error *err);
 /* mgr_backup.c: admin.backup into backup_dir. */

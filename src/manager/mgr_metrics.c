@@ -31,6 +31,13 @@ static int counters(skv__mgr_metrics *x, const skv_manager_stats *st,
     if (!rc)
         rc = skv_metrics_set(f->preemptions, NULL, 0,
                              (double)st->preemptions, err);
+    const char *idle[] = {"idle"}, *life[] = {"lifetime"};
+    if (!rc)
+        rc = skv_metrics_set(f->reclaimed, idle, 1,
+                             (double)st->reclaimed_idle, err);
+    if (!rc)
+        rc = skv_metrics_set(f->reclaimed, life, 1,
+                             (double)st->reclaimed_lifetime, err);
     /* The rate over the interval since the previous collect; 0 until two
      * collects (or a clock that did not move) make one. */
     double pps = 0;

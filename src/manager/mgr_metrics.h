@@ -17,7 +17,8 @@
 typedef struct skv__mgr_families {
     skv_metric *sessions, *placements, *pps, *passes, *pass_hist, *pending;
     skv_metric *agents, *capacity, *used, *start_hist, *requests, *refused;
-    skv_metric *preemptions;
+    skv_metric *preemptions, *reclaimed;
+    skv_metric *unhealthy;      /* devices agents report unhealthy */
 } skv__mgr_families;
 
 /* One kernel.create sent and not yet answered (start latency). */

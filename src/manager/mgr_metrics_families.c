@@ -19,6 +19,7 @@ static const double start_buckets[] = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
 static const char *const l_state[] = {"state"};
 static const char *const l_pending[] = {"resource_group", "reason"};
 static const char *const l_slot[] = {"resource_group", "slot"};
+static const char *const l_reason[] = {"reason"};
 
 typedef struct fam_def {
     size_t off;               /* field of skv__mgr_families */
@@ -73,6 +74,13 @@ static const fam_def defs[] = {
     {OFF(preemptions), SKV_METRIC_COUNTER, "sokovan_preemptions_total",
      "Sessions evicted for a higher-priority session or to reclaim "
      "borrowed capacity since the manager started.", NOLBL, NOBKT},
+    {OFF(unhealthy), SKV_METRIC_GAUGE, "sokovan_unhealthy_devices",
+     "Accelerators their agents report unhealthy (out of the schedulable "
+     "capacity).", NOLBL, NOBKT},
+    {OFF(reclaimed), SKV_METRIC_COUNTER, "sokovan_sessions_reclaimed_total",
+     "Running sessions the manager terminated for a limit since it started: "
+     "reason idle (idle_timeout) or lifetime (a maximum lifetime).",
+     LBL(l_reason), NOBKT},
 };
 
 int skv__mgr_metrics_families(skv__mgr_families *f, skv_metrics *reg,

@@ -31,7 +31,8 @@ int skv__mgr_metrics_agents(skv_manager *m, const skv__mgr_families *f,
         if (rc)
             return rc;
     }
-    return 0;
+    return skv_metrics_set(f->unhealthy, NULL, 0,
+                           (double)skv__mgr_unhealthy_devices(m), err);
 }
 
 /* Count and unique slots in units, byte slots in bytes. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mgr_int.h"
+#include "mgr_app.h"
 
 static int check_register(skv_manager *m, const skv__mgr_call *c,
                           const skv_proto_agent_register *r, skv_error *err)
@@ -21,6 +22,8 @@ static int check_register(skv_manager *m, const skv__mgr_call *c,
     if (conn && conn->agent_id[0] && strcmp(conn->agent_id, r->agent_id))
         return skv__err(err, SKV_EPERM, "this connection is agent '%s''s",
                         conn->agent_id);
+    if ((rc = skv__mgr_layout_check(r, err)))
+        return rc;
     skv__mgr_group_info gi;
     return skv__mgr_admin_group(&m->admin, &gi,
                                 r->resource_group ? r->resource_group
@@ -64,16 +67,19 @@ static int copy_images(skv__mgr_agent *a, const skv_proto_agent_register *r)
 {
     skv__mgr_ids_free(a->images, a->n_images);
     skv__mgr_ids_free(a->image_digest, a->n_images);
+    skv__mgr_image_meta_free(a->image_meta, a->n_images);
     skv__free(a->image_size);
     a->images = a->image_digest = NULL;
     a->image_size = NULL;
+    a->image_meta = NULL;
     a->n_images = 0;
     if (r->n_images == 0)
         return 0;
     a->images = skv__calloc(r->n_images, sizeof *a->images);
     a->image_digest = skv__calloc(r->n_images, sizeof *a->image_digest);
     a->image_size = skv__calloc(r->n_images, sizeof *a->image_size);
-    if (!a->images || !a->image_digest || !a->image_size)
+    a->image_meta = skv__calloc(r->n_images, sizeof *a->image_meta);
+    if (!a->images || !a->image_digest || !a->image_size || !a->image_meta)
         return SKV_ENOMEM;
     for (size_t i = 0; i < r->n_images; i++) {
         const char *name = r->images[i] ? r->images[i] : "";
@@ -83,6 +89,8 @@ static int copy_images(skv__mgr_agent *a, const skv_proto_agent_register *r)
             (d && d->digest && !(a->image_digest[i] = skv__strdup(d->digest))))
             return SKV_ENOMEM;
         a->image_size[i] = d ? d->size_bytes : 0;
+        if (d && skv__mgr_image_meta_copy(&a->image_meta[i], d))
+            return SKV_ENOMEM;
     }
     return 0;
 }
@@ -93,6 +101,8 @@ static int store(skv_manager *m, skv_proto_agent_register *r, int64_t now,
     int rc = skv__mgr_begin(m, err);
     if (!rc)
         rc = skv__mgr_store_agent_put(m->store, r, now, err);
+    if (!rc)
+        rc = skv__mgr_store_layout_put(m->store, r, err);
     if (rc) {
         skv__mgr_rollback(m);
         return rc;
@@ -107,14 +117,26 @@ static int describe_agent(skv_manager *m, skv__mgr_agent *a,
                           const skv_proto_agent_register *r, skv_error *err)
 {
     skv_error e = SKV_ERROR_INIT;
-    int rc = skv__mgr_agent_spec(m, a, r->resource_group, r->architecture,
-                                 r->devices, r->n_devices, r->labels,
-                                 r->n_labels, true, &e);
+    skv__mgr_layout old = a->layout;
+    int rc = skv__mgr_layout_copy(&a->layout, r, err);
+    if (rc) {
+        a->layout = old;
+        return rc;
+    }
+    rc = skv__mgr_agent_spec(m, a, r->resource_group, r->architecture,
+                             r->devices, r->n_devices, r->labels,
+                             r->n_labels, true, &e);
+    /* A refused description keeps the layout that goes with the old one. */
+    skv__mgr_layout *drop = rc ? &a->layout : &old;
+    skv__mgr_layout keep = rc ? old : a->layout;
+    skv__mgr_layout_free(drop);
+    a->layout = keep;
     if (rc == SKV_EBUSY && a->in_sched) {
         skv__log(SKV_LOG_WARN, "manager", "drift: agent %s changed while "
                  "holding allocations (%s); keeping its previous description",
                  a->id, e.message);
-        return skv_sched_agent_set_schedulable(m->sched, a->id, true, err);
+        return skv_sched_agent_set_schedulable(m->sched, a->id,
+                                               a->ops == SKV__OPS_NONE, err);
     }
     if (rc && err)
         *err = e;
@@ -147,6 +169,8 @@ int skv__mgr_on_register(skv_manager *m, const skv__mgr_call *c,
     if (!a)
         return skv__err(err, SKV_ENOMEM, "out of memory");
     rc = describe_agent(m, a, r, err);
+    if (!rc)    /* cordoned, draining, devices out of service */
+        skv__mgr_ops_registered(m, a);
     if (!rc)
         rc = store(m, r, c->now_ms, err);
     if (!rc && (copy_images(a, r) || copy_labels(a, r)))

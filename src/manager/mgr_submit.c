@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mgr_int.h"
+#include "sokovan/node.h"
 #include "mgr_vfolder.h"
 #include "mgr_app.h"
 
@@ -39,6 +40,9 @@ static int resolve(skv_manager *m, skv_proto_session_submit *s,
                      s->cluster_mode ? s->cluster_mode : "single-node", err);
     if (!rc && s->cluster_size == 0)
         s->cluster_size = s->n_kernels > 1 ? (uint32_t)s->n_kernels : 1;
+    if (!rc)
+        rc = set_str(&s->numa_policy, s->numa_policy ? s->numa_policy
+                     : skv_node_policy_name(SKV_NODE_PREFER_SINGLE), err);
     return rc;
 }
 
@@ -48,6 +52,10 @@ static int basic_checks(const skv_proto_session_submit *s, skv_error *err)
         return skv__err(err, SKV_EINVAL, "image is required");
     if (s->n_command == 0 || !s->command[0] || !s->command[0][0])
         return skv__err(err, SKV_EINVAL, "command is required");
+    skv_node_policy np;
+    if (s->numa_policy && skv_node_policy_parse(&np, s->numa_policy, NULL))
+        return skv__err(err, SKV_EINVAL, "numa_policy '%s': expected "
+                        "prefer-single-node or interleaved", s->numa_policy);
     return skv__mgr_app_check_submit(s, err);
 }
 
@@ -178,6 +186,8 @@ int skv__mgr_on_submit(skv_manager *m, const skv__mgr_call *c, skv_error *err)
         rc = by_token(m, s, sid, status, err);
     if (!rc && sid[0])
         return reply_ref(m, c, sid, status);
+    if (!rc)
+        rc = skv__mgr_image_defaults(m, s, err);
     if (!rc)
         rc = basic_checks(s, err);
     skv__mgr_user_info ui;

@@ -102,6 +102,7 @@ SKV_EXTERN int skv_manager_tick(skv_manager *m, int64_t now_ms,
         skv__mgr_reqs_expire(m, now_ms);
         m->dirty = true;
     }
+    skv__mgr_ops_tick(m, now_ms);
     if (m->n_drains)
         skv__mgr_drain_check(m, now_ms);
     /* The pass joins the batch of this loop iteration's submissions and

@@ -33,6 +33,7 @@ typedef struct skv__mgr_vf_up {
     char upload_id[SKV__VF_TEXT_MAX];
     char folder_id[SKV__VF_ID_MAX];
     skv_storage_upload *u;
+    bool verify;                /* begun with verify: hashed, sha256 */
 } skv__mgr_vf_up;
 
 struct skv__mgr_vf {

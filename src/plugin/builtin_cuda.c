@@ -14,16 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nvml_loader.h"
+#include "cuda_internal.h"
 
 #define CUDA_MAX_DEVICES 256
 
-typedef struct cuda_dev {
-    skv__gpu gpu;
-    char name[SKV__NVML_NAME_MAX];
-    char pci[32];
-    int numa;
-} cuda_dev;
+typedef skv__cuda_dev cuda_dev;
 
 typedef struct cuda_state {
     skv__nvml nvml;
@@ -33,6 +28,7 @@ typedef struct cuda_state {
     char *mps_dir;
     skv__gpu *gpus;             /* devs[i].gpu, prepared for cuda_config */
     unsigned nodes;             /* skv__gpu_probe_nodes() at init */
+    skv__cuda_health health;    /* cuda_health.c */
 } cuda_state;
 
 static const char *const cuda_keys[] = {"library", "shares", "antifrag",
@@ -43,6 +39,7 @@ static void cuda_fini(void *state)
     cuda_state *s = state;
     if (!s)
         return;
+    skv__cuda_health_close(&s->health, &s->nvml);
     skv__nvml_close(&s->nvml);
     skv__free(s->devs);
     skv__free(s->gpus);
@@ -66,6 +63,7 @@ static bool query(cuda_state *s, unsigned i, cuda_dev *d,
         return false;
     }
     memset(d, 0, sizeof(*d));
+    d->handle = h;
     snprintf(d->gpu.id, sizeof(d->gpu.id), "%u", i);
     d->gpu.minor = minor > 1000000 ? -1 : (int)minor;
     pci.bus_id[sizeof(pci.bus_id) - 1] = '\0';
@@ -148,6 +146,7 @@ static int configure(cuda_state *s, const skv__kvlist *kv,
     if (!rc) {
         skv__gpu_prepare(s->gpus, s->n);
         s->nodes = skv__gpu_probe_nodes();
+        skv__cuda_health_open(&s->health, &s->nvml, s->devs, s->n);
     }
     return rc;
 }
@@ -234,8 +233,17 @@ static int cuda_stats(void *state, skv_stats *out, const skv_plugin_host *host,
     return rc;
 }
 
+static int cuda_health(void *state, skv_device_health_fn report, void *arg,
+                       skv_error *err)
+{
+    SKV__UNUSED(err);
+    cuda_state *s = state;
+    return skv__cuda_health_report(&s->health, &s->nvml, s->devs, s->n,
+                                   report, arg);
+}
+
 const skv_compute_plugin_ops skv__plugin_cuda_ops = {
     SKV_PLUGIN_ABI_VERSION, "cuda", SKV_VERSION_STRING,
     cuda_init, cuda_fini, cuda_slots, cuda_devices,
-    NULL, cuda_config, cuda_stats,
+    NULL, cuda_config, cuda_stats, cuda_health,
 };

@@ -18,6 +18,9 @@
  *   antifrag=BOOL   anti-fragmentation for NAME.shares (default 1)
  *   devnodes=BOOL   emit /dev/nvidiaN (N = device index) nodes (default 0)
  *   mps_pipe_dir=DIR  where to look for an MPS control daemon
+ *   faults=FILE     device faults injected by hand: each line "ID [reason]"
+ *                   makes device ID unhealthy (read at every health report;
+ *                   no file: all healthy). See mock_health.c.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,11 +49,12 @@ typedef struct mock_state {
     skv__gpu *gpus;             /* devs[i].gpu with the shares capacity,
                                    prepared for mock_config */
     unsigned nodes;             /* skv__gpu_probe_nodes() at init */
+    char *faults;               /* faults=FILE, or NULL */
 } mock_state;
 
 static const char *const mock_keys[] = {
     "count", "topology", "prefix", "memory", "pus", "numa", "shares",
-    "model", "antifrag", "devnodes", "mps_pipe_dir", NULL};
+    "model", "antifrag", "devnodes", "mps_pipe_dir", "faults", NULL};
 
 static void mock_fini(void *state)
 {
@@ -60,6 +64,7 @@ static void mock_fini(void *state)
     skv__free(s->devs);
     skv__free(s->gpus);
     skv__free(s->mps_dir);
+    skv__free(s->faults);
     skv__free(s);
 }
 
@@ -195,6 +200,11 @@ static int parse_flags(mock_state *s, const skv__kvlist *kv, bool *devnodes,
     if (!rc && (v = skv__kv_get(kv, "mps_pipe_dir")) &&
         !(s->mps_dir = skv__strdup(v)))
         rc = skv__err(err, SKV_ENOMEM, "mock plugin: out of memory");
+    if (!rc && (v = skv__kv_get(kv, "faults")) && v[0] != '/')
+        rc = skv__err(err, SKV_EINVAL, "plugin 'mock' config: faults='%s' "
+                      "must be an absolute path", v);
+    if (!rc && v && !(s->faults = skv__strdup(v)))
+        rc = skv__err(err, SKV_ENOMEM, "mock plugin: out of memory");
     return rc;
 }
 
@@ -316,8 +326,16 @@ static int mock_stats(void *state, skv_stats *out, const skv_plugin_host *host,
     return rc;
 }
 
+static int mock_health(void *state, skv_device_health_fn report, void *arg,
+                       skv_error *err)
+{
+    const mock_state *s = state;
+    return s->faults ? skv__mock_faults_read(s->faults, s->n, report, arg, err)
+                     : 0;
+}
+
 const skv_compute_plugin_ops skv__plugin_mock_ops = {
     SKV_PLUGIN_ABI_VERSION, "mock", SKV_VERSION_STRING,
     mock_init, mock_fini, mock_slots, mock_devices,
-    NULL, mock_config, mock_stats,
+    NULL, mock_config, mock_stats, mock_health,
 };

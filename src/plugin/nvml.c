@@ -32,6 +32,25 @@ static int resolve(skv__nvml *n, const char *path, skv_error *err)
     return 0;
 }
 
+/* The health probes: older drivers may lack some (each one missing is a
+ * probe not run). */
+static void resolve_optional(skv__nvml *n)
+{
+    static const char *const names[] = {
+        "nvmlDeviceGetRetiredPagesPendingStatus",
+        "nvmlDeviceGetTotalEccErrors", "nvmlEventSetCreate",
+        "nvmlDeviceRegisterEvents", "nvmlEventSetWait_v2",
+        "nvmlEventSetFree"};
+    void **slots[] = {(void **)&n->retired_pending, (void **)&n->ecc_total,
+                      (void **)&n->evset_create,
+                      (void **)&n->register_events,
+                      (void **)&n->evset_wait, (void **)&n->evset_free};
+    for (size_t i = 0; i < SKV__ARRAY_LEN(names); i++) {
+        void *sym = dlsym(n->dl, names[i]);
+        memcpy(slots[i], &sym, sizeof(sym));
+    }
+}
+
 /* A missing or broken default library means "no NVIDIA GPUs here". */
 static int soft_fail(skv__nvml *n, bool required, int rc, skv_error *le,
                      skv_error *err)
@@ -58,6 +77,8 @@ int skv__nvml_open(skv__nvml *n, const char *path, bool required,
         return soft_fail(n, required, SKV_EIO, &le, err);
     }
     int rc = resolve(n, path, &le);
+    if (!rc)
+        resolve_optional(n);
     if (!rc && n->init() != 0)
         rc = skv__err(&le, SKV_EIO, "NVML library '%s': nvmlInit_v2 failed "
                       "(no driver?)", path);

@@ -27,6 +27,19 @@ typedef struct skv__nvml_memory {          /* nvmlMemory_t (v1) */
     unsigned long long used;
 } skv__nvml_memory;
 
+typedef struct skv__nvml_evset_st *skv__nvml_evset; /* nvmlEventSet_t */
+
+typedef struct skv__nvml_event {           /* nvmlEventData_t */
+    skv__nvml_dev device;
+    unsigned long long type;
+    unsigned long long data;               /* the XID for XID events */
+    unsigned gpu_instance;
+    unsigned compute_instance;
+} skv__nvml_event;
+
+#define SKV__NVML_EVENT_XID_CRITICAL 0x8ull /* nvmlEventTypeXidCriticalError */
+#define SKV__NVML_ERROR_TIMEOUT 10
+
 #define SKV__NVML_NAME_MAX 96              /* NVML_DEVICE_NAME_V2_BUFFER_SIZE */
 #define SKV__NVML_UUID_MAX 96              /* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
 
@@ -42,6 +55,17 @@ typedef struct skv__nvml {
     skv__nvml_ret (*get_memory)(skv__nvml_dev dev, skv__nvml_memory *mem);
     skv__nvml_ret (*get_uuid)(skv__nvml_dev dev, char *uuid, unsigned len);
     skv__nvml_ret (*get_minor)(skv__nvml_dev dev, unsigned *minor);
+    /* Health probes: optional (NULL when the library lacks them). */
+    skv__nvml_ret (*retired_pending)(skv__nvml_dev dev, int *pending);
+    skv__nvml_ret (*ecc_total)(skv__nvml_dev dev, int error_type,
+                               int counter_type, unsigned long long *count);
+    skv__nvml_ret (*evset_create)(skv__nvml_evset *set);
+    skv__nvml_ret (*register_events)(skv__nvml_dev dev,
+                                     unsigned long long types,
+                                     skv__nvml_evset set);
+    skv__nvml_ret (*evset_wait)(skv__nvml_evset set, skv__nvml_event *ev,
+                                unsigned timeout_ms);
+    skv__nvml_ret (*evset_free)(skv__nvml_evset set);
 } skv__nvml;
 
 /* Load and initialize NVML from path. Unless required, any failure means

@@ -92,11 +92,12 @@ static int check_ops(const skv_compute_plugin_ops *ops,
 {
     if (!ops)
         return skv__err(err, SKV_EINVAL, "plugin: function table is NULL");
-    if (ops->abi_version != SKV_PLUGIN_ABI_VERSION)
+    if (ops->abi_version < SKV_PLUGIN_ABI_MIN ||
+        ops->abi_version > SKV_PLUGIN_ABI_VERSION)
         return skv__err(err, SKV_EVERSION, "plugin '%s' was built for plugin "
-                        "ABI %u; this library speaks ABI %u",
+                        "ABI %u; this library speaks ABI %u to %u",
                         ops->name ? ops->name : "?", (unsigned)ops->abi_version,
-                        SKV_PLUGIN_ABI_VERSION);
+                        SKV_PLUGIN_ABI_MIN, SKV_PLUGIN_ABI_VERSION);
     int rc = check_name(ops->name, err);
     if (rc)
         return rc;

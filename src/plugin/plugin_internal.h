@@ -138,6 +138,12 @@ int skv__gpu_container_config(skv_container_config *cfg, const skv__gpu *gpus,
  * *dir_out receives the directory used (static or borrowed). */
 bool skv__gpu_mps_running(const char *dir, const char **dir_out);
 
+/* mock_health.c: report the faults listed in path (lines "ID [reason]",
+ * ID a device index below n; '#' comments). No file: none. */
+int skv__mock_faults_read(const char *path, size_t n,
+                          skv_device_health_fn report, void *arg,
+                          skv_error *err);
+
 /* Normalize "00000000:34:00.0" to "0000:34:00.0" (lower case). */
 void skv__pci_busid_normalize(char *buf, size_t bufsz, const char *in);
 /* Local NUMA node of a PCI device: the topology's answer when it knows the

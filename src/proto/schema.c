@@ -81,8 +81,26 @@ static const skv__pfield idetail_f[] = {
     STRQ(skv_proto_image_detail, "name", name, TEXT),
     STR(skv_proto_image_detail, "digest", digest, ID),
     U64(skv_proto_image_detail, "size_bytes", size_bytes),
+    STRS(skv_proto_image_detail, "services", services, 64, ID),
+    STRS(skv_proto_image_detail, "command", command, 4096, ARG),
 };
 DESC(idetail_d, "image detail", skv_proto_image_detail, idetail_f);
+
+static const skv__pfield numa_f[] = {
+    I32(skv_proto_numa_node, "id", id),
+    STR(skv_proto_numa_node, "cpus", cpus, TEXT),
+    U32(skv_proto_numa_node, "cores", cores),
+    U64(skv_proto_numa_node, "memory_bytes", memory_bytes),
+};
+DESC(numa_d, "numa node", skv_proto_numa_node, numa_f);
+
+static const skv__pfield link_f[] = {
+    STRQ(skv_proto_device_link, "a", a, ID),
+    STRQ(skv_proto_device_link, "b", b, ID),
+    STRQ(skv_proto_device_link, "link", link, ID),
+    U64(skv_proto_device_link, "nvlink_mbps", nvlink_mbps),
+};
+DESC(link_d, "device link", skv_proto_device_link, link_f);
 
 #define S skv_proto_agent_register
 static const skv__pfield areg_f[] = {
@@ -97,6 +115,8 @@ static const skv__pfield areg_f[] = {
     LIST(S, "kernels", kernels, 4096, kreport_d),
     LIST(S, "image_details", image_details, 4096, idetail_d),
     BOOL(S, "route_deltas", route_deltas),
+    LIST(S, "numa_nodes", numa_nodes, 1024, numa_d),
+    LIST(S, "links", links, 8192, link_d),
 };
 DESC(areg_d, "agent.register", S, areg_f);
 #undef S
@@ -229,6 +249,8 @@ static const skv__pfield kcreate_f[] = {
     BIN(S, "ssh_seed", ssh_seed, ssh_seed_len, 32),
     U32S(S, "ports", ports, 64),
     LIST(S, "mounts", mounts, 64, mount_d),
+    BOOL(S, "allow_unenforced_shares", allow_unenforced_shares),
+    STR(S, "numa_policy", numa_policy, ID),
 };
 DESC(kcreate_d, "kernel.create", S, kcreate_f);
 #undef S
@@ -300,6 +322,7 @@ static const skv__pfield submit_f[] = {
     U64(S, "max_lifetime_ms", max_lifetime_ms),
     LIST(S, "mounts", mounts, 64, mount_d),
     STRS(S, "services", services, 64, ID),
+    STR(S, "numa_policy", numa_policy, ID),
 };
 DESC(submit_d, "session.submit", S, submit_f);
 #undef S
@@ -408,6 +431,26 @@ static const skv__pfield alist_f[] = {
 };
 DESC(alist_d, "agent.list", skv_proto_agent_list, alist_f);
 
+static const skv__pfield dfault_f[] = {
+    STRQ(skv_proto_device_fault, "device_id", device_id, ID),
+    STR(skv_proto_device_fault, "reason", reason, TEXT),
+};
+DESC(dfault_d, "device fault", skv_proto_device_fault, dfault_f);
+
+static const skv__pfield dhealth_f[] = {
+    STRQ(skv_proto_agent_device_health, "agent_id", agent_id, ID),
+    LIST(skv_proto_agent_device_health, "unhealthy", unhealthy, 1024,
+         dfault_d),
+};
+DESC(dhealth_d, "agent.device_health", skv_proto_agent_device_health,
+     dhealth_f);
+
+static const skv__pfield aagent_f[] = {
+    STRQ(skv_proto_admin_agent, "agent_id", agent_id, ID),
+    STRQ(skv_proto_admin_agent, "action", action, ID),
+};
+DESC(aagent_d, "admin.agent", skv_proto_admin_agent, aagent_f);
+
 #define S skv_proto_agent_info
 static const skv__pfield ainfo_f[] = {
     STRQ(S, "agent_id", agent_id, ID),
@@ -421,6 +464,9 @@ static const skv__pfield ainfo_f[] = {
     SLOTS(S, "occupied", occupied),
     I64(S, "last_heartbeat_ms", last_heartbeat_ms),
     U32(S, "n_running", n_running),
+    STR(S, "admin_state", admin_state, ID),
+    I64(S, "drain_deadline_ms", drain_deadline_ms),
+    LIST(S, "unhealthy", unhealthy, 1024, dfault_d),
 };
 DESC(ainfo_d, "agent", S, ainfo_f);
 #undef S
@@ -506,6 +552,7 @@ static const skv__pfield policy_f[] = {
     U32(S, "max_pending_sessions", max_pending_sessions),
     U32(S, "max_cluster_size", max_cluster_size),
     U64(S, "max_session_lifetime_ms", max_session_lifetime_ms),
+    U64(S, "idle_timeout_ms", idle_timeout_ms),
 };
 DESC(policy_d, "resource policy", S, policy_f);
 #undef S
@@ -523,6 +570,13 @@ static const skv__pfield group_f[] = {
     STR(S, "preemption", preemption, ID),
     I64(S, "preempt_min_runtime_ms", preempt_min_runtime_ms),
     STR(S, "preempt_mode", preempt_mode, ID),
+    STR(S, "drain_action", drain_action, ID),
+    I64(S, "drain_grace_ms", drain_grace_ms),
+    STR(S, "fault_action", fault_action, ID),
+    STR(S, "allow_unenforced_fractions", allow_unenforced_fractions, ID),
+    I64(S, "idle_timeout_ms", idle_timeout_ms),
+    I64(S, "max_lifetime_ms", max_lifetime_ms),
+    STR(S, "preempt_order", preempt_order, ID),
 };
 DESC(group_d, "resource group", S, group_f);
 #undef S
@@ -731,6 +785,7 @@ static const skv__pfield vup_f[] = {
     BIN(S, "sha256", sha256, sha256_len, 32),
     BOOL(S, "resume", resume),
     U32(S, "mode", mode),
+    BOOL(S, "verify", verify),
 };
 DESC(vup_d, "vfolder.upload", S, vup_f);
 #undef S
@@ -764,6 +819,7 @@ static const skv__pfield apptok_f[] = {
     STRQ(skv_proto_app_token, "session_id", session_id, ID),
     STRQ(skv_proto_app_token, "service", service, ID),
     U32(skv_proto_app_token, "ttl_s", ttl_s),
+    BOOL(skv_proto_app_token, "ssh_key", ssh_key),
 };
 DESC(apptok_d, "app.token", skv_proto_app_token, apptok_f);
 
@@ -771,6 +827,8 @@ static const skv__pfield apptokr_f[] = {
     STRQ(skv_proto_app_token_reply, "token", token, TEXT),
     STR(skv_proto_app_token_reply, "path", path, TEXT),
     I64(skv_proto_app_token_reply, "expires_ms", expires_ms),
+    STR(skv_proto_app_token_reply, "ssh_private_key", ssh_private_key, TEXT),
+    STR(skv_proto_app_token_reply, "ssh_public_key", ssh_public_key, TEXT),
 };
 DESC(apptokr_d, "app.token.reply", skv_proto_app_token_reply, apptokr_f);
 
@@ -789,6 +847,53 @@ static const skv__pfield appresr_f[] = {
     I64(skv_proto_app_resolve_reply, "expires_ms", expires_ms),
 };
 DESC(appresr_d, "app.resolve.reply", skv_proto_app_resolve_reply, appresr_f);
+
+/* ---- quotas per resource group ------------------------------------------------------- */
+
+#define S skv_proto_quota
+static const skv__pfield quota_f[] = {
+    STR(S, "scope", scope, ID),
+    STR(S, "owner", owner, ID),
+    STR(S, "resource_group", resource_group, ID),
+    SLOTS(S, "guaranteed", guaranteed),
+    SLOTS(S, "limit", limit),
+    SLOTS(S, "borrow_limit", borrow_limit),
+};
+DESC(quota_d, "quota", S, quota_f);
+#undef S
+ADMIN(aquota_d, "admin.quota", skv_proto_admin_quota, quota, quota_d);
+ADMIN_REPLY(aquotar_d, "admin.quota.reply", skv_proto_admin_quota_reply,
+            quotas, quota_d);
+
+static const skv__pfield qtree_f[] = {
+    STR(skv_proto_admin_quota_tree, "resource_group", resource_group, ID),
+};
+DESC(qtree_d, "admin.quota_tree", skv_proto_admin_quota_tree, qtree_f);
+#define S skv_proto_quota_node
+static const skv__pfield qnode_f[] = {
+    STRQ(S, "resource_group", resource_group, ID),
+    STRQ(S, "scope", scope, ID),
+    STRQ(S, "name", name, ID),
+    STR(S, "parent", parent, ID),
+    SLOTS(S, "guaranteed", guaranteed),
+    SLOTS(S, "limit", limit),
+    SLOTS(S, "borrow_limit", borrow_limit),
+    SLOTS(S, "used", used),
+    SLOTS(S, "borrowed", borrowed),
+    SLOTS(S, "lent", lent),
+};
+DESC(qnode_d, "quota node", S, qnode_f);
+#undef S
+static const skv__pfield qtreer_f[] = {
+    LIST(skv_proto_admin_quota_tree_reply, "nodes", nodes, MANY, qnode_d),
+};
+DESC(qtreer_d, "admin.quota_tree.reply", skv_proto_admin_quota_tree_reply,
+     qtreer_f);
+static const skv__pfield appact_f[] = {
+    STRS(skv_proto_app_activity, "session_ids", session_ids,
+         SKV_PROTO_APP_ACTIVITY_MAX, ID),
+};
+DESC(appact_d, "app.activity", skv_proto_app_activity, appact_f);
 
 /* ---- the type table ------------------------------------------------------------------ */
 
@@ -912,4 +1017,18 @@ const skv__ptype skv__proto_types[SKV_PROTO_TYPE_COUNT] = {
     T(SKV_PROTO_APP_RESOLVE, "app.resolve", REQ, SKV_PROTO_APP_RESOLVE_REPLY,
       SKV_AUTH_OP_ADMIN, appres_d),
     T(SKV_PROTO_APP_RESOLVE_REPLY, "app.resolve.reply", RSP, 0, 0, appresr_d),
+    T(SKV_PROTO_ADMIN_QUOTA, "admin.quota", REQ, SKV_PROTO_ADMIN_QUOTA_REPLY,
+      SKV_AUTH_OP_ADMIN, aquota_d),
+    T(SKV_PROTO_ADMIN_QUOTA_REPLY, "admin.quota.reply", RSP, 0, 0, aquotar_d),
+    T(SKV_PROTO_ADMIN_QUOTA_TREE, "admin.quota_tree", REQ,
+      SKV_PROTO_ADMIN_QUOTA_TREE_REPLY, SKV_AUTH_OP_ADMIN, qtree_d),
+    T(SKV_PROTO_ADMIN_QUOTA_TREE_REPLY, "admin.quota_tree.reply", RSP, 0, 0,
+      qtreer_d),
+    T(SKV_PROTO_ADMIN_AGENT, "admin.agent", REQ, SKV_PROTO_AGENT_LIST_REPLY,
+      SKV_AUTH_OP_ADMIN, aagent_d),
+    T(SKV_PROTO_AGENT_DEVICE_HEALTH, "agent.device_health", EVT, 0,
+      SKV_AUTH_OP_AGENT_REPORT, dhealth_d),
+    /* The proxy's report of sessions it served (idle limits). */
+    T(SKV_PROTO_APP_ACTIVITY, "app.activity", REQ, SKV_PROTO_ACK,
+      SKV_AUTH_OP_ADMIN, appact_d),
 };

@@ -1,5 +1,8 @@
-/* Service declarations "NAME=PORT[/http|/tcp]" of session.submit: one
- * parser for the CLI, the manager's admission and the app proxy.
+/* Service declarations "NAME=PORT[/http|/prefix|/tcp]" of session.submit:
+ * one parser for the CLI, the manager's admission and the app proxy.
+ * http: the proxy takes /s/SESSION/NAME off the path; prefix: HTTP with
+ * the whole path passed on, for apps served under that prefix themselves
+ * (Jupyter with its base_url), which then write correct absolute links.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +43,7 @@ int skv_proto_service_parse(const char *text, char *name, uint32_t *port,
     const char *eq = strchr(text, '=');
     if (!eq || !name_ok(text, (size_t)(eq - text)))
         return skv__err(err, SKV_EINVAL, "service '%.64s': want NAME=PORT"
-                        "[/http|/tcp] with NAME of 1..31 of [a-z0-9_-] "
+                        "[/http|/prefix|/tcp] with NAME of 1..31 of [a-z0-9_-] "
                         "starting with a letter", text);
     const char *slash = strchr(eq + 1, '/');
     size_t pl = slash ? (size_t)(slash - eq - 1) : strlen(eq + 1);
@@ -48,9 +51,10 @@ int skv_proto_service_parse(const char *text, char *name, uint32_t *port,
         return skv__err(err, SKV_EINVAL, "service '%.64s': PORT must be "
                         "1..65535", text);
     const char *p = slash ? slash + 1 : "http";
-    if (strcmp(p, "http") && strcmp(p, "tcp"))
+    if (strcmp(p, "http") && strcmp(p, "tcp") && strcmp(p, "prefix"))
         return skv__err(err, SKV_EINVAL, "service '%.64s': protocol must be "
-                        "http or tcp", text);
+                        "http or tcp, or prefix (HTTP served under its "
+                        "proxy path /s/SESSION/NAME/)", text);
     memcpy(name, text, (size_t)(eq - text));
     name[eq - text] = '\0';
     strcpy(proto, p);

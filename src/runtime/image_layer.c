@@ -13,6 +13,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <locale.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,33 @@ static const char *norm(const char *name, char *buf, size_t cap)
     return buf;
 }
 
+/* Member names are bytes on Linux, and pax headers carry them as UTF-8:
+ * libarchive converts those to the current locale's charset, which in a
+ * daemon's "C" locale is ASCII, so a Debian root file system failed to
+ * import (ca-certificates names a certificate file in Hungarian). Reading
+ * and writing run under a thread-local C.UTF-8 LC_CTYPE instead
+ * (uselocale: the process's locale is left alone); names then pass through
+ * as the bytes they are. Without C.UTF-8 nothing changes. */
+static locale_t utf8;
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+
+static void utf8_init(void)
+{
+    utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
+static locale_t utf8_begin(void)
+{
+    pthread_once(&utf8_once, utf8_init);
+    return utf8 ? uselocale(utf8) : (locale_t)0;
+}
+
+static void utf8_end(locale_t old)
+{
+    if (old)
+        uselocale(old);
+}
+
 static struct archive *open_read(const char *path, skv_error *err)
 {
     struct archive *a = archive_read_new();
@@ -80,7 +109,7 @@ static int read_err(struct archive *a, const char *path, skv_error *err)
                                             : "not a tar archive");
 }
 
-int skv__img_detect(const char *path, int *kind, skv_error *err)
+static int detect(const char *path, int *kind, skv_error *err)
 {
     struct archive *a = open_read(path, err);
     if (!a)
@@ -99,6 +128,14 @@ int skv__img_detect(const char *path, int *kind, skv_error *err)
     int rc = r == ARCHIVE_EOF && n > 0 ? 0 : read_err(a, path, err);
     archive_read_free(a);
     *kind = k;
+    return rc;
+}
+
+int skv__img_detect(const char *path, int *kind, skv_error *err)
+{
+    locale_t old = utf8_begin();
+    int rc = detect(path, kind, err);
+    utf8_end(old);
     return rc;
 }
 
@@ -289,6 +326,10 @@ static int apply_pass(const char *path, const char *root, bool layer,
 int skv__img_apply(const char *path, const char *root, bool layer,
                    skv_error *err)
 {
+    locale_t old = utf8_begin();
     int rc = layer ? apply_pass(path, root, layer, 0, err) : 0;
-    return rc < 0 ? rc : apply_pass(path, root, layer, 1, err);
+    if (rc >= 0)
+        rc = apply_pass(path, root, layer, 1, err);
+    utf8_end(old);
+    return rc;
 }

@@ -31,6 +31,8 @@ typedef struct native_plan {
                                    id maps (the idmap); -1 none */
     uid_t host_uid;             /* the spec's uid/gid as the host sees them */
     gid_t host_gid;             /* (granted device nodes are chowned) */
+    int mpol_mode;              /* MPOL_BIND / MPOL_INTERLEAVE, 0: none */
+    struct bitmask *mpol_nodes; /* libnuma's mask of the spec's mems */
 } native_plan;
 
 /* Validate the spec and prepare every string (native_plan.c). Free the
@@ -39,6 +41,14 @@ int skv__rt_native_plan_build(native_plan *p, skv_runtime *rt,
                               const skv_container_spec *spec, const char *dir,
                               bool isolate, skv_error *err);
 void skv__rt_native_plan_free(native_plan *p);
+
+/* The spec's memory policy as a libnuma node mask (native_mempolicy.c);
+ * applied in the child with skv__rt_mempolicy_apply (async-signal-safe:
+ * one set_mempolicy call). */
+int skv__rt_mempolicy_plan(native_plan *p, const skv_container_spec *spec,
+                           skv_error *err);
+int skv__rt_mempolicy_apply(const native_plan *p);
+void skv__rt_mempolicy_free(native_plan *p);
 
 /* Seccomp program of a syscall edit list (native_plan.c). */
 int skv__rt_seccomp_prog(skv_runtime *rt, const skv__rt_syscall *sc, size_t n,

@@ -276,6 +276,8 @@ void skv__rt_native_child(const skv__rt_launch *l, void *payload)
     const char *no_idmap = p->isolate ? setup_root(l, p) : NULL;
     if (read(l->go_fd, &b, 1) != 1)
         _exit(1);
+    /* In the cgroup now, so the policy's nodes are within cpuset.mems. */
+    TRY(l, skv__rt_mempolicy_apply(p), "set the memory policy");
     /* 'm': no device allow-list on this host, so no CAP_MKNOD. */
     skv_caps_plan caps = p->caps;
     if (b == 'm')

@@ -200,6 +200,8 @@ int skv__rt_native_plan_build(native_plan *p, skv_runtime *rt,
     }
     if (rc == 0 && p->userns)
         rc = idmap_paths(p, lower, dir, err);
+    if (rc == 0)
+        rc = skv__rt_mempolicy_plan(p, spec, err);
     skv__free(lower);
     return rc;
 }
@@ -220,5 +222,6 @@ void skv__rt_native_plan_free(native_plan *p)
     skv__free(p->overlay_opts);
     if (p->prog_owned)
         skv__seccomp_prog_free(p->prog);
+    skv__rt_mempolicy_free(p);
     memset(p, 0, sizeof(*p));
 }

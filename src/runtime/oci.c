@@ -142,6 +142,10 @@ static int oci_create(skv_runtime *rt, const skv_container_spec *spec,
     if (spec->userns_count)
         return skv__err(err, SKV_ENOTSUP, "user namespaces are implemented "
                         "by the native backend only, not for OCI bundles");
+    /* BIND is what the bundle's cpuset.mems enforces already. */
+    if (spec->mempolicy == SKV_MEMPOLICY_INTERLEAVE)
+        return skv__err(err, SKV_ENOTSUP, "an interleaved memory policy is "
+                        "set by the native backend only, not for OCI bundles");
     if (access(rt->oci_runtime, X_OK) < 0)
         return skv__err(err, SKV_ENOENT, "OCI runtime '%s' is not an "
                         "executable", rt->oci_runtime);

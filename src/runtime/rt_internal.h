@@ -45,6 +45,7 @@ struct skv_container_spec {
     uint32_t uid, gid;
     char hostname[65];
     char *cpus, *mems;
+    skv_mempolicy mempolicy;
     skv_container_limits limits;
     skv__rt_device *devices;
     size_t n_devices;

@@ -310,6 +310,19 @@ int skv_container_spec_set_cpuset(skv_container_spec *spec, const char *cpus,
     return 0;
 }
 
+int skv_container_spec_set_mempolicy(skv_container_spec *spec,
+                                     skv_mempolicy policy, skv_error *err)
+{
+    if (!spec)
+        return skv__err(err, SKV_EINVAL, "spec is NULL");
+    if (policy != SKV_MEMPOLICY_DEFAULT && policy != SKV_MEMPOLICY_BIND &&
+        policy != SKV_MEMPOLICY_INTERLEAVE)
+        return skv__err(err, SKV_EINVAL, "memory policy %d is not default, "
+                        "bind or interleave", (int)policy);
+    spec->mempolicy = policy;
+    return 0;
+}
+
 int skv_container_spec_set_limits(skv_container_spec *spec,
                                   const skv_container_limits *lim,
                                   skv_error *err)

@@ -241,7 +241,7 @@ static int owners_of(skv_sched *s, skv__session *x,
         if (rc)
             return rc;
     }
-    return 0;
+    return skv__sched_session_gq(s, x, err);
 }
 
 /* Link the placed session like a pass commit: through the pending list, so

@@ -128,9 +128,11 @@ static int agent_build(skv__agent **out, skv_sched *s,
 {
     if (!sp)
         return skv__err(err, SKV_EINVAL, "agent spec is NULL");
-    if (sp->version != SKV_SCHED_AGENT_SPEC_VERSION)
-        return skv__err(err, SKV_EVERSION, "agent spec version %u, expected %u",
-                        sp->version, SKV_SCHED_AGENT_SPEC_VERSION);
+    /* Version 1 ends before the topology. */
+    if (sp->version != 1 && sp->version != SKV_SCHED_AGENT_SPEC_VERSION)
+        return skv__err(err, SKV_EVERSION, "agent spec version %u, this "
+                        "library knows 1..%u", sp->version,
+                        SKV_SCHED_AGENT_SPEC_VERSION);
     int rc = skv__sched_name_check("agent id", sp->id, err);
     if (rc)
         return rc;
@@ -167,6 +169,8 @@ static int agent_build(skv__agent **out, skv_sched *s,
                           sp->id, s->slot_name[k]);
     if (!rc)
         rc = agent_labels(a, sp, err);
+    if (!rc)
+        rc = skv__sched_agent_topology(a, sp, err);
     if (!rc)
         rc = skv__sched_agent_map_build(s, a, err);
     if (rc) {
@@ -391,10 +395,12 @@ SKV_EXTERN int skv_sched_agent_update(skv_sched *s,
         return SKV_ENOENT;
     uint8_t n0 = s->nslots;
     skv__agent *na;
+    skv__sched_health_detach(s, old);    /* its holds are not allocations */
     int rc = agent_build(&na, s, spec, err);
     if (!rc && (rc = update_compatible(old, na, err)))
         skv__sched_agent_free(na);
     if (rc) {
+        skv__sched_health_sync(s, old);
         slots_rollback(s, n0);
         return rc;
     }
@@ -422,12 +428,15 @@ SKV_EXTERN int skv_sched_agent_update(skv_sched *s,
     na->allocs_cap = old->allocs_cap;
     na->nsess = old->nsess;
     old->allocs = NULL;
+    uint64_t down = skv__sched_health_in(old, na);
     skv__group *g = s->groups[old->group];
     if (na->group != old->group) {
         agent_unlink(s, ai);
         skv__sched_agent_free(old);
         if ((rc = agent_link(s, na, err)))
             skv__sched_agent_free(na); /* idle agent: nothing else is lost */
+        else
+            skv__sched_health_set(s, na, down);
         return rc;
     }
     na->gpos = old->gpos;
@@ -443,6 +452,7 @@ SKV_EXTERN int skv_sched_agent_update(skv_sched *s,
     skv__sched_agent_free(old);
     skv__sched_rebucket(s, na); /* the device list may have changed */
     skv__sched_sel_auto_agent(g, na);
+    skv__sched_health_set(s, na, down);
     s->whole_mask |= na->whole_mask;
     s->share_mask |= na->d.dev_slot_mask & ~na->whole_mask;
     for (int k = 0; k < NSL; k++)
@@ -481,8 +491,11 @@ SKV_EXTERN int skv_sched_agent_usage(skv_slots **used, skv_slots **capacity,
     int rc = 0;
     if (used)
         rc = skv__sched_to_slots(&u, s, a->d.used, err);
+    skv_qty cap[NSL];
+    memcpy(cap, a->cap, sizeof cap);
+    skv__sched_health_cap(a, cap);          /* devices out of service */
     if (!rc && capacity)
-        rc = skv__sched_to_slots(&c, s, a->cap, err);
+        rc = skv__sched_to_slots(&c, s, cap, err);
     if (rc) {
         skv_slots_free(u);
         return rc;

@@ -42,7 +42,8 @@ static int map_device(skv_alloc_map *m, const skv_sched *s, skv__agent *a,
         rc = add_slot(m, s, v->share_slot, false, group, a->mslot, err);
     size_t dix;
     if (!rc)
-        rc = skv_alloc_map_add_device(m, &dix, v->id, -1, err);
+        rc = skv_alloc_map_add_device(m, &dix, v->id,
+                                      a->dnuma ? a->dnuma[i] : -1, err);
     if (!rc)
         rc = skv_alloc_map_set_capacity(m, dix, s->slot_name[v->whole_slot],
                                         SKV_QTY_SCALE, err);
@@ -98,6 +99,22 @@ static void shares_of(const skv__agent *a, const skv_alloc_result *r,
     (void)a;
 }
 
+/* Whole devices of an agent with a layout: the closest free ones
+ * (topology.c); otherwise, and for shares, the map's own placement. */
+static int alloc_slot(skv__agent *a, skv_alloc_result **out, uint8_t s,
+                      bool whole, skv_qty q)
+{
+    size_t pick[SKV_SCHED_DEVICES_MAX];
+    skv_alloc_constraints c = SKV_ALLOC_CONSTRAINTS_INIT;
+    size_t k = (size_t)(q / SKV_QTY_SCALE);
+    if (whole && q % SKV_QTY_SCALE == 0 && k <= SKV_SCHED_DEVICES_MAX &&
+        skv__sched_topo_pick(a, a->mslot[s], k, pick)) {
+        c.devices = pick;
+        c.device_count = k;
+    }
+    return skv_alloc_map_alloc_slot(out, a->map, a->mslot[s], q, &c, NULL);
+}
+
 /* Allocate the kernel's device slots on the real map: whole slots first,
  * then shared ones (the order the mirror predicts with). Fills sh/n with
  * the map's choice. SKV_ENOSPC when the map refuses. */
@@ -122,8 +139,8 @@ int skv__sched_map_alloc(skv__agent *a, skv__kalloc *ka, const skv_qty *req,
             bool whole = (a->whole_mask >> s) & 1u;
             if (!req[s] || a->mslot[s] == SKV_SCHED_NO_SLOT || whole != (pass == 0))
                 continue;
-            int rc = skv_alloc_map_alloc_slot(&ka->res[ka->nres], a->map,
-                                              a->mslot[s], req[s], NULL, NULL);
+            int rc = alloc_slot(a, &ka->res[ka->nres], (uint8_t)s, whole,
+                                req[s]);
             if (rc) {
                 skv__sched_map_release(a, ka);
                 *n = 0;

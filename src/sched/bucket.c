@@ -100,4 +100,6 @@ void skv__sched_agent_release(skv_sched *s, skv__agent *a, const skv_qty *req,
     skv__fidx_touch(s, a);
     if (n)
         skv__sched_rebucket(s, a);
+    if (n && a->health)     /* a down device its last user just left */
+        skv__sched_health_sync(s, a);
 }

@@ -76,7 +76,12 @@ static int compare_agent(const skv_sched *s, const skv__agent *a,
                         "place %u there", a->id, a->nallocs, h->nallocs);
     for (uint32_t d = 0; d < a->d.ndev; d++) {
         const skv_sched_device_view *v = &a->d.dev[d];
-        bool w = (h->whole >> d) & 1;
+        /* a device out of service is held whole by the scheduler */
+        uint64_t held = skv__sched_health_held(a);
+        if ((h->whole & held) >> d & 1)
+            return skv__err(err, SKV_ESTATE, "agent '%s' device %u: out of "
+                            "service and allocated whole", a->id, d);
+        bool w = ((h->whole | held) >> d) & 1;
         if (v->whole_taken != w || v->share_used != h->share[d])
             return skv__err(err, SKV_ESTATE, "agent '%s' device %u: map says "
                             "whole=%d share=%lld, allocations say whole=%d "
@@ -123,6 +128,52 @@ static int check_owners(const skv_sched *s, skv_error *err)
     }
     skv__free(use);
     skv__free(cnt);
+    return rc;
+}
+
+/* Each owner's use per group (quota.c) against its sessions there: one
+ * sweep over the sessions into a shadow of every entry. */
+static int gq_add(const skv_sched *s, skv_qty (*use)[NSL], const uint32_t *off,
+                  const skv__session *x, skv_error *err)
+{
+    for (int sc = 0; sc < SKV_SCHED_SCOPE_COUNT; sc++) {
+        const skv__owner *w = s->owners[x->owner[sc]];
+        uint32_t qi = x->gq[sc];
+        if (qi >= w->ngq ||
+            strcmp(w->gq[qi].group, s->groups[x->group]->name) != 0)
+            return skv__err(err, SKV_ESTATE, "session '%s': wrong group "
+                            "quota entry of %s '%s'", x->id,
+                            skv__sched_scope_name(sc), w->name);
+        if (!holds(x->state))
+            continue;
+        for (int j = 0; j < NSL; j++)
+            use[off[x->owner[sc]] + qi][j] += x->total[j];
+    }
+    return 0;
+}
+
+static int check_group_quotas(const skv_sched *s, skv_error *err)
+{
+    uint32_t *off = skv__calloc(s->nowners + 1, sizeof(*off));
+    for (uint32_t o = 0; off && o < s->nowners; o++)
+        off[o + 1] = off[o] + s->owners[o]->ngq;
+    skv_qty (*use)[NSL] = off ? skv__calloc(off[s->nowners] + 1,
+                                            sizeof(*use)) : NULL;
+    int rc = use ? 0 : skv__err(err, SKV_ENOMEM, "out of memory");
+    for (uint32_t i = 0; !rc && i < s->nsess_tab; i++)
+        if (s->sess[i] && s->sess[i]->state <= SKV_SCHED_RUNNING)
+            rc = gq_add(s, use, off, s->sess[i], err);
+    for (uint32_t o = 0; !rc && o < s->nowners; o++) {
+        const skv__owner *w = s->owners[o];
+        for (uint32_t q = 0; !rc && q < w->ngq; q++)
+            if (memcmp(use[off[o] + q], w->gq[q].usage, sizeof(use[0])) != 0)
+                rc = skv__err(err, SKV_ESTATE, "%s '%s': usage in group '%s' "
+                              "differs from its sessions there",
+                              skv__sched_scope_name(w->scope), w->name,
+                              w->gq[q].group);
+    }
+    skv__free(use);
+    skv__free(off);
     return rc;
 }
 
@@ -187,5 +238,7 @@ SKV_EXTERN int skv_sched_check(const skv_sched *s, skv_error *err)
         rc = check_owners(s, err);
     if (!rc)
         rc = check_groups(s, err);
+    if (!rc)
+        rc = check_group_quotas(s, err);
     return rc;
 }

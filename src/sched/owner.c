@@ -189,9 +189,12 @@ void skv__sched_owner_charge(skv_sched *s, skv__session *x, int sign,
 {
     for (int sc = 0; sc < SKV_SCHED_SCOPE_COUNT; sc++) {
         skv__owner *o = s->owners[x->owner[sc]];
+        skv__gquota *q = &o->gq[x->gq[sc]]; /* made when it was linked */
         skv__sched_owner_decay(s, o, now);
-        for (int k = 0; k < NSL; k++)
+        for (int k = 0; k < NSL; k++) {
             o->usage[k] += sign * x->total[k];
+            q->usage[k] += sign * x->total[k];
+        }
         if (sign > 0)
             o->n_active++;
         else

@@ -232,7 +232,8 @@ static int prepare(skv__pass *P, skv__inc **out, skv_error *err)
     I->looked = 0;
     I->policies = false;
     for (uint32_t i = 0; i < P->s->nowners; i++)
-        I->policies |= P->s->owners[i]->has_policy;
+        I->policies |= P->s->owners[i]->has_policy |
+                       P->s->owners[i]->has_gquota;
     *out = I;
     int rc = merge_new(P, I, err);
     /* room for the arrivals until the next pass (a few per pass) */
@@ -351,7 +352,8 @@ static const inc_cls *verdict(skv__pass *P, skv__inc *I, uint32_t c,
 static bool owners_free(const skv_sched *s, const ord_ent *e)
 {
     for (int sc = 0; sc < SKV_SCHED_SCOPE_COUNT; sc++)
-        if (s->owners[e->owner[sc]]->has_policy)
+        if (s->owners[e->owner[sc]]->has_policy ||
+            s->owners[e->owner[sc]]->has_gquota)
             return false;
     return true;
 }

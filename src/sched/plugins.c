@@ -296,6 +296,26 @@ SKV_EXTERN int skv_sched_group_set_preemption(skv_sched *s, const char *name,
     return 0;
 }
 
+SKV_EXTERN int skv_sched_group_set_preempt_order(skv_sched *s,
+                                                 const char *name,
+                                                 skv_sched_preempt_order order,
+                                                 skv_error *err)
+{
+    if (!s || !name)
+        return skv__err(err, SKV_EINVAL,
+                        "group_set_preempt_order: NULL argument");
+    if (order != SKV_SCHED_PREEMPT_ORDER_LOWEST_PRIORITY &&
+        order != SKV_SCHED_PREEMPT_ORDER_NEWEST)
+        return skv__err(err, SKV_EINVAL, "group '%s': preemption order %d is "
+                        "neither lowest-priority nor newest", name,
+                        (int)order);
+    skv__group *g = skv__sched_group(s, name, NULL);
+    if (!g)
+        return skv__err(err, SKV_ENOENT, "no resource group '%s'", name);
+    g->preempt_order = order; /* read by each pass's victim sort */
+    return 0;
+}
+
 SKV_EXTERN int skv_sched_group_remove(skv_sched *s, const char *name,
                                       skv_error *err)
 {

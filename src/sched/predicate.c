@@ -39,13 +39,13 @@ bool skv__pass_static_ok(skv__pass *P, skv__session *x)
     return true;
 }
 
-static bool over(skv__session *x, const skv__owner *o, const skv_qty *lim,
-                 int64_t now)
+static bool over_in(skv__session *x, const skv__owner *o, const skv_qty *use,
+                    const skv_qty *lim, int64_t now)
 {
     for (int k = 0; k < NSL; k++) {
         if (lim[k] == SKV_QTY_UNLIMITED || x->total[k] == 0)
             continue;
-        skv_qty after = o->usage[k] + x->total[k];
+        skv_qty after = use[k] + x->total[k];
         if (after > lim[k]) {
             set(x, SKV_SCHED_REASON_QUOTA, now, o->name);
             x->reason.scope = o->scope;
@@ -57,11 +57,36 @@ static bool over(skv__session *x, const skv__owner *o, const skv_qty *lim,
     return false;
 }
 
+static bool over(skv__session *x, const skv__owner *o, const skv_qty *lim,
+                 int64_t now)
+{
+    return over_in(x, o, o->usage, lim, now);
+}
+
+/* The owner's quota in the session's group: its hard limit, and
+ * guaranteed + borrow_limit as a ceiling (quota.c). */
+static bool group_over(skv__session *x, const skv__owner *o,
+                       const skv__gquota *q, int64_t now)
+{
+    if (!q->has_quota)
+        return false;
+    if (over_in(x, o, q->usage, q->limit, now))
+        return true;
+    skv_qty ceil[NSL];
+    for (int k = 0; k < NSL; k++)
+        ceil[k] = q->borrow[k] == SKV_QTY_UNLIMITED
+                      ? SKV_QTY_UNLIMITED
+                      : q->guaranteed[k] + q->borrow[k];
+    return over_in(x, o, q->usage, ceil, now);
+}
+
 bool skv__pass_quota_ok(skv__pass *P, skv__session *x);
 bool skv__pass_quota_ok(skv__pass *P, skv__session *x)
 {
     for (int sc = 0; sc < SKV_SCHED_SCOPE_COUNT; sc++) {
         const skv__owner *o = P->s->owners[x->owner[sc]];
+        if (group_over(x, o, &o->gq[x->gq[sc]], P->now))
+            return false;
         if (!o->has_policy)
             continue;
         if (o->max_concurrent && o->n_active >= o->max_concurrent) {

@@ -18,16 +18,35 @@ typedef struct cand {
     uint64_t seq;
 } cand;
 
-static int cmp_cand(const void *pa, const void *pb)
+/* Smaller first, then the later submitted: the order is total, so the
+ * choice is the same for the same input. */
+static int cmp_tail(const cand *a, const cand *b)
+{
+    if (a->size != b->size)
+        return a->size < b->size ? -1 : 1;
+    return a->seq > b->seq ? -1 : (a->seq < b->seq);
+}
+
+/* lowest-priority: the lowest priority, then the least work lost. */
+static int cmp_by_priority(const void *pa, const void *pb)
 {
     const cand *a = pa, *b = pb;
     if (a->prio != b->prio)
         return a->prio < b->prio ? -1 : 1;
     if (a->lost != b->lost)
         return a->lost < b->lost ? -1 : 1;
-    if (a->size != b->size)
-        return a->size < b->size ? -1 : 1;
-    return a->seq > b->seq ? -1 : (a->seq < b->seq);
+    return cmp_tail(a, b);
+}
+
+/* newest: the least work lost, then the lowest priority. */
+static int cmp_by_newest(const void *pa, const void *pb)
+{
+    const cand *a = pa, *b = pb;
+    if (a->lost != b->lost)
+        return a->lost < b->lost ? -1 : 1;
+    if (a->prio != b->prio)
+        return a->prio < b->prio ? -1 : 1;
+    return cmp_tail(a, b);
 }
 
 static bool under_guarantee(const skv__owner *o, const skv_qty *add)
@@ -48,9 +67,71 @@ static bool borrowing(const skv__owner *o)
     return false;
 }
 
+/* Quota tree (quota.c): the waiter's owner stays within its guarantee of
+ * every guaranteed slot it asks for, and asks for at least one. */
+static bool gq_under(const skv__gquota *q, const skv_qty *add)
+{
+    if (!q->has_guarantee)
+        return false;
+    bool asks = false;
+    for (int k = 0; k < NSL; k++) {
+        if (!(q->gmask >> k & 1u) || add[k] <= 0)
+            continue;
+        if (q->usage[k] + add[k] > q->guaranteed[k])
+            return false;
+        asks = true;
+    }
+    return asks;
+}
+
+/* The slots that kept the waiter out (its resource reason, computed just
+ * before preemption), or every slot when the reason does not list them. */
+static uint32_t short_mask(const skv__session *x)
+{
+    uint32_t m = 0;
+    if (x->reason.code == SKV_SCHED_REASON_RESOURCES && !x->reason.deferred)
+        for (int i = 0; i < x->reason.nshort; i++)
+            m |= 1u << x->reason.short_slot[i];
+    return m ? m : UINT32_MAX;
+}
+
+/* The victim holds a slot the waiter is guaranteed and short of, and its
+ * owner uses more of it than its own guarantee (none: 0): it borrows that
+ * slot. */
+static bool gq_borrows(const skv__gquota *qv, const skv__gquota *qx,
+                       const skv__session *x, const skv_qty *held)
+{
+    uint32_t mask = qx->gmask & short_mask(x);
+    for (int k = 0; k < NSL; k++) {
+        if (!(mask >> k & 1u) || x->total[k] <= 0 || held[k] <= 0)
+            continue;
+        skv_qty own = qv->gmask >> k & 1u ? qv->guaranteed[k] : 0;
+        if (qv->usage[k] > own)
+            return true;
+    }
+    return false;
+}
+
+/* Guarantees are shares among siblings: compare the two sessions' owners
+ * at the first scope (domain, project, user) where they differ. */
+static bool tree_reclaimable(const skv_sched *s, const skv__session *x,
+                             const skv__session *v)
+{
+    for (int sc = 0; sc < SKV_SCHED_SCOPE_COUNT; sc++) {
+        if (x->owner[sc] == v->owner[sc])
+            continue;
+        const skv__gquota *qx = &s->owners[x->owner[sc]]->gq[x->gq[sc]];
+        const skv__gquota *qv = &s->owners[v->owner[sc]]->gq[v->gq[sc]];
+        return gq_under(qx, x->total) && gq_borrows(qv, qx, x, v->total);
+    }
+    return false;
+}
+
 static bool reclaimable(const skv_sched *s, const skv__session *x,
                         const skv__session *v)
 {
+    if (tree_reclaimable(s, x, v))
+        return true;
     static const skv_sched_scope scopes[] = {SKV_SCHED_SCOPE_PROJECT,
                                              SKV_SCHED_SCOPE_DOMAIN};
     for (size_t i = 0; i < 2; i++) {
@@ -111,7 +192,9 @@ static int collect(skv__pass *P, uint32_t si, cand **out, uint32_t *n)
         }
     }
     if (len)
-        qsort(v, len, sizeof(*v), cmp_cand);
+        qsort(v, len, sizeof(*v),
+              P->g->preempt_order == SKV_SCHED_PREEMPT_ORDER_NEWEST
+                  ? cmp_by_newest : cmp_by_priority);
     *out = v;
     *n = len;
     return 0;
@@ -197,9 +280,31 @@ static int64_t lost_sum(const cand *c, int n)
     return t;
 }
 
+static int32_t prio_max(const cand *c, int n)
+{
+    int32_t m = c[0].prio;
+    for (int i = 1; i < n; i++)
+        m = c[i].prio > m ? c[i].prio : m;
+    return m;
+}
+
+/* Whether plan a (na victims) beats plan b (nb): fewer victims; then,
+ * under lowest-priority, a lower highest victim priority; then less work
+ * lost. */
+static bool better_plan(const skv__pass *P, const cand *a, int na,
+                        const cand *b, int nb)
+{
+    if (nb == 0 || na != nb)
+        return nb == 0 || na < nb;
+    if (P->g->preempt_order == SKV_SCHED_PREEMPT_ORDER_LOWEST_PRIORITY &&
+        prio_max(a, na) != prio_max(b, nb))
+        return prio_max(a, na) < prio_max(b, nb);
+    return lost_sum(a, na) < lost_sum(b, nb);
+}
+
 /* Plan per agent (the waiter lands on one agent): victims among the
- * sessions there only, keeping the plan with the fewest victims, then the
- * least lost work. The global plan covers gangs spread over agents. */
+ * sessions there only, keeping the best plan (better_plan). The global
+ * plan covers gangs spread over agents. */
 static int plan(skv__pass *P, uint32_t si, cand *c, uint32_t n, cand *best)
 {
     const skv__session *x = P->s->sess[si];
@@ -217,8 +322,7 @@ static int plan(skv__pass *P, uint32_t si, cand *c, uint32_t n, cand *best)
             int k = m ? choose(P, si, sub, m) : 0;
             if (k < 0)
                 return k;
-            if (k > 0 && (nbest == 0 || k < nbest ||
-                          (k == nbest && lost_sum(sub, k) < lost_sum(best, nbest)))) {
+            if (k > 0 && better_plan(P, sub, k, best, nbest)) {
                 memcpy(best, sub, (size_t)k * sizeof(*sub));
                 nbest = k;
             }

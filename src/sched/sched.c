@@ -164,7 +164,9 @@ void skv__sched_agent_free(skv__agent *a)
     for (uint32_t i = 0; i < a->d.ndev; i++)
         skv__free((char *)a->d.dev[i].id);
     skv__free(a->d.dev);
+    skv__sched_health_free(a);
     skv_alloc_map_free(a->map);
+    skv__sched_agent_topology_free(a);
     skv__free(a->allocs);
     skv__free(a);
 }
@@ -188,6 +190,7 @@ SKV_EXTERN void skv_sched_free(skv_sched *s)
     skv__hmap_fini(&s->sess_ix);
     for (uint32_t i = 0; i < s->nowners; i++) {
         skv__free(s->owners[i]->name);
+        skv__sched_owner_gq_free(s->owners[i]);
         skv__free(s->owners[i]);
     }
     skv__free(s->owners);

@@ -107,12 +107,18 @@ typedef struct skv__agent {
     uint32_t mark_epoch;           /* one-kernel-per-agent bookkeeping */
     uint32_t whole_mask;           /* slots its devices serve whole */
     skv_alloc_map *map;            /* the agent's allocation map (devices) */
+    int *dnuma;                    /* [ndev] device NUMA nodes, NULL: no
+                                      layout (topology.c) */
+    uint8_t *links;                /* [ndev * ndev] skv_topo_link, or NULL */
+    uint32_t *nvbw;                /* [ndev * ndev] NVLink MB/s, or NULL */
     uint8_t mslot[NSL];            /* map slot index per slot, or NO_SLOT */
     uint8_t bkey;                  /* free-device level (bucket) */
     uint32_t bpos;                 /* position in the bucket */
     uint32_t fcls, fpos;           /* free-state class and position in it
                                       (selector_frag_index.c) */
     bool fdirty;                   /* touched since the index last looked */
+    struct skv__dhealth *health;   /* devices out of service (health.c);
+                                      NULL: none ever was */
 } skv__agent;
 
 typedef struct skv__kernel {
@@ -173,10 +179,26 @@ typedef struct skv__session {
     uint32_t victim_for;           /* waiter's session index */
     uint32_t mark;                 /* pass scratch */
     uint64_t victim_for_seq;
+    uint32_t gq[SKV_SCHED_SCOPE_COUNT]; /* its owners' entry for its group
+                                      (skv__owner.gq, quota.c) */
     skv__reason reason;
     bool in_ord;                   /* in group->inc's walk order */
     uint32_t pend_gen;             /* times it became pending (pass_inc.c) */
 } skv__session;
+
+/* One owner's quota and use in one resource group (quota.c). Keyed by
+ * the group's name, so a group removed and added again finds its quota;
+ * entries are never removed (sessions index them). */
+typedef struct skv__gquota {
+    char *group;
+    skv_qty usage[NSL];            /* its sessions in that group */
+    bool has_quota;                /* set through skv_sched_quota_set */
+    bool has_guarantee;
+    uint32_t gmask;                /* slots the guarantee names */
+    skv_qty guaranteed[NSL];       /* 0 where not named */
+    skv_qty limit[NSL];            /* UNLIMITED where none */
+    skv_qty borrow[NSL];           /* UNLIMITED where none */
+} skv__gquota;
 
 typedef struct skv__owner {
     char *name;
@@ -193,6 +215,9 @@ typedef struct skv__owner {
     int64_t hist_ms;
     /* pass scratch for per-owner sequencing */
     uint32_t q_epoch, q_head, q_len, q_off;
+    skv__gquota *gq;               /* per resource group (quota.c) */
+    uint32_t ngq, gq_cap;
+    bool has_gquota;               /* some entry has_quota (pass_inc.c) */
 } skv__owner;
 
 /* Agents of a group by number of entirely free devices (0..64). */
@@ -219,6 +244,7 @@ typedef struct skv__group {
     uint32_t max_reservations;
     bool preemption;
     int64_t min_runtime_ms;
+    skv_sched_preempt_order preempt_order;
     struct skv__fidx *fidx;        /* frag/fgd class index, built on use */
     struct skv__inc *inc;          /* incremental pass state (pass_inc.c) */
     uint32_t last_epoch;           /* epoch of its last pass (reservations) */
@@ -301,6 +327,10 @@ skv__agent *skv__sched_agent(const skv_sched *s, const char *id,
 int skv__sched_owner(skv_sched *s, uint32_t *out, skv_sched_scope scope,
                      const char *name, skv_error *err);
 void skv__sched_owner_decay(const skv_sched *s, skv__owner *o, int64_t now);
+/* quota.c: the session's per-group entries of its owners (created on first
+ * use: at submit and adopt, so charging never allocates); freeing them. */
+int skv__sched_session_gq(skv_sched *s, skv__session *x, skv_error *err);
+void skv__sched_owner_gq_free(skv__owner *o);
 uint64_t skv__sched_share_ppm(const skv_qty *usage, const skv_qty *cap);
 void skv__sched_agent_view(skv_sched_agent_view *v, const skv_sched *s,
                            const skv__agent *a);
@@ -354,7 +384,27 @@ int skv__sched_bucket_add(skv_sched *s, uint32_t ai, skv_error *err);
 void skv__sched_bucket_del(skv_sched *s, uint32_t ai);
 void skv__sched_rebucket(skv_sched *s, skv__agent *a);
 
+/* ---- devices out of service (health.c) ---- */
+typedef struct skv__dhealth skv__dhealth;
+/* Hold free down devices, cut shared ones, give back healthy ones. */
+void skv__sched_health_sync(skv_sched *s, skv__agent *a);
+void skv__sched_health_detach(skv_sched *s, skv__agent *a);
+void skv__sched_health_free(skv__agent *a);
+/* old's down devices as a mask over na's (same ids). */
+uint64_t skv__sched_health_in(const skv__agent *old, const skv__agent *na);
+/* Set a's down devices (out of memory: none are, logged). */
+void skv__sched_health_set(skv_sched *s, skv__agent *a, uint64_t down);
+uint64_t skv__sched_health_held(const skv__agent *a);
+void skv__sched_health_cap(const skv__agent *a, skv_qty *cap);
+
 /* The agent's real allocation map (agentmap.c). */
+/* topology.c: copy/free the spec's layout; choose k whole devices of map
+ * slot mslot into pick (ascending). false: no layout or not enough free. */
+int skv__sched_agent_topology(skv__agent *a, const skv_sched_agent_spec *sp,
+                              skv_error *err);
+void skv__sched_agent_topology_free(skv__agent *a);
+bool skv__sched_topo_pick(const skv__agent *a, uint8_t mslot, size_t k,
+                          size_t *pick);
 int skv__sched_agent_map_build(const skv_sched *s, skv__agent *a,
                                skv_error *err);
 int skv__sched_map_alloc(skv__agent *a, skv__kalloc *ka, const skv_qty *req,

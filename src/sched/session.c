@@ -198,7 +198,7 @@ static int session_owners(skv_sched *s, skv__session *x,
                             skv__sched_scope_name((skv_sched_scope)sc), o->name,
                             o->n_pending, o->max_pending);
     }
-    return 0;
+    return skv__sched_session_gq(s, x, err);
 }
 
 int skv__sched_session_link(skv_sched *s, skv__session *x, uint32_t *out,

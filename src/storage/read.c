@@ -4,17 +4,19 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <fcntl.h>
-#include <sodium.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "skv_sha256.h"
 #include "storage_internal.h"
+
+#define SKV__ST_PREFETCH_MAX (16u << 20)
 
 struct skv_storage_reader {
     int fd;
     uint64_t pos, end, size;
     bool hash;
-    crypto_hash_sha256_state st;
+    skv__sha256 st;  /* OpenSSL: the manager hashes every byte read */
 };
 
 static int open_file(skv_storage_host *h, const char *folder,
@@ -36,6 +38,20 @@ static int open_file(skv_storage_host *h, const char *folder,
     return fd;
 }
 
+/* A ranged reader is usually one request of a transfer that asks for the
+ * following ranges next (with several in flight): have the kernel start
+ * reading them now, so they come from the page cache (a new descriptor per
+ * request starts without readahead history). */
+static void prefetch_next(const skv_storage_reader *r)
+{
+    uint64_t len = r->end - r->pos, ahead = 4 * len;
+    if (ahead > SKV__ST_PREFETCH_MAX)
+        ahead = SKV__ST_PREFETCH_MAX;
+    if (len && r->end < r->size)
+        posix_fadvise(r->fd, (off_t)r->end, (off_t)ahead,
+                      POSIX_FADV_WILLNEED);
+}
+
 int skv_storage_read_open(skv_storage_host *h, const char *folder,
                           const char *path, uint64_t offset, uint64_t length,
                           unsigned flags, skv_storage_reader **out,
@@ -44,8 +60,6 @@ int skv_storage_read_open(skv_storage_host *h, const char *folder,
     if (!out || (flags & ~SKV_STORAGE_READ_SHA256))
         return skv__err(err, SKV_EINVAL, "bad out pointer or flags");
     *out = NULL;
-    if ((flags & SKV_STORAGE_READ_SHA256) && sodium_init() < 0)
-        return skv__err(err, SKV_EIO, "libsodium failed to initialise");
     struct stat st;
     int fd = open_file(h, folder, path, &st, err);
     if (fd < 0)
@@ -65,9 +79,13 @@ int skv_storage_read_open(skv_storage_host *h, const char *folder,
     r->size = size;
     r->end = length > size - offset ? size : offset + length;
     r->hash = flags & SKV_STORAGE_READ_SHA256;
-    if (r->hash)
-        crypto_hash_sha256_init(&r->st);
+    int rc = r->hash ? skv__sha256_init(&r->st, err) : 0;
+    if (rc) {
+        skv_storage_read_close(r);
+        return rc;
+    }
     posix_fadvise(fd, (off_t)offset, 0, POSIX_FADV_SEQUENTIAL);
+    prefetch_next(r);
     *out = r;
     return 0;
 }
@@ -89,7 +107,7 @@ int skv_storage_read(skv_storage_reader *r, void *buf, size_t cap,
     /* A file truncated under us ends the range early: *got 0. */
     r->pos += (uint64_t)n;
     if (r->hash)
-        crypto_hash_sha256_update(&r->st, buf, (unsigned long long)n);
+        skv__sha256_update(&r->st, buf, (size_t)n);
     *got = (size_t)n;
     return 0;
 }
@@ -106,9 +124,7 @@ int skv_storage_reader_sha256(skv_storage_reader *r,
     if (!r || !out || !r->hash)
         return skv__err(err, SKV_EINVAL,
                         "reader not opened with SKV_STORAGE_READ_SHA256");
-    crypto_hash_sha256_state copy = r->st; /* final() consumes the state */
-    crypto_hash_sha256_final(&copy, out);
-    return 0;
+    return skv__sha256_peek(&r->st, out, err);
 }
 
 void skv_storage_read_close(skv_storage_reader *r)
@@ -116,5 +132,6 @@ void skv_storage_read_close(skv_storage_reader *r)
     if (!r)
         return;
     close(r->fd);
+    skv__sha256_free(&r->st);
     skv__free(r);
 }

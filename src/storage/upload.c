@@ -7,13 +7,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sodium.h>
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "skv_sha256.h"
 #include "storage_internal.h"
 
 struct skv_storage_upload {
@@ -23,7 +24,7 @@ struct skv_storage_upload {
     uint64_t off;
     uint32_t mode;
     bool hash, resumable, committed;
-    crypto_hash_sha256_state st;
+    skv__sha256 st;  /* OpenSSL: the manager hashes every byte stored */
 };
 
 void skv_storage_upload_options_init(skv_storage_upload_options *o)
@@ -78,7 +79,7 @@ static int rehash(skv_storage_upload *u, skv_error *err)
         ssize_t n = pread(u->fd, buf, sizeof(buf), (off_t)pos);
         if (n <= 0)
             return skv__err_sys(err, n < 0 ? errno : EIO, "re-read upload");
-        crypto_hash_sha256_update(&u->st, buf, (unsigned long long)n);
+        skv__sha256_update(&u->st, buf, (size_t)n);
         pos += (uint64_t)n;
     }
     return 0;
@@ -100,9 +101,10 @@ static int open_temp(skv_storage_upload *u, const skv_storage_upload_options *o,
         return skv__err_sys(err, errno, "chown upload");
     if (lseek(u->fd, 0, SEEK_END) < 0)
         return skv__err_sys(err, errno, "seek upload");
-    if (u->hash)
-        crypto_hash_sha256_init(&u->st);
-    return u->hash ? rehash(u, err) : 0;
+    if (!u->hash)
+        return 0;
+    int rc = skv__sha256_init(&u->st, err);
+    return rc ? rc : rehash(u, err);
 }
 
 static int prepare(skv_storage_host *h, const char *folder, const char *path,
@@ -138,8 +140,6 @@ int skv_storage_upload_begin(skv_storage_host *h, const char *folder,
         return skv__err(err, SKV_EINVAL, "host or out is NULL");
     *out = NULL;
     int rc = check_opts(o, err);
-    if (rc == 0 && o->sha256 && sodium_init() < 0)
-        rc = skv__err(err, SKV_EIO, "libsodium failed to initialise");
     skv_storage_upload *u = rc < 0 ? NULL : skv__calloc(1, sizeof(*u));
     if (!u)
         return rc < 0 ? rc : skv__err(err, SKV_ENOMEM, "upload");
@@ -185,7 +185,7 @@ int skv_storage_upload_write(skv_storage_upload *u, const void *buf,
         u->off += (uint64_t)n;
     }
     if (u->hash)
-        crypto_hash_sha256_update(&u->st, buf, (unsigned long long)len);
+        skv__sha256_update(&u->st, buf, len);
     return 0;
 }
 
@@ -197,11 +197,12 @@ static int verify(skv_storage_upload *u, const uint8_t *expect, uint8_t *out,
                                           "upload began without sha256")
                                : 0;
     uint8_t d[SKV_STORAGE_SHA256_BYTES];
-    crypto_hash_sha256_final(&u->st, d);
-    crypto_hash_sha256_init(&u->st); /* final() left it unusable */
+    int rc = skv__sha256_peek(&u->st, d, err);
+    if (rc)
+        return rc;
     if (out)
         memcpy(out, d, sizeof(d));
-    if (expect && sodium_memcmp(expect, d, sizeof(d)) != 0)
+    if (expect && CRYPTO_memcmp(expect, d, sizeof(d)) != 0)
         return skv__err(err, SKV_EPROTO,
                         "sha256 of '%s' does not match: not replaced",
                         u->base);
@@ -237,6 +238,7 @@ static void release(skv_storage_upload *u, bool remove)
         close(u->fd);
     if (u->dir_fd >= 0)
         close(u->dir_fd);
+    skv__sha256_free(&u->st);
     skv__free(u);
 }
 

@@ -116,3 +116,110 @@ int nvmlDeviceGetMinorNumber(nvml_dev dev, unsigned *minor)
     *minor = (unsigned)i * 2; /* minors need not follow indexes */
     return 0;
 }
+
+/* ---- health probes, driven by the environment -----------------------------
+ * FAKE_NVML_XID="I:X[,I:X...]"  XID X on GPU I, each delivered once
+ * FAKE_NVML_RETIRED="I"         GPU I has pages pending retirement
+ * FAKE_NVML_ECC="I:N"           GPU I has N volatile uncorrected errors
+ * FAKE_NVML_NO_EVENTS=1         nvmlEventSetCreate fails (not supported) */
+
+typedef struct fake_evset *nvml_evset;
+typedef struct {
+    nvml_dev device;
+    unsigned long long type, data;
+    unsigned gi, ci;
+} nvml_event;
+
+FAKE_API int nvmlDeviceGetRetiredPagesPendingStatus(nvml_dev dev, int *p);
+FAKE_API int nvmlDeviceGetTotalEccErrors(nvml_dev dev, int type, int counter,
+                                         unsigned long long *count);
+FAKE_API int nvmlEventSetCreate(nvml_evset *set);
+FAKE_API int nvmlDeviceRegisterEvents(nvml_dev dev, unsigned long long types,
+                                      nvml_evset set);
+FAKE_API int nvmlEventSetWait_v2(nvml_evset set, nvml_event *ev,
+                                 unsigned timeout_ms);
+FAKE_API int nvmlEventSetFree(nvml_evset set);
+
+static int fake_set;                /* the one event set handed out */
+static unsigned delivered;          /* XID entries already delivered */
+static unsigned registered;         /* devices registered for XIDs */
+
+/* "I:N" for GPU i: N, else 0. */
+static unsigned long long env_pair(const char *name, int i)
+{
+    const char *v = getenv(name);
+    unsigned gi;
+    unsigned long long n;
+    return v && sscanf(v, "%u:%llu", &gi, &n) == 2 && (int)gi == i ? n : 0;
+}
+
+int nvmlDeviceGetRetiredPagesPendingStatus(nvml_dev dev, int *p)
+{
+    int i = index_of(dev);
+    if (i < 0)
+        return 2;
+    const char *v = getenv("FAKE_NVML_RETIRED");
+    *p = v && atoi(v) == i;
+    return 0;
+}
+
+int nvmlDeviceGetTotalEccErrors(nvml_dev dev, int type, int counter,
+                                unsigned long long *count)
+{
+    int i = index_of(dev);
+    if (i < 0 || type != 1 || counter != 0)
+        return 2;
+    *count = env_pair("FAKE_NVML_ECC", i);
+    return 0;
+}
+
+int nvmlEventSetCreate(nvml_evset *set)
+{
+    const char *no = getenv("FAKE_NVML_NO_EVENTS");
+    if (no && strcmp(no, "1") == 0)
+        return 3; /* NVML_ERROR_NOT_SUPPORTED */
+    *set = (nvml_evset)&fake_set;
+    delivered = 0;
+    registered = 0;
+    return 0;
+}
+
+int nvmlDeviceRegisterEvents(nvml_dev dev, unsigned long long types,
+                             nvml_evset set)
+{
+    if (index_of(dev) < 0 || set != (nvml_evset)&fake_set || types != 0x8)
+        return 2;
+    registered |= 1u << index_of(dev);
+    return 0;
+}
+
+int nvmlEventSetWait_v2(nvml_evset set, nvml_event *ev, unsigned timeout_ms)
+{
+    (void)timeout_ms;
+    const char *v = getenv("FAKE_NVML_XID");
+    if (set != (nvml_evset)&fake_set)
+        return 2;
+    unsigned k = 0;
+    for (const char *p = v; p && *p; k++) {
+        unsigned gi;
+        unsigned long long x;
+        if (sscanf(p, "%u:%llu", &gi, &x) != 2)
+            break;
+        if (k == delivered && (registered >> gi) & 1u) {
+            delivered++;
+            memset(ev, 0, sizeof(*ev));
+            ev->device = (nvml_dev)(uintptr_t)(gi + 1);
+            ev->type = 0x8;
+            ev->data = x;
+            return 0;
+        }
+        p = strchr(p, ',');
+        p = p ? p + 1 : NULL;
+    }
+    return 10; /* NVML_ERROR_TIMEOUT */
+}
+
+int nvmlEventSetFree(nvml_evset set)
+{
+    return set == (nvml_evset)&fake_set ? 0 : 2;
+}

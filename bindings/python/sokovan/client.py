@@ -67,7 +67,7 @@ Submit = msg("Submit", [
     ("kernels", [KernelSpec]), ("constraints", [KV]), ("dependencies", [STR]),
     ("estimated_duration_ms", u64), ("preemptible", u8), ("client_token", STR),
     ("ports", [u32]), ("not_before_ms", i64), ("max_lifetime_ms", u64),
-    ("mounts", [Mount]), ("services", [STR])])
+    ("mounts", [Mount]), ("services", [STR]), ("numa_policy", STR)])
 SessionRef = msg("SessionRef", [("session_id", STR), ("status", STR)])
 SessionList = msg("SessionList", [("owner", STR), ("resource_group", STR),
                                   ("statuses", [STR]), ("limit", u32),
@@ -103,11 +103,14 @@ LogsReply = msg("LogsReply", [("session_id", STR), ("kernel_id", STR),
                               ("data", DATA), ("next_offset", u64),
                               ("eof", u8)])
 AgentList = msg("AgentList", [("resource_group", STR), ("include_lost", u8)])
+DeviceFault = msg("DeviceFault", [("device_id", STR), ("reason", STR)])
 AgentInfo = msg("AgentInfo", [
     ("agent_id", STR), ("resource_group", STR), ("architecture", STR),
     ("address", STR), ("status", STR), ("labels", [KV]), ("devices", [Device]),
     ("capacity", SLOTS), ("occupied", SLOTS), ("last_heartbeat_ms", i64),
-    ("n_running", u32)])
+    ("n_running", u32), ("admin_state", STR), ("drain_deadline_ms", i64),
+    ("unhealthy", [DeviceFault])])
+AdminAgent = msg("AdminAgent", [("agent_id", STR), ("action", STR)])
 AgentListReply = msg("AgentListReply", [("agents", [AgentInfo])])
 ImageList = msg("ImageList", [("architecture", STR)])
 ImageInfo = msg("ImageInfo", [("name", STR), ("architecture", STR),
@@ -128,13 +131,25 @@ Domain = msg("Domain", [("name", STR), ("description", STR),
 ResourcePolicy = msg("ResourcePolicy", [
     ("name", STR), ("max_slots", SLOTS), ("max_concurrent_sessions", u32),
     ("max_pending_sessions", u32), ("max_cluster_size", u32),
-    ("max_session_lifetime_ms", u64)])
+    ("max_session_lifetime_ms", u64), ("idle_timeout_ms", u64)])
 ResourceGroup = msg("ResourceGroup", [
     ("name", STR), ("description", STR), ("scheduler", STR),
     ("lost_batch_policy", STR), ("pending_timeout_ms", u64),
     ("session_types", [STR]), ("active", u8), ("selector", STR),
     ("preemption", STR), ("preempt_min_runtime_ms", i64),
-    ("preempt_mode", STR)])
+    ("preempt_mode", STR), ("drain_action", STR), ("drain_grace_ms", i64),
+    ("fault_action", STR), ("allow_unenforced_fractions", STR),
+    ("idle_timeout_ms", i64), ("max_lifetime_ms", i64),
+    ("preempt_order", STR)])
+Quota = msg("Quota", [("scope", STR), ("owner", STR), ("resource_group", STR),
+                      ("guaranteed", SLOTS), ("limit", SLOTS),
+                      ("borrow_limit", SLOTS)])
+QuotaTree = msg("QuotaTree", [("resource_group", STR)])
+QuotaNode = msg("QuotaNode", [
+    ("resource_group", STR), ("scope", STR), ("name", STR), ("parent", STR),
+    ("guaranteed", SLOTS), ("limit", SLOTS), ("borrow_limit", SLOTS),
+    ("used", SLOTS), ("borrowed", SLOTS), ("lent", SLOTS)])
+QuotaTreeReply = msg("QuotaTreeReply", [("nodes", [QuotaNode])])
 
 # admin kind -> (type name, object field, object struct, reply list field)
 ADMIN = {
@@ -146,6 +161,7 @@ ADMIN = {
                         "policies"),
     "resource_group": ("admin.resource_group", "group", ResourceGroup,
                        "groups"),
+    "quota": ("admin.quota", "quota", Quota, "quotas"),
 }
 ADMIN_OPS = {"create": 1, "update": 2, "delete": 3, "list": 4}
 _ADMIN_MSGS: Dict[str, Any] = {}
@@ -173,7 +189,9 @@ _BODIES: Dict[str, Any] = {
     "session.terminate": Terminate, "session.terminate.reply": SessionRef,
     "session.logs": LogsRequest, "logs.reply": LogsReply,
     "agent.list": AgentList, "agent.list.reply": AgentListReply,
+    "admin.agent": AdminAgent,
     "image.list": ImageList, "image.list.reply": ImageListReply,
+    "admin.quota_tree": QuotaTree, "admin.quota_tree.reply": QuotaTreeReply,
     **_ADMIN_MSGS,
 }
 # A layout that disagrees with the loaded library must never reach it.
@@ -328,8 +346,9 @@ class Client(_lib.Handle):
         if type_name not in TYPES:
             raise ValueError(f"unknown message type {type_name!r}")
         t = TYPES[type_name]
-        reply_name = type_name + ".reply" if type_name != "session.logs" \
-            else "logs.reply"
+        reply_name = {"session.logs": "logs.reply",
+                      "admin.agent": "agent.list.reply"}.get(
+                          type_name, type_name + ".reply")
         if type_name not in _BODIES or reply_name not in _BODIES:
             raise ValueError(f"{type_name} is not a client request this "
                              "binding knows")
@@ -438,10 +457,22 @@ class Client(_lib.Handle):
         return b"".join(self.log_chunks(session_id, **kw))
 
     # -- cluster --------------------------------------------------------------
+    def agent_admin(self, agent_id: str, action: str) -> Dict[str, Any]:
+        """cordon, drain or uncordon an agent; its agent.list entry."""
+        return self.request("admin.agent", {"agent_id": agent_id,
+                                            "action": action})["agents"][0]
+
     def agents(self, *, resource_group: Optional[str] = None,
                include_lost: bool = False) -> List[Dict[str, Any]]:
         return self.request("agent.list", {"resource_group": resource_group,
                                            "include_lost": include_lost})["agents"]
+
+    def quota_tree(self, resource_group: Optional[str] = None
+                   ) -> List[Dict[str, Any]]:
+        """admin.quota_tree: per resource group, domains -> projects ->
+        users with their quota, use, borrowed and lent slots."""
+        return self.request("admin.quota_tree",
+                            {"resource_group": resource_group})["nodes"]
 
     def images(self, architecture: Optional[str] = None) -> List[Dict[str, Any]]:
         return self.request("image.list",
@@ -449,8 +480,8 @@ class Client(_lib.Handle):
 
     def admin(self, kind: str, op: str, **fields: Any) -> List[Dict[str, Any]]:
         """admin.<kind> (user, keypair, project, domain, resource_policy,
-        resource_group) with op create/update/delete/list and the object's
-        fields; the resulting objects."""
+        resource_group, quota) with op create/update/delete/list and the
+        object's fields; the resulting objects."""
         if kind not in ADMIN:
             raise ValueError(f"unknown admin kind {kind!r}; one of "
                              f"{sorted(ADMIN)}")

@@ -89,6 +89,24 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             c.admin("user", "create", nickname="x")
 
+    def test_quota(self):
+        c = self.admin
+        c.admin("project", "create", name="pyq", active=1)
+        q = c.admin("quota", "update", scope="project", owner="pyq",
+                    resource_group="default", guaranteed="cpu=1")
+        self.assertEqual(q[0]["guaranteed"], "cpu=1")
+        self.assertIsNone(q[0]["limit"])
+        nodes = c.quota_tree("default")
+        mine = [n for n in nodes if n["name"] == "pyq"]
+        self.assertEqual(mine[0]["scope"], "project")
+        self.assertEqual(mine[0]["parent"], "default")
+        with self.assertRaises(errors.NotFoundError):
+            c.admin("quota", "update", scope="project", owner="nope",
+                    resource_group="default", guaranteed="cpu=1")
+        c.admin("quota", "delete", scope="project", owner="pyq",
+                resource_group="default")
+        self.assertEqual(c.admin("quota", "list", owner="pyq"), [])
+
     def test_errors(self):
         c = self.admin
         with self.assertRaises(errors.NotFoundError) as ctx:

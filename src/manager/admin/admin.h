@@ -84,6 +84,8 @@ typedef struct skv__mgr_group_info {
     char lost_batch_policy[16];     /* "requeue" or "fail" */
     uint64_t pending_timeout_ms;    /* 0 = forever */
     char preempt_mode[16];          /* "requeue" or "terminate" */
+    uint64_t idle_timeout_ms;       /* 0 = never idle-terminated */
+    uint64_t max_lifetime_ms;       /* 0 = no limit */
 } skv__mgr_group_info;
 int skv__mgr_admin_group(skv__mgr_admin_ctx *ctx, skv__mgr_group_info *out,
                          const char *group, skv_error *err);
@@ -93,6 +95,8 @@ int skv__mgr_admin_group(skv__mgr_admin_ctx *ctx, skv__mgr_group_info *out,
 typedef struct skv__mgr_user_limits {
     uint32_t max_cluster_size;
     uint64_t max_session_lifetime_ms;
+    uint64_t idle_timeout_ms;
+    char policy[128];               /* the policy's name; "" none */
 } skv__mgr_user_limits;
 int skv__mgr_admin_user_limits(skv__mgr_admin_ctx *ctx,
                                skv__mgr_user_limits *out, const char *user,

@@ -79,6 +79,13 @@ int skv__mgr_admin_keyfile_write(const char *path, const char *access_key,
 int skv__mgr_admin_group_insert(skv__mgr_admin_ctx *ctx,
                                 const skv__mgr_store_admin_group *g,
                                 skv_error *err);
+/* preempt_order.c: "lowest-priority" / "newest" as the scheduler's order
+ * (-1: neither), and a group's stored preemption settings put into the
+ * scheduler (on/off, min runtime, order). */
+int skv__mgr_admin_preempt_order(const char *name);
+int skv__mgr_admin_preempt_mirror(skv__mgr_admin_ctx *ctx, const char *group,
+                                  const skv__mgr_store_preempt *p,
+                                  skv_error *err);
 int skv__mgr_admin_sched_group_add(skv__mgr_admin_ctx *ctx, const char *name,
                                    const char *scheduler, const char *selector,
                                    skv_error *err);
@@ -110,6 +117,20 @@ int skv__mgr_admin_on_group(skv__mgr_admin_ctx *ctx,
                             skv_proto_admin_resource_group_reply *rp,
                             skv_error *err);
 
+int skv__mgr_admin_on_quota(skv__mgr_admin_ctx *ctx,
+                            const skv_proto_admin_quota *rq,
+                            skv_proto_admin_quota_reply *rp, skv_error *err);
+int skv__mgr_admin_on_quota_tree(skv__mgr_admin_ctx *ctx,
+                                 const skv_proto_admin_quota_tree *rq,
+                                 skv_proto_admin_quota_tree_reply *rp,
+                                 skv_error *err);
+/* SKV_EBUSY while the owner (scope "domain", "project", "user") or, with
+ * scope NULL, the resource group `name` has a quota (quotas.c). */
+int skv__mgr_admin_quota_busy(skv__mgr_admin_ctx *ctx, const char *scope,
+                              const char *name, skv_error *err);
+/* Every stored quota into the scheduler (load). */
+int skv__mgr_admin_sync_all_quotas(skv__mgr_admin_ctx *ctx, skv_error *err);
+
 /* One admin change: apply writes the rows inside a transaction, mirror
  * brings the scheduler and verifier in line (undo false) and, after a
  * rollback, back to the old state (undo true; errors ignored then). */
@@ -122,6 +143,18 @@ int skv__mgr_admin_run(skv__mgr_admin_ctx *ctx, skv__mgr_admin_apply_fn apply,
                        skv_error *err);
 /* SKV_EINVAL unless op is CREATE, UPDATE, DELETE or LIST. */
 int skv__mgr_admin_op_check(uint32_t op, const char *what, skv_error *err);
+
+/* group_ops.c: a group's operations policy (drain, device faults,
+ * unenforced fractions). */
+struct skv__mgr_store_gops;
+int skv__mgr_admin_gops_check(const skv_proto_resource_group *g,
+                              skv_error *err);
+void skv__mgr_admin_gops_merge(const skv_proto_resource_group *g,
+                               const struct skv__mgr_store_gops *old,
+                               struct skv__mgr_store_gops *out);
+int skv__mgr_admin_gops_fill(skv__db *db,
+                             skv_proto_admin_resource_group_reply *rp,
+                             skv_error *err);
 
 /* Join a string vector into "a,b,c" (store/admin_store.h splits). */
 char *skv__mgr_admin_join(char *const *v, size_t n);

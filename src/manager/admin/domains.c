@@ -52,7 +52,7 @@ static int check_delete(skv__mgr_admin_ctx *ctx, const char *name,
     if (rc > 0)
         return skv__err(err, SKV_EBUSY, "domain '%s' is in use: project '%s' "
                         "belongs to it", name, who);
-    return rc;
+    return rc ? rc : skv__mgr_admin_quota_busy(ctx, "domain", name, err);
 }
 
 static int prepare(skv__mgr_admin_ctx *ctx, const dchange *c, skv_error *err)

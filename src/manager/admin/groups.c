@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "admin_int.h"
+#include "../store/ops.h"
 
 #define DEFAULT_SELECTOR SKV_SCHED_SELECTOR_AUTO
 
@@ -18,6 +19,8 @@ typedef struct gchange {
     const char *new_sel;
     char *types;                         /* "a,b" to store; NULL: keep */
     skv__mgr_store_preempt old_p, new_p; /* preemption before and after */
+    skv__mgr_store_gops old_o, new_o;    /* operations policy (group_ops.c) */
+    skv__mgr_store_glimits new_l;        /* idle/lifetime; < 0: keep */
     skv_proto_admin_resource_group_reply *rp;
 } gchange;
 
@@ -40,13 +43,24 @@ static int apply(skv__mgr_admin_ctx *ctx, void *arg, skv_error *err)
     int rc;
     if (c->op == SKV_PROTO_ADMIN_DELETE) {
         rc = skv__mgr_store_admin_group_read(ctx->db, c->rp, n, err);
+        if (!rc)
+            rc = skv__mgr_admin_gops_fill(ctx->db, c->rp, err);
+        if (!rc)
+            rc = skv__mgr_store_group_ops_delete(ctx->db, n, err);
         return rc ? rc : skv__mgr_store_admin_group_delete(ctx->db, n, err);
     }
     rc = write_group(ctx, c, err);
     if (!rc)
         rc = skv__mgr_store_admin_group_preempt_set(ctx->db, n, &c->new_p,
                                                     err);
-    return rc ? rc : skv__mgr_store_admin_group_read(ctx->db, c->rp, n, err);
+    if (!rc)
+        rc = skv__mgr_store_group_ops_set(ctx->db, n, &c->new_o, err);
+    if (!rc)
+        rc = skv__mgr_store_admin_group_limits_set(ctx->db, n, &c->new_l,
+                                                   err);
+    if (!rc)
+        rc = skv__mgr_store_admin_group_read(ctx->db, c->rp, n, err);
+    return rc ? rc : skv__mgr_admin_gops_fill(ctx->db, c->rp, err);
 }
 
 static int busy(int rc, const char *name, const char *what, skv_error *err)
@@ -73,8 +87,7 @@ static int mirror(skv__mgr_admin_ctx *ctx, void *arg, bool undo,
                                                       && undo;
     if (rc || gone)
         return rc;
-    return skv_sched_group_set_preemption(ctx->sched, c->g->name, p->on > 0,
-                                          p->min_runtime_ms, err);
+    return skv__mgr_admin_preempt_mirror(ctx, c->g->name, p, err);
 }
 
 static int mirror_sched(skv__mgr_admin_ctx *ctx, gchange *c, bool undo,
@@ -131,6 +144,10 @@ static int check_fields(const skv_proto_resource_group *g, skv_error *err)
     if (!rc && pm && strcmp(pm, "requeue") != 0 && strcmp(pm, "terminate"))
         rc = skv__err(err, SKV_EINVAL, "preempt_mode '%s' is not 'requeue' or "
                       "'terminate'", pm);
+    const char *po = g->preempt_order;
+    if (!rc && po && skv__mgr_admin_preempt_order(po) < 0)
+        rc = skv__err(err, SKV_EINVAL, "preempt_order '%s' is not "
+                      "'lowest-priority' or 'newest'", po);
     if (!rc && g->pending_timeout_ms > (uint64_t)INT64_MAX)
         rc = skv__err(err, SKV_ERANGE, "pending_timeout_ms too large");
     for (size_t i = 0; !rc && i < g->n_session_types; i++) {
@@ -164,7 +181,7 @@ static int old_row(skv__mgr_admin_ctx *ctx, gchange *c, skv_error *err)
 static void merge_preempt(gchange *c)
 {
     const skv_proto_resource_group *g = c->g;
-    skv__mgr_store_preempt p = {0, 0, "requeue"};
+    skv__mgr_store_preempt p = {0, 0, "requeue", "lowest-priority"};
     if (c->op != SKV_PROTO_ADMIN_CREATE)
         p = c->old_p;
     if (g->preemption)
@@ -174,7 +191,18 @@ static void merge_preempt(gchange *c)
                                ? 0 : g->preempt_min_runtime_ms;
     if (g->preempt_mode)
         snprintf(p.mode, sizeof p.mode, "%s", g->preempt_mode);
+    if (g->preempt_order)
+        snprintf(p.order, sizeof p.order, "%s", g->preempt_order);
     c->new_p = p;
+}
+
+/* A limit of the request as a column change: 0 on the wire keeps the
+ * stored value (create: none), < 0 sets none, > 0 sets it; -1: keep. */
+static int64_t limit_change(int64_t v, uint32_t op)
+{
+    if (v > 0)
+        return v;
+    return v < 0 || op == SKV_PROTO_ADMIN_CREATE ? 0 : -1;
 }
 
 static int prepare(skv__mgr_admin_ctx *ctx, gchange *c, skv_error *err)
@@ -193,16 +221,25 @@ static int prepare(skv__mgr_admin_ctx *ctx, gchange *c, skv_error *err)
                                                        &c->old_p, err)) < 0)
         return rc;
     if (c->op == SKV_PROTO_ADMIN_DELETE)
-        return 0;
+        return skv__mgr_admin_quota_busy(ctx, NULL, g->name, err);
     rc = check_fields(g, err);
+    if (!rc)
+        rc = skv__mgr_admin_gops_check(g, err);
+    if (!rc)
+        rc = skv__mgr_store_group_ops(ctx->db, g->name, &c->old_o, err);
     if (rc)
         return rc;
+    if (c->op == SKV_PROTO_ADMIN_CREATE)
+        skv__mgr_store_gops_default(&c->old_o);
+    skv__mgr_admin_gops_merge(g, &c->old_o, &c->new_o);
     c->new_sched = g->scheduler && g->scheduler[0] ? g->scheduler
                    : c->op == SKV_PROTO_ADMIN_CREATE ? "fifo" : c->old_sched;
     c->new_sel = g->selector && g->selector[0] ? g->selector
                  : c->op == SKV_PROTO_ADMIN_CREATE ? DEFAULT_SELECTOR
                                                    : c->old_sel;
     merge_preempt(c);
+    c->new_l.idle_timeout_ms = limit_change(g->idle_timeout_ms, c->op);
+    c->new_l.max_lifetime_ms = limit_change(g->max_lifetime_ms, c->op);
     /* A victim is requeued in its original place: under 'fifo' it would
      * be placed again ahead of the session that evicted it, over and
      * over. Priority order puts the preemptor first. */
@@ -230,6 +267,8 @@ int skv__mgr_admin_on_group(skv__mgr_admin_ctx *ctx,
     if (rq->op == SKV_PROTO_ADMIN_LIST) {
         rc = skv__mgr_store_admin_group_read(ctx->db, rp, rq->group.name,
                                              err);
+        if (!rc)
+            rc = skv__mgr_admin_gops_fill(ctx->db, rp, err);
     } else {
         gchange c;
         memset(&c, 0, sizeof c);

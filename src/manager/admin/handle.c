@@ -65,6 +65,10 @@ int skv__mgr_admin_handle(skv__mgr_admin_ctx *ctx,
         return skv__mgr_admin_on_policy(ctx, body, reply, err);
     case SKV_PROTO_ADMIN_RESOURCE_GROUP:
         return skv__mgr_admin_on_group(ctx, body, reply, err);
+    case SKV_PROTO_ADMIN_QUOTA:
+        return skv__mgr_admin_on_quota(ctx, body, reply, err);
+    case SKV_PROTO_ADMIN_QUOTA_TREE:
+        return skv__mgr_admin_on_quota_tree(ctx, body, reply, err);
     default:
         return skv__err(err, SKV_EINVAL, "admin: message type %d is not an "
                         "admin request", (int)type);

@@ -27,8 +27,7 @@ static int add_group(void *arg, const char *name, const char *scheduler,
     skv__mgr_store_preempt p;
     if (!rc && (rc = skv__mgr_store_admin_group_preempt(ctx->db, name, &p,
                                                         err)) > 0)
-        rc = skv_sched_group_set_preemption(ctx->sched, name, p.on > 0,
-                                            p.min_runtime_ms, err);
+        rc = skv__mgr_admin_preempt_mirror(ctx, name, &p, err);
     return rc;
 }
 
@@ -41,6 +40,8 @@ int skv__mgr_admin_load(skv__mgr_admin_ctx *ctx, skv_error *err)
         rc = skv__mgr_store_admin_group_each(ctx->db, add_group, ctx, err);
     if (!rc)
         rc = skv__mgr_admin_sync_all_policies(ctx, err);
+    if (!rc)
+        rc = skv__mgr_admin_sync_all_quotas(ctx, err);
     if (!rc)
         skv__log(SKV_LOG_INFO, "manager", "admin plane loaded: %zu keys",
                  skv_auth_verifier_key_count(ctx->verifier));

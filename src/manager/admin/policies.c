@@ -73,6 +73,9 @@ static int prepare(skv__mgr_admin_ctx *ctx, const rchange *c, skv_error *err)
     if (p->max_session_lifetime_ms > (uint64_t)INT64_MAX)
         return skv__err(err, SKV_ERANGE, "resource policy '%s': "
                         "max_session_lifetime_ms too large", p->name);
+    if (p->idle_timeout_ms > (uint64_t)INT64_MAX)
+        return skv__err(err, SKV_ERANGE, "resource policy '%s': "
+                        "idle_timeout_ms too large", p->name);
     return 0;
 }
 

@@ -46,7 +46,7 @@ static int check_delete(skv__mgr_admin_ctx *ctx, const char *name,
     if (rc > 0)
         return skv__err(err, SKV_EBUSY, "project '%s' is in use: user '%s' "
                         "is a member", name, user);
-    return rc;
+    return rc ? rc : skv__mgr_admin_quota_busy(ctx, "project", name, err);
 }
 
 static int prepare(skv__mgr_admin_ctx *ctx, const pchange *c, skv_error *err)

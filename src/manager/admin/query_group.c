@@ -94,6 +94,14 @@ int skv__mgr_admin_group(skv__mgr_admin_ctx *ctx, skv__mgr_group_info *out,
         return rc;
     snprintf(gi.preempt_mode, sizeof gi.preempt_mode, "%s",
              p.mode[0] ? p.mode : "requeue");
+    skv__mgr_store_glimits l;
+    rc = skv__mgr_store_admin_group_limits(ctx->db, group, &l, err);
+    if (rc < 0)
+        return rc;
+    gi.idle_timeout_ms = l.idle_timeout_ms > 0 ? (uint64_t)l.idle_timeout_ms
+                                               : 0;
+    gi.max_lifetime_ms = l.max_lifetime_ms > 0 ? (uint64_t)l.max_lifetime_ms
+                                               : 0;
     *out = gi;
     return 0;
 }
@@ -118,6 +126,8 @@ int skv__mgr_admin_user_limits(skv__mgr_admin_ctx *ctx,
     if (rc > 0) {
         out->max_cluster_size = l.max_cluster_size;
         out->max_session_lifetime_ms = l.max_session_lifetime_ms;
+        out->idle_timeout_ms = l.idle_timeout_ms;
+        snprintf(out->policy, sizeof out->policy, "%s", pol);
     }
     return rc < 0 ? rc : 0;
 }

@@ -160,6 +160,8 @@ static int prepare(skv__mgr_admin_ctx *ctx, uchange *c, skv_error *err)
         return skv__err(err, SKV_ENOENT, "user '%s' does not exist", u->name);
     snprintf(old, sizeof old, "%s", row.role);
     rc = self_check(c, old, err);
+    if (!rc && c->op == SKV_PROTO_ADMIN_DELETE)
+        rc = skv__mgr_admin_quota_busy(ctx, "user", u->name, err);
     if (rc || c->op == SKV_PROTO_ADMIN_DELETE)
         return rc;
     c->role_changed = u->role && old[0] && strcmp(u->role, old) != 0;

@@ -86,6 +86,9 @@ static int group_row(skv_proto_admin_resource_group_reply *rp,
     g->preemption = skv__strdup(skv__db_column_int64(st, 8) ? "on" : "off");
     g->preempt_min_runtime_ms = skv__db_column_int64(st, 9);
     g->preempt_mode = skv__mgr_store_admin_col_dup(st, 10);
+    g->idle_timeout_ms = skv__db_column_int64(st, 11);
+    g->max_lifetime_ms = skv__db_column_int64(st, 12);
+    g->preempt_order = skv__mgr_store_admin_col_dup(st, 13);
     if (!g->preemption)
         return skv__mgr_store_admin_nomem(err);
     const char *types = skv__db_column_text(st, 5);
@@ -100,8 +103,8 @@ int skv__mgr_store_admin_group_read(skv__db *db,
     skv__db_stmt *st;
     int rc = skv__db_prepare(db, "SELECT name, description, scheduler,"
         " lost_batch_policy, pending_timeout_ms, session_types, active,"
-        " selector, preemption, preempt_min_runtime_ms, preempt_mode"
-        " FROM resource_groups"
+        " selector, preemption, preempt_min_runtime_ms, preempt_mode,"
+        " idle_timeout_ms, max_lifetime_ms, preempt_order FROM resource_groups"
         " WHERE (CAST(? AS TEXT) IS NULL OR name=?) ORDER BY name", &st, err);
     if (rc)
         return rc;

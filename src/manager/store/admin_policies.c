@@ -25,6 +25,7 @@ static int policy_row(skv_proto_admin_resource_policy_reply *rp,
     p->max_pending_sessions = (uint32_t)skv__db_column_int64(st, 3);
     p->max_cluster_size = (uint32_t)skv__db_column_int64(st, 4);
     p->max_session_lifetime_ms = (uint64_t)skv__db_column_int64(st, 5);
+    p->idle_timeout_ms = (uint64_t)skv__db_column_int64(st, 6);
     return slots_col(&p->max_slots, st, 1, err);
 }
 
@@ -35,7 +36,7 @@ int skv__mgr_store_admin_policy_read(skv__db *db,
     skv__db_stmt *st;
     int rc = skv__db_prepare(db, "SELECT name, max_slots,"
         " max_concurrent_sessions, max_pending_sessions, max_cluster_size,"
-        " max_session_lifetime_ms FROM resource_policies"
+        " max_session_lifetime_ms, idle_timeout_ms FROM resource_policies"
         " WHERE (CAST(? AS TEXT) IS NULL OR name=?) ORDER BY name", &st, err);
     if (rc)
         return rc;
@@ -50,7 +51,7 @@ int skv__mgr_store_admin_policy_read(skv__db *db,
     return rc;
 }
 
-/* The statement's parameters: max_slots first, then the four limits,
+/* The statement's parameters: max_slots first, then the five limits,
  * then the name (the order both the INSERT and the UPDATE below use). */
 static int write_policy(skv__db *db, const char *sql,
                         const skv_proto_resource_policy *p, skv_error *err)
@@ -62,9 +63,11 @@ static int write_policy(skv__db *db, const char *sql,
         rc = skv_slots_encode(&buf, &len, p->max_slots, err);
     if (rc)
         return rc;
-    if (p->max_session_lifetime_ms > (uint64_t)INT64_MAX)
+    if (p->max_session_lifetime_ms > (uint64_t)INT64_MAX ||
+        p->idle_timeout_ms > (uint64_t)INT64_MAX)
         rc = skv__err(err, SKV_ERANGE, "resource policy '%s': "
-                      "max_session_lifetime_ms too large", p->name);
+                      "max_session_lifetime_ms or idle_timeout_ms too large",
+                      p->name);
     skv__db_stmt *st = NULL;
     if (!rc)
         rc = skv__db_prepare(db, sql, &st, err);
@@ -74,7 +77,8 @@ static int write_policy(skv__db *db, const char *sql,
         skv__db_bind_int64(st, 3, p->max_pending_sessions);
         skv__db_bind_int64(st, 4, p->max_cluster_size);
         skv__db_bind_int64(st, 5, (int64_t)p->max_session_lifetime_ms);
-        skv__db_bind_text(st, 6, p->name);
+        skv__db_bind_int64(st, 6, (int64_t)p->idle_timeout_ms);
+        skv__db_bind_text(st, 7, p->name);
         rc = skv__mgr_store_admin_finish(st, err);
     }
     skv_free(buf);
@@ -87,7 +91,8 @@ int skv__mgr_store_admin_policy_insert(skv__db *db,
 {
     return write_policy(db, "INSERT INTO resource_policies (max_slots,"
         " max_concurrent_sessions, max_pending_sessions, max_cluster_size,"
-        " max_session_lifetime_ms, name) VALUES (?, ?, ?, ?, ?, ?)", p, err);
+        " max_session_lifetime_ms, idle_timeout_ms, name)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)", p, err);
 }
 
 int skv__mgr_store_admin_policy_update(skv__db *db,
@@ -96,8 +101,8 @@ int skv__mgr_store_admin_policy_update(skv__db *db,
 {
     return write_policy(db, "UPDATE resource_policies SET max_slots=?,"
         " max_concurrent_sessions=?, max_pending_sessions=?,"
-        " max_cluster_size=?, max_session_lifetime_ms=? WHERE name=?", p,
-        err);
+        " max_cluster_size=?, max_session_lifetime_ms=?, idle_timeout_ms=?"
+        " WHERE name=?", p, err);
 }
 
 int skv__mgr_store_admin_policy_delete(skv__db *db, const char *name,
@@ -114,8 +119,8 @@ int skv__mgr_store_admin_policy_get(skv__db *db, const char *name,
     memset(out, 0, sizeof *out);
     skv__db_stmt *st;
     int rc = skv__db_prepare(db, "SELECT max_slots, max_concurrent_sessions,"
-        " max_pending_sessions, max_cluster_size, max_session_lifetime_ms"
-        " FROM resource_policies WHERE name=?", &st, err);
+        " max_pending_sessions, max_cluster_size, max_session_lifetime_ms,"
+        " idle_timeout_ms FROM resource_policies WHERE name=?", &st, err);
     if (rc)
         return rc;
     skv__db_bind_text(st, 1, name);
@@ -125,6 +130,7 @@ int skv__mgr_store_admin_policy_get(skv__db *db, const char *name,
         out->max_pending_sessions = (uint32_t)skv__db_column_int64(st, 2);
         out->max_cluster_size = (uint32_t)skv__db_column_int64(st, 3);
         out->max_session_lifetime_ms = (uint64_t)skv__db_column_int64(st, 4);
+        out->idle_timeout_ms = (uint64_t)skv__db_column_int64(st, 5);
         int drc = slots_col(&out->max_slots, st, 0, err);
         if (drc)
             rc = drc;

@@ -13,7 +13,8 @@ int skv__mgr_store_admin_group_preempt_set(skv__db *db, const char *name,
     int rc = skv__db_prepare(db, "UPDATE resource_groups SET"
         " preemption=COALESCE(?, preemption),"
         " preempt_min_runtime_ms=COALESCE(?, preempt_min_runtime_ms),"
-        " preempt_mode=COALESCE(?, preempt_mode) WHERE name=?", &st, err);
+        " preempt_mode=COALESCE(?, preempt_mode),"
+        " preempt_order=COALESCE(?, preempt_order) WHERE name=?", &st, err);
     if (rc)
         return rc;
     if (p->on < 0)
@@ -25,7 +26,8 @@ int skv__mgr_store_admin_group_preempt_set(skv__db *db, const char *name,
     else
         skv__db_bind_int64(st, 2, p->min_runtime_ms);
     skv__db_bind_text(st, 3, p->mode[0] ? p->mode : NULL);
-    skv__db_bind_text(st, 4, name);
+    skv__db_bind_text(st, 4, p->order[0] ? p->order : NULL);
+    skv__db_bind_text(st, 5, name);
     return skv__mgr_store_admin_finish(st, err);
 }
 
@@ -34,9 +36,10 @@ int skv__mgr_store_admin_group_preempt(skv__db *db, const char *name,
                                        skv_error *err)
 {
     skv__db_stmt *st;
-    *out = (skv__mgr_store_preempt){0, 0, "requeue"};
+    *out = (skv__mgr_store_preempt){0, 0, "requeue", "lowest-priority"};
     int rc = skv__db_prepare(db, "SELECT preemption, preempt_min_runtime_ms,"
-        " preempt_mode FROM resource_groups WHERE name=?", &st, err);
+        " preempt_mode, preempt_order FROM resource_groups WHERE name=?", &st,
+        err);
     if (rc)
         return rc;
     skv__db_bind_text(st, 1, name);
@@ -45,6 +48,7 @@ int skv__mgr_store_admin_group_preempt(skv__db *db, const char *name,
         out->on = skv__db_column_int64(st, 0) != 0;
         out->min_runtime_ms = skv__db_column_int64(st, 1);
         skv__mgr_store_admin_col_copy(st, 2, out->mode, sizeof out->mode);
+        skv__mgr_store_admin_col_copy(st, 3, out->order, sizeof out->order);
     }
     skv__db_done(st);
     return rc;

@@ -14,6 +14,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include "admin_sql.h"
 #include "migrate.h"
+#include "ops.h"
 #include "schema_pg.h"
 
 static const char admin_v1_sqlite[] =
@@ -75,15 +76,46 @@ static const char admin_v2_sqlite[] =
     "ALTER TABLE resource_groups ADD COLUMN preempt_mode TEXT NOT NULL"
     " DEFAULT 'requeue';";
 
+/* Step 3: quotas per resource group (the quota tree). IF NOT EXISTS: a
+ * database whose versions table was lost passes through unchanged. */
+static const char admin_v3_sqlite[] =
+    "CREATE TABLE IF NOT EXISTS quotas ("
+    " scope TEXT NOT NULL, owner TEXT NOT NULL,"
+    " resource_group TEXT NOT NULL REFERENCES resource_groups(name),"
+    " guaranteed BLOB, hard_limit BLOB, borrow_limit BLOB,"  /* msgpack */
+    " PRIMARY KEY (scope, owner, resource_group));";
+
+/* Step 4: idle and lifetime limits per group and per resource policy
+ * (0: none, as before). */
+static const char admin_v4_sqlite[] =
+    "ALTER TABLE resource_groups ADD COLUMN idle_timeout_ms INTEGER NOT NULL"
+    " DEFAULT 0;"
+    "ALTER TABLE resource_groups ADD COLUMN max_lifetime_ms INTEGER NOT NULL"
+    " DEFAULT 0;"
+    "ALTER TABLE resource_policies ADD COLUMN idle_timeout_ms INTEGER NOT"
+    " NULL DEFAULT 0;";
+
+/* Step 5: which victims preemption considers first (as before: the
+ * lowest priority). */
+static const char admin_v5_sqlite[] =
+    "ALTER TABLE resource_groups ADD COLUMN preempt_order TEXT NOT NULL"
+    " DEFAULT 'lowest-priority';";
+
 static const skv__mgr_migration admin[] = {
     {1, admin_v1_sqlite, skv__mgr_store_admin_v1_pg},
     {2, admin_v2_sqlite, skv__mgr_store_admin_v2_pg},
+    {3, admin_v3_sqlite, skv__mgr_store_admin_v3_pg},
+    {4, admin_v4_sqlite, skv__mgr_store_admin_v4_pg},
+    {5, admin_v5_sqlite, skv__mgr_store_admin_v5_pg},
 };
 
 int skv__mgr_store_admin_schema(skv__db *db, skv_error *err)
 {
     if (!db)
         return skv__err(err, SKV_EINVAL, "admin schema: no database");
-    return skv__mgr_store_migrate(db, "admin", admin,
-                                  sizeof admin / sizeof admin[0], err);
+    int rc = skv__mgr_store_migrate(db, "admin", admin,
+                                    sizeof admin / sizeof admin[0], err);
+    /* the groups' operations policy next to them (ops.c; its agent
+     * states serve the manager core, which always opens the admin plane) */
+    return rc ? rc : skv__mgr_store_ops_schema(db, err);
 }

@@ -253,6 +253,7 @@ typedef struct skv__mgr_store_admin_limits {
     uint32_t max_pending_sessions;
     uint32_t max_cluster_size;
     uint64_t max_session_lifetime_ms;
+    uint64_t idle_timeout_ms;
 } skv__mgr_store_admin_limits;
 int skv__mgr_store_admin_policy_get(skv__db *db, const char *name,
                                     skv__mgr_store_admin_limits *out,
@@ -306,6 +307,7 @@ typedef struct skv__mgr_store_preempt {
     int on;                     /* 1 preemption on, 0 off */
     int64_t min_runtime_ms;     /* a victim must have run this long */
     char mode[16];              /* "requeue" or "terminate" */
+    char order[24];             /* "lowest-priority" or "newest" */
 } skv__mgr_store_preempt;
 int skv__mgr_store_admin_group_preempt_set(skv__db *db, const char *name,
                                            const skv__mgr_store_preempt *p,
@@ -314,10 +316,46 @@ int skv__mgr_store_admin_group_preempt_set(skv__db *db, const char *name,
 int skv__mgr_store_admin_group_preempt(skv__db *db, const char *name,
                                        skv__mgr_store_preempt *out,
                                        skv_error *err);
+/* A group's idle and lifetime limits (admin_limits.c); for _set a
+ * negative value leaves that column unchanged. 1 with them, 0: no group. */
+typedef struct skv__mgr_store_glimits {
+    int64_t idle_timeout_ms;    /* 0: never idle-terminated */
+    int64_t max_lifetime_ms;    /* 0: no limit */
+} skv__mgr_store_glimits;
+int skv__mgr_store_admin_group_limits_set(skv__db *db, const char *name,
+                                          const skv__mgr_store_glimits *l,
+                                          skv_error *err);
+int skv__mgr_store_admin_group_limits(skv__db *db, const char *name,
+                                      skv__mgr_store_glimits *out,
+                                      skv_error *err);
 /* 1 with the group's lost-batch policy and pending timeout. */
 int skv__mgr_store_admin_group_info(skv__db *db, const char *name,
                                     char *lost, size_t lostsz,
                                     uint64_t *pending_timeout_ms,
                                     skv_error *err);
+
+/* ---- quotas per resource group (admin_quotas.c) ------------------------- */
+
+/* Quotas matching scope, owner and group (NULL: any), by group, scope,
+ * owner. */
+int skv__mgr_store_admin_quota_read(skv__db *db,
+                                    skv_proto_admin_quota_reply *rp,
+                                    const char *scope, const char *owner,
+                                    const char *group, skv_error *err);
+/* Write all three vectors as given (NULL or empty: none); insert a new row
+ * or update the existing one. */
+int skv__mgr_store_admin_quota_put(skv__db *db, const skv_proto_quota *q,
+                                   bool insert, skv_error *err);
+int skv__mgr_store_admin_quota_delete(skv__db *db, const char *scope,
+                                      const char *owner, const char *group,
+                                      skv_error *err);
+/* 1 with the first group (by name) where the owner has a quota. */
+int skv__mgr_store_admin_quota_of(skv__db *db, const char *scope,
+                                  const char *owner, char *buf, size_t bufsz,
+                                  skv_error *err);
+/* 1 with the first owner holding a quota in the group. */
+int skv__mgr_store_admin_quota_in_group(skv__db *db, const char *group,
+                                        char *buf, size_t bufsz,
+                                        skv_error *err);
 
 #endif

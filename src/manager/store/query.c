@@ -274,8 +274,8 @@ bool skv__mgr_store_kernel_stopping_on(skv__db *db, const char *kid,
 }
 
 /* Sessions of one status in submission order with a key column (group
- * for PENDING, owner for RUNNING), their age's start and (RUNNING) their
- * own lifetime limit. */
+ * for PENDING, owner for RUNNING), their age's start, (RUNNING) their
+ * own lifetime limit and their resource group. */
 int skv__mgr_store_sessions_aging(skv__db *db, bool running,
                                   skv__mgr_store_aging **out, size_t *n,
                                   skv_error *err)
@@ -285,10 +285,11 @@ int skv__mgr_store_sessions_aging(skv__db *db, bool running,
     *n = 0;
     int rc = skv__db_prepare(db, running
         ? "SELECT s.id, s.owner, s.started_ms, COALESCE(l.max_lifetime_ms,0)"
+          ", s.resource_group"
           " FROM sessions s LEFT JOIN session_limits l ON l.session_id=s.id"
           " WHERE s.status='RUNNING' ORDER BY s.seq"
-        : "SELECT id, resource_group, created_ms, 0 FROM sessions WHERE "
-          "status='PENDING' ORDER BY seq", &st, err);
+        : "SELECT id, resource_group, created_ms, 0, resource_group FROM"
+          " sessions WHERE status='PENDING' ORDER BY seq", &st, err);
     if (rc)
         return rc;
     while ((rc = skv__db_step(st, err)) == SKV__DB_ROW) {
@@ -304,6 +305,8 @@ int skv__mgr_store_sessions_aging(skv__db *db, bool running,
         snprintf(v->key, sizeof v->key, "%s", key ? key : "");
         v->since_ms = skv__db_column_int64(st, 2);
         v->own_limit_ms = skv__db_column_int64(st, 3);
+        const char *grp = skv__db_column_text(st, 4);
+        snprintf(v->group, sizeof v->group, "%s", grp ? grp : "");
     }
     skv__db_done(st);
     return rc < 0 ? rc : 0;

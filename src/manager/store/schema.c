@@ -12,6 +12,7 @@
  * then skv__mgr_store_migrate refuses PostgreSQL loudly.
  * SPDX-License-Identifier: Apache-2.0 */
 #include "migrate.h"
+#include "topology.h"
 #include "schema.h"
 #include "schema_pg.h"
 
@@ -159,5 +160,7 @@ int skv__mgr_store_schema(skv__db *db, skv_error *err)
     if (!rc)
         rc = skv__mgr_store_migrate(db, "vfolders", vfolders, N(vfolders),
                                     err);
+    if (!rc)
+        rc = skv__mgr_store_topology_schema(db, err);
     return rc;
 }

@@ -141,6 +141,22 @@ const char skv__mgr_store_admin_v2_pg[] =
     " NOT NULL DEFAULT 0;"
     "ALTER TABLE resource_groups ADD COLUMN preempt_mode TEXT NOT NULL"
     " DEFAULT 'requeue';";
+const char skv__mgr_store_admin_v3_pg[] =
+    "CREATE TABLE IF NOT EXISTS quotas ("
+    " scope TEXT NOT NULL, owner TEXT NOT NULL,"
+    " resource_group TEXT NOT NULL REFERENCES resource_groups(name),"
+    " guaranteed BYTEA, hard_limit BYTEA, borrow_limit BYTEA,"
+    " PRIMARY KEY (scope, owner, resource_group));";
+const char skv__mgr_store_admin_v4_pg[] =
+    "ALTER TABLE resource_groups ADD COLUMN idle_timeout_ms BIGINT NOT NULL"
+    " DEFAULT 0;"
+    "ALTER TABLE resource_groups ADD COLUMN max_lifetime_ms BIGINT NOT NULL"
+    " DEFAULT 0;"
+    "ALTER TABLE resource_policies ADD COLUMN idle_timeout_ms BIGINT NOT"
+    " NULL DEFAULT 0;";
+const char skv__mgr_store_admin_v5_pg[] =
+    "ALTER TABLE resource_groups ADD COLUMN preempt_order TEXT NOT NULL"
+    " DEFAULT 'lowest-priority';";
 const char skv__mgr_store_vfolders_v1_pg[] =
     "CREATE TABLE IF NOT EXISTS vfolders(id TEXT PRIMARY KEY,"
     " name TEXT NOT NULL, host TEXT NOT NULL, owner TEXT NOT NULL,"

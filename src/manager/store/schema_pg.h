@@ -15,6 +15,9 @@ extern const char skv__mgr_store_suspects_v1_pg[];
  * kernel networks): ready for their lists. */
 extern const char skv__mgr_store_admin_v1_pg[];
 extern const char skv__mgr_store_admin_v2_pg[];
+extern const char skv__mgr_store_admin_v3_pg[];
+extern const char skv__mgr_store_admin_v4_pg[];
+extern const char skv__mgr_store_admin_v5_pg[];
 extern const char skv__mgr_store_net_v1_pg[];
 extern const char skv__mgr_store_limits_v1_pg[];
 extern const char skv__mgr_store_vfolders_v1_pg[];

@@ -222,6 +222,7 @@ typedef struct skv__mgr_store_aging {
     char key[SKV__STORE_ID_MAX];
     int64_t since_ms;
     int64_t own_limit_ms;   /* the session's own limit; 0: none */
+    char group[SKV__STORE_ID_MAX];  /* its resource group */
 } skv__mgr_store_aging;
 int skv__mgr_store_sessions_aging(skv__db *db, bool running,
                                   skv__mgr_store_aging **out, size_t *n,
@@ -236,6 +237,7 @@ int skv__mgr_store_sessions_live(skv__db *db, skv__mgr_store_live **out,
                                  size_t *n, skv_error *err);
 int skv__mgr_store_sessions_on(skv__db *db, const char *agent, char ***out,
                                size_t *n, skv_error *err);
+#include "ops.h"
 int skv__mgr_store_count_states(skv__db *db,
                                 void (*fn)(void *arg, const char *status,
                                            uint64_t n),

@@ -1,0 +1,39 @@
+/* Operations state (ops.c): agents' cordon/drain state, resource groups'
+ * operations policy, sessions on a device.
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef SKV_MANAGER_STORE_OPS_H
+#define SKV_MANAGER_STORE_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db.h"
+
+int skv__mgr_store_ops_schema(skv__db *db, skv_error *err);
+/* state "cordoned" / "draining"; NULL or "": schedulable (row removed). */
+int skv__mgr_store_agent_ops_set(skv__db *db, const char *agent,
+                                 const char *state, int64_t deadline_ms,
+                                 skv_error *err);
+/* 1 with the state, 0 none (state ""), or < 0. */
+int skv__mgr_store_agent_ops(skv__db *db, const char *agent, char *state,
+                             size_t cap, int64_t *deadline_ms,
+                             skv_error *err);
+typedef struct skv__mgr_store_gops {
+    char drain_action[16];      /* "requeue" / "terminate" */
+    int64_t drain_grace_ms;
+    char fault_action[16];      /* "requeue" / "terminate" / "degrade" */
+    int allow_unenforced;       /* fractional shares not enforced: start */
+} skv__mgr_store_gops;
+void skv__mgr_store_gops_default(skv__mgr_store_gops *g);
+int skv__mgr_store_group_ops_set(skv__db *db, const char *name,
+                                 const skv__mgr_store_gops *g, skv_error *err);
+int skv__mgr_store_group_ops_delete(skv__db *db, const char *name,
+                                    skv_error *err);
+/* The group's policy (the defaults without a row). */
+int skv__mgr_store_group_ops(skv__db *db, const char *name,
+                             skv__mgr_store_gops *out, skv_error *err);
+int skv__mgr_store_sessions_on_device(skv__db *db, const char *agent,
+                                      const char *device, char ***out,
+                                      size_t *n, skv_error *err);
+
+#endif
