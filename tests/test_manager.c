@@ -1979,6 +1979,138 @@ START_TEST(test_route_deltas)
 }
 END_TEST
 
+/* ---- kernel events in the batch (issue 14) --------------------------- */
+/* Two sessions placed on a1 and their kernels running (each step flushed). */
+static void two_running(skv_manager *m, const cred *ag, const cred *ad,
+                        char sid[2][64], char kid[2][96], int64_t now)
+{
+    register_agent(m, ag, "cpu=2", "mem=8g", NULL, 0, now);
+    for (int i = 0; i < 2; i++)
+        snprintf(sid[i], 64, "%s", submit(m, ADMIN, ad, "cpu=1", "batch",
+                                          NULL, now + 1));
+    tick(m, now + 2);
+    for (int i = 0; i < 2; i++) {
+        uint64_t id = take_create(kid[i]);
+        answer_create(m, id, kid[i], now + 3);
+        if (strncmp(kid[i], sid[i], strlen(sid[i])))
+            snprintf(sid[i], 64, "%.*s", (int)strlen(sid[1 - i]), kid[i]);
+    }
+    out_clear();
+}
+
+static bool sched_live(skv_manager *m, const char *sid)
+{
+    skv_sched_state ss;
+    return skv_sched_session_state(&ss, m->sched, sid, NULL) == 0 &&
+           (ss == SKV_SCHED_SCHEDULED || ss == SKV_SCHED_RUNNING);
+}
+
+/* kernel.exit events join the open batch: their state changes commit
+ * together, and what follows from them (the kernel.destroy, the
+ * scheduler freeing the capacity) waits for that commit. A manager
+ * killed before it sent nothing about them and recorded nothing. */
+START_TEST(test_kernel_events_batch)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 0);    /* writes the keys */
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    skv_manager_free(m);
+    char sid[2][64], kid[2][96];
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {     /* killed with both exits in the open batch */
+        skv_manager *k = open_mgr(T0, 0);
+        two_running(k, &ag, &ad, sid, kid, T0);
+        no_flush = true;
+        for (int i = 0; i < 2; i++)
+            send_exit(k, &ag, sid[i], kid[i], 0, T0 + 4);
+        bool held = count_type(AGENT, SKV_PROTO_KERNEL_DESTROY) == 0 &&
+                    skv__db_in_transaction(k->store);
+        _exit(held ? 0 : 1);   /* like kill -9 */
+    }
+    int st = 0;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                  "a kernel.destroy left before the exits were committed");
+    m = open_mgr(T0 + 10, 0);
+    skv_manager_stats stats = {SKV_MANAGER_STATS_VERSION};
+    SKV_CK_OK(skv_manager_get_stats(m, &stats, NULL), NULL);
+    ck_assert_uint_eq(stats.sessions_by_state[SKV_SESSION_RUNNING], 2);
+    ck_assert_uint_eq(stats.sessions_by_state[SKV_SESSION_TERMINATED], 0);
+    skv_manager_free(m);
+    rm_tree();
+    out_clear();
+    /* The same without the kill: one commit, then everything follows. */
+    setup_dir();
+    m = open_mgr(T0, 0);
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    two_running(m, &ag, &ad, sid, kid, T0);
+    no_flush = true;
+    for (int i = 0; i < 2; i++)
+        send_exit(m, &ag, sid[i], kid[i], 0, T0 + 4);
+    no_flush = false;
+    ck_assert(skv__db_in_transaction(m->store));
+    ck_assert_int_eq(skv_manager_next_tick_ms(m, T0 + 4), 0);
+    ck_assert_int_eq(count_type(AGENT, SKV_PROTO_KERNEL_DESTROY), 0);
+    ck_assert(sched_live(m, sid[0]) && sched_live(m, sid[1]));
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_manager_flush(m, T0 + 5, &e), &e);
+    ck_assert(!skv__db_in_transaction(m->store));
+    ck_assert_int_eq(count_type(AGENT, SKV_PROTO_KERNEL_DESTROY), 2);
+    ck_assert(!sched_live(m, sid[0]) && !sched_live(m, sid[1]));
+    for (int i = 0; i < 2; i++)
+        expect_status(m, &ad, sid[i], "TERMINATED", T0 + 6);
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
+/* A batch whose commit fails (here a deferred foreign key breaks it):
+ * the exit in it is not recorded, no kernel.destroy leaves, the scheduler
+ * keeps the capacity, and the agent's connection is closed so that it
+ * registers again; its report then ends the kernel for real. */
+START_TEST(test_kernel_events_batch_fails)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 0);
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    char sid[2][64], kid[2][96];
+    two_running(m, &ag, &ad, sid, kid, T0);
+    no_flush = true;
+    send_exit(m, &ag, sid[0], kid[0], 0, T0 + 4);
+    no_flush = false;
+    skv_error e = SKV_ERROR_INIT;
+    ck_assert(skv__db_in_transaction(m->store));
+    SKV_CK_OK(skv__db_exec(m->store, "PRAGMA defer_foreign_keys=ON", &e), &e);
+    SKV_CK_OK(skv__db_exec(m->store, "INSERT INTO session_history(session_id,"
+                           "status,ts_ms) VALUES('nope','X',0)", &e), &e);
+    ck_assert_int_ne(skv_manager_flush(m, T0 + 5, &e), 0);
+    ck_assert(!skv__db_in_transaction(m->store));
+    ck_assert_int_eq(count_type(AGENT, SKV_PROTO_KERNEL_DESTROY), 0);
+    ck_assert(sched_live(m, sid[0]));
+    ck_assert(skv__mgr_conn_find(m, AGENT)->dead);
+    expect_status(m, &ad, sid[0], "RUNNING", T0 + 6);
+    tick(m, T0 + 7);
+    ck_assert_ptr_null(skv__mgr_conn_find(m, AGENT));
+    /* The agent comes back and reports only the kernel still running. */
+    SKV_CK_OK(skv_manager_conn_open(m, AGENT, "test-agent", &e), &e);
+    skv_proto_kernel_report rk = {0};
+    rk.kernel_id = kid[1];
+    rk.session_id = sid[1];
+    register_agent(m, &ag, "cpu=2", "mem=8g", &rk, 1, T0 + 8);
+    expect_status(m, &ad, sid[0], "TERMINATED", T0 + 9);
+    expect_status(m, &ad, sid[1], "RUNNING", T0 + 9);
+    ck_assert(!sched_live(m, sid[0]));
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
 /* ---- idle and lifetime limits (mgr_idle.c, mgr_reclaim.c) ----------------- */
 
 /* admin.resource_group update of "default": idle and lifetime limits (0
@@ -2134,6 +2266,44 @@ START_TEST(test_idle_timeout)
 }
 END_TEST
 
+/* The tick's pass records its placements in the batch: a failed commit
+ * sends no kernel.create and puts the session placed in it back to
+ * pending, and the next pass places it again. */
+START_TEST(test_pass_batch_fails)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 0);
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    register_agent(m, &ag, "cpu=2", "mem=8g", NULL, 0, T0);
+    char sid[64];
+    snprintf(sid, sizeof sid, "%s", submit(m, ADMIN, &ad, "cpu=1", "batch",
+                                           NULL, T0 + 1));
+    out_clear();
+    submit_pending_ack(m, &ad, T0 + 2);   /* opens the batch */
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_exec(m->store, "PRAGMA defer_foreign_keys=ON", &e), &e);
+    SKV_CK_OK(skv__db_exec(m->store, "INSERT INTO session_history(session_id,"
+                           "status,ts_ms) VALUES('nope','X',0)", &e), &e);
+    tick(m, T0 + 3);
+    ck_assert(!skv__db_in_transaction(m->store));
+    ck_assert_int_eq(count_type(AGENT, SKV_PROTO_KERNEL_CREATE), 0);
+    ck_assert_int_eq(count_type(ADMIN, SKV_PROTO_SESSION_SUBMIT_REPLY), 0);
+    ck_assert_int_eq(count_type(ADMIN, SKV_PROTO_ERROR), 1);   /* not recorded */
+    out_clear();
+    skv_sched_state ss;
+    ck_assert_int_eq(skv_sched_session_state(&ss, m->sched, sid, NULL), 0);
+    ck_assert_int_eq(ss, SKV_SCHED_PENDING);
+    expect_status(m, &ad, sid, "PENDING", T0 + 4);
+    tick(m, T0 + 5);
+    ck_assert_int_eq(count_type(AGENT, SKV_PROTO_KERNEL_CREATE), 1);
+    expect_status(m, &ad, sid, "PREPARING", T0 + 6);
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
 /* max_lifetime of the group ends a busy session; a policy's idle_timeout
  * applies to its users' sessions; the metric counts both reasons. */
 START_TEST(test_group_lifetime_policy_idle)
@@ -2233,6 +2403,9 @@ Suite *skv_test_suite_manager(void)
     tcase_add_test(tc, test_route_deltas);
     tcase_add_test(tc, test_outbox_after_commit);
     tcase_add_test(tc, test_submit_batch);
+    tcase_add_test(tc, test_kernel_events_batch);
+    tcase_add_test(tc, test_kernel_events_batch_fails);
+    tcase_add_test(tc, test_pass_batch_fails);
     tcase_add_test(tc, test_idle_timeout);
     tcase_add_test(tc, test_group_lifetime_policy_idle);
     suite_add_tcase(s, tc);

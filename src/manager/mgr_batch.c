@@ -1,4 +1,5 @@
-/* Submissions batched into one transaction per tick. Each accepted
+/* Submissions batched into one transaction per tick (agents' kernel
+ * events join it too, mgr_units.c). Each accepted
  * session.submit is one unit (a savepoint) of a transaction that stays
  * open until the next tick (or any other request, or skv_manager_flush):
  * one commit, one fsync, for every submission that arrived in between.
@@ -30,7 +31,7 @@ int skv__mgr_batch_unit(skv_manager *m, int64_t now_ms, skv_error *err)
 {
     int rc = 0;
     m->batch.now_ms = now_ms;
-    if (!m->batch.open && !(rc = skv__mgr_begin(m, err)))
+    if (!m->batch.open && !(rc = skv__mgr_tx_open(m, err)))
         m->batch.open = true;
     if (!rc)
         m->batch.mark = skv__mgr_outbox_mark(m);
@@ -76,6 +77,7 @@ int skv__mgr_batch_commit(skv_manager *m, int64_t now_ms, skv_error *err)
         forget_sessions(m, now_ms);
     }
     m->batch.n = 0;
+    skv__mgr_units_settle(m, rc == 0);
     return rc;
 }
 
@@ -85,6 +87,7 @@ void skv__mgr_batch_close(skv_manager *m)
     if (m->batch.open)
         skv__db_commit(m->store, NULL);
     m->batch.open = false;
+    skv__mgr_units_free(m);
     skv__free(m->batch.sids);
     memset(&m->batch, 0, sizeof m->batch);
 }

@@ -88,6 +88,13 @@ static int on_admin(skv_manager *m, const skv__mgr_call *c, skv_error *err)
     return rc;
 }
 
+/* An agent's report of its kernels: state changes, one unit each. */
+static bool joins(skv_proto_type t)
+{
+    return t == SKV_PROTO_KERNEL_STATUS || t == SKV_PROTO_KERNEL_EXIT ||
+           t == SKV_PROTO_AGENT_STATS;
+}
+
 /* Route a verified message; error replies for refused requests. */
 static int route(skv_manager *m, const skv__mgr_call *c,
                  const skv_proto_envelope *env)
@@ -95,10 +102,14 @@ static int route(skv_manager *m, const skv__mgr_call *c,
     skv_error e = SKV_ERROR_INIT;
     handler_fn h = handler_of(c->type);
     int rc;
-    /* Only submissions join the open batch; anything else sees (and
-     * follows) what was acknowledged. */
-    if (c->type != SKV_PROTO_SESSION_SUBMIT)
+    /* Submissions and agents' kernel events join the open batch
+     * (mgr_batch.c, mgr_units.c); anything else sees (and follows) what
+     * was acknowledged. */
+    bool join = joins(c->type);
+    if (c->type != SKV_PROTO_SESSION_SUBMIT && !join)
         skv__mgr_batch_commit(m, c->now_ms, NULL);
+    if (join)
+        skv__mgr_units_join(m, c->conn, c->now_ms);
     if (h)
         rc = h(m, c, &e);
     else if (is_admin_type(c->type))
@@ -106,6 +117,8 @@ static int route(skv_manager *m, const skv__mgr_call *c,
     else
         rc = skv__err(&e, SKV_ENOTSUP, "message type '%s' is not served by "
                       "the manager", env->type_name);
+    if (join)
+        skv__mgr_units_leave(m);
     if (rc) {
         skv__log(SKV_LOG_INFO, "manager", "%s from %s refused: %s",
                  env->type_name, c->who->user, e.message);

@@ -168,6 +168,15 @@ struct skv_manager {
         char (*sids)[32];             /* sessions recorded in it */
         size_t n, cap;
         int64_t now_ms;               /* of its latest unit */
+        /* mgr_units.c: agents' kernel events join the batch too. */
+        bool join;                    /* the running handler joins it */
+        bool in_unit;                 /* skv__mgr_begin opened a unit */
+        uint64_t join_conn;           /* the joining event's connection */
+        size_t after_mark;            /* the after queue before the unit */
+        uint64_t *conns;              /* agents whose events it holds */
+        size_t n_conns, cap_conns;
+        struct skv__mgr_step *after;  /* scheduler steps after its commit */
+        size_t n_after, cap_after;
     } batch;
     bool routes_dirty;                /* mgr_routes.c: a route changed */
     struct skv__mgr_vf *vf;           /* mgr_vfolder*.c: storage hosts */
@@ -261,6 +270,33 @@ int skv__mgr_batch_unit_end(skv_manager *m, const char *sid, int rc,
                             skv_error *err);
 int skv__mgr_batch_commit(skv_manager *m, int64_t now_ms, skv_error *err);
 void skv__mgr_batch_close(skv_manager *m);
+
+/* ---- kernel events in the batch (mgr_units.c) ---------------------------- */
+/* An agent's event (kernel.status, kernel.exit, agent.stats, a create reply
+ * or destroy ack) handled with join set: its transactions become units of
+ * the open batch and commit with it. */
+void skv__mgr_units_join(skv_manager *m, uint64_t conn, int64_t now_ms);
+void skv__mgr_units_leave(skv_manager *m);
+int skv__mgr_unit_begin(skv_manager *m, skv_error *err);
+int skv__mgr_unit_commit(skv_manager *m, skv_error *err);
+void skv__mgr_unit_rollback(skv_manager *m);
+/* Scheduler steps that follow a committed state change: at once outside
+ * a batch, else once the batch committed (dropped if it failed). */
+typedef enum skv__mgr_after_kind {
+    SKV__AFTER_STARTED = 1,     /* every kernel of sid runs */
+    SKV__AFTER_FINISHED = 2,    /* sid ended (failed: not cleanly) */
+    SKV__AFTER_PLACED = 3       /* sid placed: back to pending if the
+                                   batch fails (never run on success) */
+} skv__mgr_after_kind;
+void skv__mgr_after(skv_manager *m, skv__mgr_after_kind kind,
+                    const char *sid, bool failed, int64_t now_ms);
+/* The batch committed (ok) or failed: run or drop the queued steps; a
+ * failed batch disconnects the agents whose events it held, so they
+ * register again and report their kernels (mgr_reconcile.c). */
+void skv__mgr_units_settle(skv_manager *m, bool ok);
+void skv__mgr_units_free(skv_manager *m);
+/* Open the manager's transaction (nonces first); no batch logic. */
+int skv__mgr_tx_open(skv_manager *m, skv_error *err);
 
 /* ---- the outbox (mgr_outbox.c): frames wait for their commit ------------ */
 void skv__mgr_outbox_put(skv_manager *m, const skv__mgr_out *o);
@@ -442,6 +478,9 @@ void skv__mgr_send_creates_session(skv_manager *m, const char *sid,
 void skv__mgr_send_creates_sessions(skv_manager *m, const char *const *sids,
                                     size_t n, const char *agent_id,
                                     int64_t now_ms);
+/* The same inside the caller's open transaction (the pass's). */
+void skv__mgr_creates_units(skv_manager *m, const char *const *sids,
+                            size_t n, const char *agent_id, int64_t now_ms);
 /* Put a placed session back to PENDING (preemption, lost agent). */
 int skv__mgr_session_requeue(skv_manager *m, const char *sid,
                              const char *reason, int64_t now_ms,

@@ -1,6 +1,7 @@
 /* Kernel-level transitions: started (create reply, status "running",
  * adopted at reconciliation) and ended (exit, lost, failed start). Each is one
- * transaction; the session follows (RUNNING when all kernels run, TERMINATING
+ * transaction, or one unit of the tick's batch when an agent's event
+ * caused it (mgr_units.c); the session follows (RUNNING when all kernels run, TERMINATING
  * when the main kernel ends, its final state when all have ended).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
@@ -73,12 +74,8 @@ int skv__mgr_kernel_running(skv_manager *m, const char *kid,
     rc = skv__mgr_commit(m, err);
     if (!rc)
         skv__mgr_metrics_kernel_running(m, kid, now_ms);
-    if (!rc && all) {
-        skv_error e = SKV_ERROR_INIT;
-        if (skv_sched_mark_started(m->sched, sid, now_ms, &e))
-            skv__log(SKV_LOG_WARN, "manager", "mark_started %s: %s", sid,
-                     e.message);
-    }
+    if (!rc && all)    /* once committed (mgr_units.c) */
+        skv__mgr_after(m, SKV__AFTER_STARTED, sid, false, now_ms);
     return rc;
 }
 

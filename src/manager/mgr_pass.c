@@ -1,8 +1,9 @@
 /* A scheduling pass: run skv_sched_pass (decide), record every placement
  * in one transaction (session SCHEDULED, kernels with their agent and
- * per-device allocation, a cluster session's subnets and key seed), then
- * hand the recorded sessions to the outbox, which sends kernel.create
- * (the same path an agent's reconnect takes), then handle preemptions
+ * per-device allocation, a cluster session's subnets and key seed) with
+ * the recorded sessions' kernel.create units (the same path an agent's
+ * reconnect takes; the frames leave from the outbox after the commit),
+ * then handle preemptions
  * (victims are destroyed and requeued).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
@@ -116,25 +117,33 @@ static bool record_one(skv_manager *m, const skv_sched_result *res,
     return false;
 }
 
-/* Decide, persist: every placement of the pass in one transaction. The
- * sessions recorded are returned in *placed (borrowed from res) for the
- * outbox to send their kernel.create once it committed. */
+/* Decide, persist: every placement of the pass and the kernel.create
+ * units of the sessions recorded (marked PREPARING, their frames in the
+ * outbox) in one unit of the tick's batch (mgr_units.c); the creates
+ * leave once the batch committed, and go back to pending if it fails. */
 static size_t record(skv_manager *m, const skv_sched_result *res,
                      int64_t now, const char **placed)
 {
     skv_error e = SKV_ERROR_INIT;
     size_t n = 0;
+    skv__mgr_units_join(m, 0, now);     /* a unit of the tick's batch */
     int rc = skv__mgr_begin(m, &e);
     for (size_t i = 0; !rc && i < res->n_placements; i++)
-        if (record_one(m, res, &res->placements[i], now))
+        if (record_one(m, res, &res->placements[i], now)) {
             placed[n++] = res->placements[i].session_id;
+            skv__mgr_after(m, SKV__AFTER_PLACED, placed[n - 1], false, now);
+        }
+    if (!rc)
+        skv__mgr_creates_units(m, placed, n, NULL, now);
     if (!rc)
         rc = skv__mgr_commit(m, &e);
+    if (rc)
+        skv__mgr_rollback(m);
+    skv__mgr_units_leave(m);
     if (!rc) {
         m->st.placements += n;
         return n;
     }
-    skv__mgr_rollback(m);
     skv__log(SKV_LOG_ERROR, "manager", "the pass's %zu placements were not "
              "recorded (%s); back to pending", res->n_placements, e.message);
     for (size_t i = 0; i < res->n_placements; i++)
@@ -209,8 +218,7 @@ int skv__mgr_pass(skv_manager *m, int64_t now_ms, skv_error *err)
         m->dirty = true;
         return skv__err(err, SKV_ENOMEM, "manager pass: out of memory");
     }
-    size_t n = record(m, res, now_ms, placed);
-    skv__mgr_send_creates_sessions(m, placed, n, NULL, now_ms);
+    record(m, res, now_ms, placed);
     skv__free(placed);
     for (size_t i = 0; i < res->n_preemptions; i++)
         preempt(m, &res->preemptions[i], now_ms);

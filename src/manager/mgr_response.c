@@ -121,6 +121,11 @@ void skv__mgr_on_response(skv_manager *m, uint64_t conn,
         skv__free(body);
         return;
     }
+    /* A create reply or destroy ack: its state change joins the tick's
+     * batch (mgr_units.c). */
+    bool join = r.kind == SKV__REQ_CREATE || r.kind == SKV__REQ_DESTROY;
+    if (join)
+        skv__mgr_units_join(m, conn, now_ms);
     if (r.kind == SKV__REQ_CREATE)
         on_create(m, &r, env, body, now_ms);
     else if (r.kind == SKV__REQ_LOGS)
@@ -132,6 +137,8 @@ void skv__mgr_on_response(skv_manager *m, uint64_t conn,
                  r.kernel_id, ((skv_proto_error *)body)->message);
     else
         on_destroyed(m, conn, &r, now_ms);
+    if (join)
+        skv__mgr_units_leave(m);
     skv_proto_body_free(env->type, body);
     skv__free(body);
 }

@@ -149,14 +149,10 @@ int skv__mgr_session_finish(skv_manager *m, const char *sid, int64_t now_ms,
         return rc;
     }
     rc = skv__mgr_commit(m, err);
-    skv_sched_state ss;
-    if (!rc && skv_sched_session_state(&ss, m->sched, sid, NULL) == 0 &&
-        (ss == SKV_SCHED_SCHEDULED || ss == SKV_SCHED_RUNNING))
-        skv_sched_mark_finished(m->sched, sid,
-                                fin != SKV_SESSION_TERMINATED ||
-                                    fi.exit_code != 0, now_ms, NULL);
-    if (!rc)
-        skv__mgr_sched_forget(m, sid);
+    if (!rc)    /* once committed (mgr_units.c) */
+        skv__mgr_after(m, SKV__AFTER_FINISHED, sid,
+                       fin != SKV_SESSION_TERMINATED || fi.exit_code != 0,
+                       now_ms);
     m->dirty = true;
     return rc;
 }

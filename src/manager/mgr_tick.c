@@ -88,12 +88,7 @@ SKV_EXTERN int skv_manager_tick(skv_manager *m, int64_t now_ms,
 {
     if (!m)
         return skv__err(err, SKV_EINVAL, "manager_tick: NULL manager");
-    skv_error be = SKV_ERROR_INIT;
-    if (skv__mgr_batch_commit(m, now_ms, &be))
-        skv__log(SKV_LOG_ERROR, "manager", "batch of submissions: %s",
-                 be.message);
     close_dead(m, now_ms);
-    skv__mgr_nonce_tick(m, now_ms);
     for (size_t i = 0; i < m->n_agents; i++) {
         skv__mgr_agent *a = &m->agents[i];
         if (a->state != SKV__AGENT_LOST &&
@@ -110,7 +105,18 @@ SKV_EXTERN int skv_manager_tick(skv_manager *m, int64_t now_ms,
     skv__mgr_ops_tick(m, now_ms);
     if (m->n_drains)
         skv__mgr_drain_check(m, now_ms);
-    return m->dirty ? skv__mgr_pass(m, now_ms, err) : 0;
+    /* The pass joins the batch of this loop iteration's submissions and
+     * events (mgr_units.c): one commit for all of it. */
+    int rc = m->dirty ? skv__mgr_pass(m, now_ms, err) : 0;
+    skv_error be = SKV_ERROR_INIT;
+    if (skv__mgr_batch_commit(m, now_ms, &be))
+        skv__log(SKV_LOG_ERROR, "manager", "batch of submissions, events "
+                 "and placements: %s", be.message);
+    /* After it: the batch's commit wrote the nonces of its requests, so
+     * only those of an iteration without one (heartbeats) and the prune
+     * take a transaction of their own. */
+    skv__mgr_nonce_tick(m, now_ms);
+    return rc;
 }
 
 SKV_EXTERN int64_t skv_manager_next_tick_ms(const skv_manager *m,

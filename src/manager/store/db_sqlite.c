@@ -55,8 +55,36 @@ static void lite_close(skv__db *db)
     skv__free(db);
 }
 
+static int lite_prepare(skv__db *db, const char *sql, skv__db_stmt **out,
+                        skv_error *err);
+static int lite_step(skv__db_stmt *st, skv_error *err);
+static void lite_done(skv__db_stmt *st);
+
+/* The transaction statements run for every unit of every batch (a
+ * savepoint and its release per state change): compiled once, from the
+ * statement cache, instead of by sqlite3_exec every time. */
+static bool tx_statement(const char *sql)
+{
+    return !strncmp(sql, "SAVEPOINT ", 10) || !strncmp(sql, "RELEASE ", 8) ||
+           !strncmp(sql, "ROLLBACK TO ", 12) ||
+           !strcmp(sql, "BEGIN IMMEDIATE") || !strcmp(sql, "COMMIT");
+}
+
+static int lite_exec_cached(skv__db *db, const char *sql, skv_error *err)
+{
+    skv__db_stmt *st;
+    int rc = lite_prepare(db, sql, &st, err);
+    if (rc)
+        return rc;
+    rc = lite_step(st, err);
+    lite_done(st);
+    return rc == SKV__DB_DONE || rc == SKV__DB_ROW ? 0 : rc;
+}
+
 static int lite_exec(skv__db *db, const char *sql, skv_error *err)
 {
+    if (tx_statement(sql))
+        return lite_exec_cached(db, sql, err);
     char *msg = NULL;
     if (sqlite3_exec(L(db)->h, sql, NULL, NULL, &msg) == SQLITE_OK)
         return 0;
