@@ -18,6 +18,7 @@
 
 #include "skv_test.h"
 #include "rt_fixture.h"
+#include "exec_fixture.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -88,42 +89,7 @@ static skv_exec *exec_sh(skv_runtime *rt, const char *id, const char *cmd,
     return exec_argv(rt, id, 3, argv, tty);
 }
 
-/* Read fd (non-blocking) until EOF or 10 s; NUL-terminated. */
-static size_t read_all(int fd, char *buf, size_t n)
-{
-    size_t got = 0;
-    time_t end = time(NULL) + 10;
-    while (got + 1 < n && time(NULL) < end) {
-        struct pollfd p = {fd, POLLIN, 0};
-        poll(&p, 1, 200);
-        ssize_t r = read(fd, buf + got, n - 1 - got);
-        if (r == 0 || (r < 0 && errno == EIO)) /* EIO: terminal hung up */
-            break;
-        if (r > 0)
-            got += (size_t)r;
-    }
-    buf[got] = '\0';
-    return got;
-}
 
-/* Read until `want` shows up in the output (terminal), 10 s at most. */
-static bool read_until(int fd, char *buf, size_t n, const char *want)
-{
-    size_t got = 0;
-    time_t end = time(NULL) + 10;
-    buf[0] = '\0';
-    while (!strstr(buf, want) && got + 1 < n && time(NULL) < end) {
-        struct pollfd p = {fd, POLLIN, 0};
-        poll(&p, 1, 200);
-        ssize_t r = read(fd, buf + got, n - 1 - got);
-        if (r > 0)
-            got += (size_t)r;
-        else if (r == 0 || errno == EIO)
-            break;
-        buf[got] = '\0';
-    }
-    return strstr(buf, want) != NULL;
-}
 
 static int wait_code(skv_exec *x)
 {
@@ -134,51 +100,10 @@ static int wait_code(skv_exec *x)
     return code;
 }
 
-static int count_fds(void)
-{
-    int n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    while (d && readdir(d))
-        n++;
-    if (d)
-        closedir(d);
-    return n;
-}
 
-static void same_link(int64_t a, int64_t b, const char *what)
-{
-    char pa[64], pb[64], la[128] = "", lb[128] = "";
-    snprintf(pa, sizeof(pa), "/proc/%lld/%s", (long long)a, what);
-    snprintf(pb, sizeof(pb), "/proc/%lld/%s", (long long)b, what);
-    ck_assert_int_gt(readlink(pa, la, sizeof(la) - 1), 0);
-    ck_assert_int_gt(readlink(pb, lb, sizeof(lb) - 1), 0);
-    ck_assert_msg(strcmp(la, lb) == 0, "%s: %s vs %s", what, la, lb);
-}
 
-static void read_proc(int64_t pid, const char *file, char *buf, size_t n)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%lld/%s", (long long)pid, file);
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    size_t got = fread(buf, 1, n - 1, f);
-    buf[got] = '\0';
-    fclose(f);
-}
 
 /* The value after "Key:" in /proc/PID/status. */
-static void status_field(int64_t pid, const char *key, char *out, size_t n)
-{
-    char buf[8192], pat[64];
-    read_proc(pid, "status", buf, sizeof(buf));
-    snprintf(pat, sizeof(pat), "\n%s:", key);
-    char *p = strstr(buf, pat);
-    ck_assert_ptr_nonnull(p);
-    p += strlen(pat);
-    p += strspn(p, " \t");
-    size_t len = strcspn(p, "\n");
-    snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), p);
-}
 
 /* Processes in init's pid namespace other than init that are not zombies
  * (the container's first process here does not reap orphans). */
