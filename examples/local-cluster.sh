@@ -99,8 +99,11 @@ echo "== sokovan agents"
 cli agents
 echo "== sokovan images"
 cli images
-echo "== sokovan run --wait: a demo session on 1 CPU, 256 MiB and half a (mock) GPU"
-cli run --cpu 1 --mem 256m --gpu 0.5 --wait busybox -- \
+# A whole (mock) GPU: a fraction (--gpu 0.5) is refused on an agent that
+# cannot enforce shares (mock GPUs, or CUDA without an MPS control daemon)
+# unless the group allows it (--allow-unenforced-fractions on).
+echo "== sokovan run --wait: a demo session on 1 CPU, 256 MiB and one (mock) GPU"
+cli run --cpu 1 --mem 256m --gpus 1 --wait busybox -- \
     sh -c 'echo "hello from $(hostname) in session $SOKOVAN_SESSION_ID";
            echo "cluster: $SOKOVAN_CLUSTER_HOSTS, role $SOKOVAN_CLUSTER_ROLE";
            echo "pid inside: $$"; echo "cpus allowed: $(grep Cpus_allowed_list /proc/self/status | cut -f2)"'
