@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,6 +76,7 @@ static void read_proc(int64_t pid, const char *file, char *buf, size_t n)
     fclose(f);
 }
 
+/* The value after "Key:" in /proc/PID/status. */
 static void status_field(int64_t pid, const char *key, char *out, size_t n)
 {
     char buf[8192], pat[64];
@@ -96,6 +98,36 @@ static void same_link(int64_t a, int64_t b, const char *what)
     ck_assert_int_gt(readlink(pa, la, sizeof(la) - 1), 0);
     ck_assert_int_gt(readlink(pb, lb, sizeof(lb) - 1), 0);
     ck_assert_msg(strcmp(la, lb) == 0, "%s: %s vs %s", what, la, lb);
+}
+
+/* Processes in init's pid namespace, other than init, that are not
+ * zombies (the container's first process here reaps no orphans). */
+static int live_in_ns(int64_t init)
+{
+    char want[128] = "", path[64], link[128];
+    snprintf(path, sizeof(path), "/proc/%lld/ns/pid", (long long)init);
+    ck_assert_int_gt(readlink(path, want, sizeof(want) - 1), 0);
+    int n = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        long pid = atol(de->d_name);
+        if (pid <= 0 || pid == init)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%ld/ns/pid", pid);
+        ssize_t len = readlink(path, link, sizeof(link) - 1);
+        if (len <= 0)
+            continue;
+        link[len] = '\0';
+        char st[16] = "";
+        if (strcmp(link, want) == 0) {
+            status_field(pid, "State", st, sizeof(st));
+            n += st[0] != 'Z';
+        }
+    }
+    if (d)
+        closedir(d);
+    return n;
 }
 
 #endif

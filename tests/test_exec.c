@@ -89,8 +89,6 @@ static skv_exec *exec_sh(skv_runtime *rt, const char *id, const char *cmd,
     return exec_argv(rt, id, 3, argv, tty);
 }
 
-
-
 static int wait_code(skv_exec *x)
 {
     skv_error e = SKV_ERROR_INIT;
@@ -98,41 +96,6 @@ static int wait_code(skv_exec *x)
     SKV_CK_OK(skv_exec_wait(x, 10000, &code, &sig, &e), &e);
     ck_assert_int_eq(sig, 0);
     return code;
-}
-
-
-
-
-/* The value after "Key:" in /proc/PID/status. */
-
-/* Processes in init's pid namespace other than init that are not zombies
- * (the container's first process here does not reap orphans). */
-static int live_in_ns(int64_t init)
-{
-    char want[128] = "", path[64], link[128];
-    snprintf(path, sizeof(path), "/proc/%lld/ns/pid", (long long)init);
-    ck_assert_int_gt(readlink(path, want, sizeof(want) - 1), 0);
-    int n = 0;
-    DIR *d = opendir("/proc");
-    struct dirent *de;
-    while (d && (de = readdir(d)) != NULL) {
-        long pid = atol(de->d_name);
-        if (pid <= 0 || pid == init)
-            continue;
-        snprintf(path, sizeof(path), "/proc/%ld/ns/pid", pid);
-        ssize_t len = readlink(path, link, sizeof(link) - 1);
-        if (len <= 0)
-            continue;
-        link[len] = '\0';
-        char st[16] = "";
-        if (strcmp(link, want) == 0) {
-            status_field(pid, "State", st, sizeof(st));
-            n += st[0] != 'Z';
-        }
-    }
-    if (d)
-        closedir(d);
-    return n;
 }
 
 /* ---- runtime ------------------------------------------------------------ */

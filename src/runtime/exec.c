@@ -336,31 +336,6 @@ static int launch(prep *p, skv_exec *e, skv_error *err)
     return rc;
 }
 
-static int nonblock(int fd)
-{
-    int fl = fd >= 0 ? fcntl(fd, F_GETFL) : 0;
-    return fd < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0 ? 0 : -1;
-}
-
-/* The caller's ends of the pipes, non-blocking, and a pidfd of the
- * command (it is our child, so its pid cannot be recycled before we reap
- * it). */
-static int finish(prep *p, skv_exec *e, skv_error *err)
-{
-    if (!e->tty) {
-        e->in = p->pipes[0][1];
-        e->out = p->pipes[1][0];
-        e->errfd = p->pipes[2][0];
-        p->pipes[0][1] = p->pipes[1][0] = p->pipes[2][0] = -1;
-    }
-    e->pidfd = (int)syscall(SYS_pidfd_open, e->pid, 0);
-    if (e->pidfd < 0)
-        return skv__err_sys(err, errno, "pidfd_open of the command");
-    if (nonblock(e->in) < 0 || nonblock(e->out) < 0 || nonblock(e->errfd) < 0)
-        return skv__err_sys(err, errno, "exec descriptors");
-    return 0;
-}
-
 int skv_runtime_exec(skv_runtime *rt, const char *id,
                      const skv_exec_options *opts, skv_exec **out,
                      skv_error *err)
@@ -399,7 +374,7 @@ int skv_runtime_exec(skv_runtime *rt, const char *id,
     if (rc == 0 && !oci)
         rc = launch(&p, e, err);
     if (rc == 0 && !oci)
-        rc = finish(&p, e, err);
+        rc = skv__exec_take(e, p.pipes, "the command", err);
     prep_free(&p);
     skv__free(argv);
     /* A keeper is ended by skv_exec_free: SIGKILL would orphan its

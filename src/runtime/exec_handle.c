@@ -2,6 +2,7 @@
  * and a release that leaves no process, zombie, descriptor or terminal.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -10,6 +11,32 @@
 #include <unistd.h>
 
 #include "exec_int.h"
+
+static int nonblock(int fd)
+{
+    int fl = fd >= 0 ? fcntl(fd, F_GETFL) : 0;
+    return fd < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0 ? 0 : -1;
+}
+
+/* The caller's ends of the pipes (unless a terminal carries the streams),
+ * non-blocking, and a pidfd of e->pid: our child (the command, or the OCI
+ * exec's keeper), so its pid cannot be recycled before we reap it. */
+int skv__exec_take(skv_exec *e, int pipes[3][2], const char *what,
+                   skv_error *err)
+{
+    if (!e->tty) {
+        e->in = pipes[0][1];
+        e->out = pipes[1][0];
+        e->errfd = pipes[2][0];
+        pipes[0][1] = pipes[1][0] = pipes[2][0] = -1;
+    }
+    e->pidfd = (int)syscall(SYS_pidfd_open, e->pid, 0);
+    if (e->pidfd < 0)
+        return skv__err_sys(err, errno, "pidfd_open of %s", what);
+    if (nonblock(e->in) < 0 || nonblock(e->out) < 0 || nonblock(e->errfd) < 0)
+        return skv__err_sys(err, errno, "exec descriptors");
+    return 0;
+}
 
 int64_t skv_exec_pid(const skv_exec *e)
 {

@@ -82,6 +82,11 @@ struct skv_exec {
 
 /* The oci backend's exec (oci_exec.c): fills e (pid, pidfd, descriptors,
  * cmd_pid, cmd_pidfd) or leaves what it started to skv_exec_free. */
+/* Hands the pipes' caller ends (or nothing, with a terminal) and a pidfd
+ * of e->pid to the handle (exec_handle.c). */
+int skv__exec_take(skv_exec *e, int pipes[3][2], const char *what,
+                   skv_error *err);
+
 int skv__oci_exec(skv_runtime *rt, const char *dir, const char *id,
                   const skv_exec_options *o, skv_exec *e, skv_error *err);
 

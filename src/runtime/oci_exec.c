@@ -241,28 +241,6 @@ static int launch(oci_prep *p, skv_exec *e, skv_error *err)
     return rc;
 }
 
-static int nonblock(int fd)
-{
-    int fl = fd >= 0 ? fcntl(fd, F_GETFL) : 0;
-    return fd < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0 ? 0 : -1;
-}
-
-static int finish(oci_prep *p, skv_exec *e, skv_error *err)
-{
-    if (!e->tty) {
-        e->in = p->pipes[0][1];
-        e->out = p->pipes[1][0];
-        e->errfd = p->pipes[2][0];
-        p->pipes[0][1] = p->pipes[1][0] = p->pipes[2][0] = -1;
-    }
-    e->pidfd = (int)syscall(SYS_pidfd_open, e->pid, 0);
-    if (e->pidfd < 0)
-        return skv__err_sys(err, errno, "pidfd_open of the exec's keeper");
-    if (nonblock(e->in) < 0 || nonblock(e->out) < 0 || nonblock(e->errfd) < 0)
-        return skv__err_sys(err, errno, "exec descriptors");
-    return 0;
-}
-
 int skv__oci_exec(skv_runtime *rt, const char *dir, const char *id,
                   const skv_exec_options *o, skv_exec *e, skv_error *err)
 {
@@ -282,7 +260,7 @@ int skv__oci_exec(skv_runtime *rt, const char *dir, const char *id,
     if (rc == 0)
         rc = launch(&p, e, err);
     if (rc == 0)
-        rc = finish(&p, e, err);
+        rc = skv__exec_take(e, p.pipes, "the exec's keeper", err);
     prep_free(&p);
     return rc;
 }
