@@ -307,11 +307,16 @@ static void run_one(FILE *out)
            AGENTS, PENDING, counts[FRACTION], counts[WHOLE], counts[EIGHT],
            counts[GANG], placed, full_s, full_cpu);
     single_s = throughput(25000, WHOLE, &single_placed);
-    printf("single-kernel: %zu placed in %.3f s = %.0f placements/s\n",
-           single_placed, single_s, (double)single_placed / single_s);
+    double single_cpu = last_pass_cpu;
+    printf("single-kernel: %zu placed in %.3f s = %.0f placements/s "
+           "(%.3f s CPU = %.0f per CPU-s)\n", single_placed, single_s,
+           (double)single_placed / single_s, single_cpu,
+           (double)single_placed / single_cpu);
     gang_s = throughput(2000, GANG, &gang_placed);
-    printf("multi-node 4x8 gangs: %zu placed in %.3f s = %.0f gangs/s\n",
-           gang_placed, gang_s, (double)gang_placed / gang_s);
+    double gang_cpu = last_pass_cpu;
+    printf("multi-node 4x8 gangs: %zu placed in %.3f s = %.0f gangs/s "
+           "(%.3f s CPU)\n", gang_placed, gang_s, (double)gang_placed / gang_s,
+           gang_cpu);
     latency(&p50, &p99, WHOLE, 2000);
     latency(&g50, &g99, GANG, 500);
     printf("decision latency (submit one, pass): single p50 %.1f us p99 %.1f us; "
@@ -338,6 +343,9 @@ static void run_one(FILE *out)
            sel_config ? sel_config : "", full_s, placed, (double)single_placed / single_s,
            (double)gang_placed / gang_s, p50 * 1e6, p99 * 1e6, g50 * 1e6, g99 * 1e6,
            (double)ru.ru_maxrss / 1024.0, full_cpu);
+    /* per CPU-second: the figures to compare on a shared machine */
+    fprintf(out, ",\"single_per_cpu_s\":%.0f,\"gangs_per_cpu_s\":%.0f",
+            (double)single_placed / single_cpu, (double)gang_placed / gang_cpu);
     if (with_preempt)
         fprintf(out, ",\"preempt_pass_s\":%.4f,\"preempt_pass_cpu_s\":%.4f,"
                 "\"preempt_pass_placed\":%zu,\"preempt_pass_victims\":%zu",

@@ -28,6 +28,20 @@ uint8_t skv__sched_bucket_key(const skv__agent *a)
     return SKV__BUCKET_FULL;
 }
 
+bool skv__sched_room_skip = true;
+
+skv_qty skv__sched_share_room(const skv__agent *a)
+{
+    skv_qty room = 0;
+    for (uint32_t i = 0; i < a->d.ndev; i++) {
+        const skv_sched_device_view *v = &a->d.dev[i];
+        if (!v->whole_taken && v->share_slot != SKV_SCHED_NO_SLOT &&
+            v->share_used < v->share_capacity)
+            room += v->share_capacity - v->share_used;
+    }
+    return room;
+}
+
 static uint32_t index_of(const skv_sched *s, const skv__agent *a)
 {
     return s->groups[a->group]->agents[a->gpos];
@@ -50,11 +64,16 @@ int skv__sched_bucket_add(skv_sched *s, uint32_t ai, skv_error *err)
         if (!na)
             return skv__err(err, SKV_ENOMEM, "out of memory");
         b->ag = na;
+        skv_qty *nr = skv__reallocarray(b->room, nc, sizeof(skv_qty));
+        if (!nr)
+            return skv__err(err, SKV_ENOMEM, "out of memory");
+        b->room = nr;
         b->cap = nc;
     }
     a->bkey = skv__sched_bucket_key(a);
     skv__bucket *b = &g->bucket[a->bkey];
     a->bpos = b->n;
+    b->room[b->n] = skv__sched_share_room(a);
     b->ag[b->n++] = ai;
     return 0;
 }
@@ -66,19 +85,25 @@ void skv__sched_bucket_del(skv_sched *s, uint32_t ai)
     uint32_t last = b->ag[--b->n];
     if (last != ai) {
         b->ag[a->bpos] = last;
+        b->room[a->bpos] = b->room[b->n];
         s->agents[last]->bpos = a->bpos;
     }
 }
 
-/* Move a to the bucket of its current free count (room is reserved). */
+/* Move a to the bucket of its current free count (room is reserved) and
+ * note its shared room there. */
 void skv__sched_rebucket(skv_sched *s, skv__agent *a)
 {
     uint8_t k = skv__sched_bucket_key(a);
-    if (k == a->bkey)
+    skv_qty room = skv__sched_share_room(a);
+    if (k == a->bkey) {
+        s->groups[a->group]->bucket[k].room[a->bpos] = room;
         return;
+    }
     uint32_t ai = index_of(s, a);
     skv__bucket *to = &s->groups[a->group]->bucket[k];
     skv__sched_bucket_del(s, ai);
+    to->room[to->n] = room;
     to->ag[to->n] = ai;
     a->bkey = k;
     a->bpos = to->n++;

@@ -211,7 +211,8 @@ static int check_groups(const skv_sched *s, skv_error *err)
                                 g->name);
             if (a->bkey != skv__sched_bucket_key(a) ||
                 a->bpos >= g->bucket[a->bkey].n ||
-                g->bucket[a->bkey].ag[a->bpos] != g->agents[i])
+                g->bucket[a->bkey].ag[a->bpos] != g->agents[i] ||
+                g->bucket[a->bkey].room[a->bpos] != skv__sched_share_room(a))
                 return skv__err(err, SKV_ESTATE, "agent '%s': free-device index "
                                 "out of date", a->id);
         }

@@ -139,8 +139,12 @@ static uint32_t choose_hinted(skv__pass *P, uint32_t si, uint32_t k,
     const skv_qty *req = (x->mode == SKV_SCHED_SINGLE_NODE && x->nk > 1)
                              ? x->total : x->k[k].req;
     bool devices = false;
-    for (int j = 0; j < NSL; j++)
+    skv_qty need = 0; /* the largest shared amount: room below it cannot fit */
+    for (int j = 0; j < NSL; j++) {
         devices |= req[j] && ((P->s->whole_mask | P->s->share_mask) & (1u << j));
+        if ((P->s->share_mask & (1u << j)) && req[j] > need)
+            need = req[j];
+    }
     /* levels: agents without device room last (only device-free kernels
      * can use them), then by free devices in the hint's order */
     for (uint32_t step = 0; step < SKV__NBUCKETS; step++) {
@@ -149,8 +153,13 @@ static uint32_t choose_hinted(skv__pass *P, uint32_t si, uint32_t k,
         if (b < lo || (b == SKV__BUCKET_FULL && devices))
             continue;
         const skv__bucket *bk = &P->g->bucket[b];
+        /* a skipped agent's trial would fail (no share fits more than
+         * the room of every shareable device), so the first agent taken is
+         * the one the plain scan takes; the packed bucket is mostly such
+         * agents, whose trials were most of a pass */
         for (uint32_t i = 0; i < bk->n; i++)
-            if (candidate(P, si, k, kv, bk->ag[i], miss) != SKV_SCHED_SCORE_REJECT)
+            if ((bk->room[i] >= need || !skv__sched_room_skip) &&
+                candidate(P, si, k, kv, bk->ag[i], miss) != SKV_SCHED_SCORE_REJECT)
                 return bk->ag[i];
     }
     return SKV__NONE;

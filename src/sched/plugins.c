@@ -193,8 +193,10 @@ void skv__sched_group_free(skv__group *g)
     skv__sched_sel_auto_drop(g);
     if (g->seq && g->seq->destroy)
         g->seq->destroy(g->seq_state);
-    for (int i = 0; i < SKV__NBUCKETS; i++)
+    for (int i = 0; i < SKV__NBUCKETS; i++) {
         skv__free(g->bucket[i].ag);
+        skv__free(g->bucket[i].room);
+    }
     skv__fidx_free(g->fidx);
     skv__inc_free(g->inc);
     skv__free(g->agents);

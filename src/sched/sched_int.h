@@ -223,6 +223,10 @@ typedef struct skv__owner {
 /* Agents of a group by number of entirely free devices (0..64). */
 typedef struct skv__bucket {
     uint32_t *ag;
+    /* room[i]: agent ag[i]'s shared room over all its share slots
+     * (skv__sched_share_room), beside ag so a pack/spread scan skips
+     * agents that cannot take a fraction without touching them */
+    skv_qty *room;
     uint32_t n, cap;
 } skv__bucket;
 #define SKV__BUCKET_FULL (SKV_SCHED_DEVICES_MAX + 1) /* no device room */
@@ -380,6 +384,12 @@ uint8_t skv__sched_free_devices(const skv__agent *a);
 /* Bucket of an agent: its free-device count, or SKV__BUCKET_FULL when it
  * has devices but none can take any more (whole or shared). */
 uint8_t skv__sched_bucket_key(const skv__agent *a);
+/* Free shared room on devices that can still be shared, summed over every
+ * share slot: no shared request larger than this fits the agent. */
+skv_qty skv__sched_share_room(const skv__agent *a);
+/* Hinted scans skip agents whose shared room is below the request (on by
+ * default; tests turn it off to compare with the plain scan). */
+extern bool skv__sched_room_skip;
 int skv__sched_bucket_add(skv_sched *s, uint32_t ai, skv_error *err);
 void skv__sched_bucket_del(skv_sched *s, uint32_t ai);
 void skv__sched_rebucket(skv_sched *s, skv__agent *a);
