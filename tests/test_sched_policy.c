@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "sched_util.h"
+#include "sched_preempt_equiv.h"
 
 static void set_policy(skv_sched *s, skv_sched_scope sc, const char *name,
                        const char *limit, uint32_t maxc, uint32_t maxp,
@@ -696,5 +697,6 @@ Suite *skv_test_suite_sched_policy(void)
     tcase_add_test(tc, test_pass_enomem_rolls_back);
     tcase_add_test(tc, test_pass_limit);
     suite_add_tcase(su, tc);
+    add_preempt_equiv_tcase(su);
     return su;
 }

@@ -220,6 +220,8 @@ static void full_pass(double *secs, size_t *placed, size_t counts[4])
  * the same mix in one pass: its time, placements and victims. (With the
  * 83k sessions left pending, every one of them that does not fit looks
  * for victims among all running sessions: see bench/RESULTS.md.) */
+static uint64_t preempt_digest; /* the preempting pass's victims, hashed */
+
 static double preempting_pass(size_t *placed, size_t *victims)
 {
     skv_sched *s = cluster(AGENTS);
@@ -253,6 +255,14 @@ static double preempting_pass(size_t *placed, size_t *victims)
     last_pass_cpu = cpu_s() - c0;
     *placed = r->n_placements;
     *victims = r->n_preemptions;
+    preempt_digest = 1469598103934665603ull; /* FNV-1a of "victim>for;" */
+    for (size_t i = 0; i < r->n_preemptions; i++) {
+        char line[80];
+        snprintf(line, sizeof(line), "%s>%s;", r->preemptions[i].victim_id,
+                 r->preemptions[i].for_session_id);
+        for (const char *p = line; *p; p++)
+            preempt_digest = (preempt_digest ^ (uint8_t)*p) * 1099511628211ull;
+    }
     skv_sched_result_free(r);
     if (skv_sched_check(s, &e))
         die("accounting check", &e);
@@ -328,8 +338,9 @@ static void run_one(FILE *out)
         pp_s = preempting_pass(&pp_placed, &pp_victims);
         pp_cpu = last_pass_cpu;
         printf("preempting pass: %d priority-10 sessions on the full "
-               "cluster: %zu placed, %zu victims in %.3f s (%.3f s CPU)\n",
-               PREEMPTORS, pp_placed, pp_victims, pp_s, pp_cpu);
+               "cluster: %zu placed, %zu victims in %.3f s (%.3f s CPU), "
+               "victims digest %016llx\n", PREEMPTORS, pp_placed, pp_victims,
+               pp_s, pp_cpu, (unsigned long long)preempt_digest);
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -348,8 +359,10 @@ static void run_one(FILE *out)
             (double)single_placed / single_cpu, (double)gang_placed / gang_cpu);
     if (with_preempt)
         fprintf(out, ",\"preempt_pass_s\":%.4f,\"preempt_pass_cpu_s\":%.4f,"
-                "\"preempt_pass_placed\":%zu,\"preempt_pass_victims\":%zu",
-                pp_s, pp_cpu, pp_placed, pp_victims);
+                "\"preempt_pass_placed\":%zu,\"preempt_pass_victims\":%zu,"
+                "\"preempt_victims_digest\":\"%016llx\"",
+                pp_s, pp_cpu, pp_placed, pp_victims,
+                (unsigned long long)preempt_digest);
     fprintf(out, "}");
 }
 

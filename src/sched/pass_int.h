@@ -95,6 +95,10 @@ static inline bool skv__pass_agent_ok(const skv__session *x, const skv__agent *a
 /* Place every kernel (maps changed, kalloc filled) or nothing. 0, SKV_ENOSPC
  * (miss filled) or SKV_ENOMEM. */
 int skv__pass_place(skv__pass *P, uint32_t si, skv__miss *miss);
+/* Whether agent ai alone would take session si (one kernel, or all of a
+ * single-node session): the test skv__pass_place's choice makes of each
+ * agent, without choosing or changing anything. */
+bool skv__pass_fits_on(skv__pass *P, uint32_t si, uint32_t ai);
 /* Undo a skv__pass_place that was not committed. */
 void skv__pass_unplace(skv__pass *P, uint32_t si);
 /* Tell the selector about a committed session. */
@@ -108,6 +112,8 @@ bool skv__pass_reserve(skv__pass *P, uint32_t si, skv_error *err);
 /* Try to choose preemption victims; 1 when chosen (or already waiting),
  * 0 when none helps, negative on error. */
 int skv__pass_preempt(skv__pass *P, uint32_t si, skv_error *err);
+/* Tests: plan victims the reference way (preempt.c), to compare. */
+extern bool skv__preempt_reference;
 
 /* The ordered list of sessions to try (queue.c). Calls `fn` for each in
  * order; fn returns whether it placed the session (for re-ranking) or a

@@ -192,6 +192,18 @@ static uint32_t choose(skv__pass *P, uint32_t si, uint32_t k, skv__miss *miss)
     return best.agent;
 }
 
+bool skv__pass_fits_on(skv__pass *P, uint32_t si, uint32_t ai)
+{
+    skv__session *x = P->s->sess[si];
+    skv_sched_kernel_view kv;
+    skv__miss miss;
+    memset(&miss, 0, sizeof(miss));
+    miss.resv_holder = SKV__NONE;
+    P->s->stamp++; /* as skv__pass_place: no agent is marked taken yet */
+    kview(&kv, P->s, x, 0);
+    return candidate(P, si, 0, &kv, ai, &miss) != SKV_SCHED_SCORE_REJECT;
+}
+
 static int apply_kernel(skv__pass *P, skv__session *x, uint32_t k, uint32_t ai)
 {
     skv__agent *a = P->s->agents[ai];
