@@ -14,8 +14,11 @@
  * of 4 GPUs, GPUs in PCIe-switch pairs) so whole GPUs are chosen by the
  * node mapper's affinity code. --preemption adds a preempting pass
  * (20 priority-10 sessions onto the full cluster of the full pass, its
- * placed sessions running, the rest of its queue cancelled). Ends with one JSON line holding every
- * selector's figures.
+ * placed sessions running, the rest of its queue cancelled; its victims
+ * are printed as a digest, to compare builds). Passes also report their
+ * CPU time (single_per_cpu_s, gangs_per_cpu_s, full_pass_cpu_s): on a
+ * shared machine wall time counts the waits for a CPU. Ends with one JSON
+ * line holding every selector's figures.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <stdbool.h>
 #include <stdio.h>
