@@ -199,7 +199,8 @@ bool skv__pass_fits_on(skv__pass *P, uint32_t si, uint32_t ai)
     skv__miss miss;
     memset(&miss, 0, sizeof(miss));
     miss.resv_holder = SKV__NONE;
-    P->s->stamp++; /* as skv__pass_place: no agent is marked taken yet */
+    if (x->one_per_agent) /* as skv__pass_place: no agent taken yet */
+        P->s->stamp++;
     kview(&kv, P->s, x, 0);
     return candidate(P, si, 0, &kv, ai, &miss) != SKV_SCHED_SCORE_REJECT;
 }
