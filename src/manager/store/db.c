@@ -2,11 +2,14 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include "db_impl.h"
 #include "skv_internal.h"
+#include "state_cache.h"
 
 void skv__db_close(skv__db *db)
 {
-    if (db)
-        db->ops->close(db);
+    if (!db)
+        return;
+    skv__free(db->states);
+    db->ops->close(db);
 }
 
 skv__db_kind skv__db_kind_of(const skv__db *db)
@@ -24,8 +27,10 @@ int skv__db_begin(skv__db *db, skv_error *err)
     int rc = db->ops->begin(db, err);
     if (rc || !db->on_begin)
         return rc;
-    if ((rc = db->on_begin(db, db->on_begin_arg, err)))
+    if ((rc = db->on_begin(db, db->on_begin_arg, err))) {
         db->ops->rollback(db);
+        skv__mgr_store_state_forget(db);   /* deposed: others write now */
+    }
     return rc;
 }
 
@@ -33,16 +38,21 @@ void skv__db_on_begin(skv__db *db, skv__db_begin_hook fn, void *arg)
 {
     db->on_begin = fn;
     db->on_begin_arg = arg;
+    skv__mgr_store_state_forget(db);   /* a new leader: read afresh */
 }
 
 int skv__db_commit(skv__db *db, skv_error *err)
 {
-    return db->ops->commit(db, err);
+    int rc = db->ops->commit(db, err);
+    if (rc)    /* the engine rolled back */
+        skv__mgr_store_state_forget(db);
+    return rc;
 }
 
 void skv__db_rollback(skv__db *db)
 {
     db->ops->rollback(db);
+    skv__mgr_store_state_forget(db);
 }
 
 bool skv__db_in_transaction(skv__db *db)
