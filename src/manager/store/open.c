@@ -35,6 +35,12 @@ static int pragmas(skv__db *db, skv_error *err)
      * is; durability is the WAL's and is unchanged. */
     if (!rc)
         rc = skv__db_exec(db, "PRAGMA temp_store=MEMORY", err);
+    /* Checkpoint every 4,000 WAL pages (16 MiB) instead of 1,000: the
+     * same hot index pages are copied back once per checkpoint, and each
+     * checkpoint ends in an fdatasync (together ~4 % of the manager's CPU
+     * at the default). Commits stay as durable: they are in the WAL. */
+    if (!rc)
+        rc = skv__db_exec(db, "PRAGMA wal_autocheckpoint=4000", err);
     return rc;
 }
 
