@@ -17,9 +17,15 @@ skv__db_kind skv__db_kind_of(const skv__db *db)
     return db->ops->kind;
 }
 
+/* A failed statement may have ended the transaction (SQLite rolls back
+ * by itself on some errors; PostgreSQL aborts it): the state cache
+ * forgets, as after any rollback. */
 int skv__db_exec(skv__db *db, const char *sql, skv_error *err)
 {
-    return db->ops->exec(db, sql, err);
+    int rc = db->ops->exec(db, sql, err);
+    if (rc < 0)
+        skv__mgr_store_state_forget(db);
+    return rc;
 }
 
 int skv__db_begin(skv__db *db, skv_error *err)
@@ -119,7 +125,10 @@ int skv__db_step(skv__db_stmt *st, skv_error *err)
 {
     if (st->bind_rc)
         return skv__err(err, st->bind_rc, "manager database: bind failed");
-    return st->db->ops->step(st, err);
+    int rc = st->db->ops->step(st, err);
+    if (rc < 0)
+        skv__mgr_store_state_forget(st->db);   /* as in skv__db_exec */
+    return rc;
 }
 
 int64_t skv__db_column_int64(skv__db_stmt *st, int col)

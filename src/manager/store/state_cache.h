@@ -6,9 +6,11 @@
  * connection's own uncommitted writes included, and stays right because
  * the store is the only writer of sessions.status (the one UPDATE in
  * sessions.c notes every change here) and every way a write can be undone
- * forgets it: a rollback, a failed commit, a ROLLBACK TO of a batch's unit
- * and a new leader's fence (db.c, tx.c) bump the connection's epoch, and
- * an entry of an older epoch reads as a miss, i.e. from the database.
+ * forgets it: a rollback, a failed commit, a ROLLBACK TO of a batch's or
+ * an admin change's unit, a failed statement (which may have ended the
+ * transaction) and a new leader's fence (db.c, tx.c, admin_tx.c) bump the
+ * connection's epoch, and an entry of an older epoch reads as a miss,
+ * i.e. from the database.
  * Direct-mapped and fixed-size: bounded memory, a collision is a miss.
  * SPDX-License-Identifier: Apache-2.0 */
 #ifndef SKV_MANAGER_STORE_STATE_CACHE_H
