@@ -535,8 +535,55 @@ START_TEST(test_migrate_unversioned_db)
     ck_assert_int_eq(query_int("SELECT count(*) FROM auth_nonces"), nonces);
     ck_assert_int_eq(query_int("SELECT count(*) FROM users"), 1);
     ck_assert_int_eq(query_int("SELECT count(*) FROM schema_version WHERE "
-                               "component IN ('core','nonces','suspects','net') "
-                               "AND version = 1"), 4);
+                               "component IN ('nonces','suspects','net') "
+                               "AND version = 1"), 3);
+    ck_assert_int_eq(query_int("SELECT version FROM schema_version WHERE "
+                               "component = 'core'"), 2);
+    ck_assert_int_eq(skv_manager_check(dir, NULL, NULL), 0);
+}
+END_TEST
+
+/* core step 2: a database whose session_history still has AUTOINCREMENT
+ * (core at version 1) opens with every history row and id kept, and new
+ * rows still get larger ids. */
+START_TEST(test_migrate_history_v2)
+{
+    populate(3);
+    exec_sql("manager.db", "CREATE TABLE h1(id INTEGER PRIMARY KEY "
+             "AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES sessions(id)"
+             " ON DELETE CASCADE, status TEXT NOT NULL, ts_ms INTEGER NOT "
+             "NULL, reason TEXT); INSERT INTO h1 SELECT * FROM "
+             "session_history; DROP TABLE session_history; ALTER TABLE h1 "
+             "RENAME TO session_history; CREATE INDEX history_session ON "
+             "session_history(session_id); UPDATE schema_version SET "
+             "version = 1 WHERE component = 'core'");
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sqlite_master WHERE "
+                               "name = 'session_history' AND sql LIKE "
+                               "'%AUTOINCREMENT%'"), 1);
+    int64_t n = query_int("SELECT count(*) FROM session_history");
+    int64_t sum = query_int("SELECT sum(id * 7 + ts_ms) FROM "
+                            "session_history");
+    int64_t top = query_int("SELECT max(id) FROM session_history");
+    ck_assert_int_gt(n, 0);
+    skv_manager *m = open_ok(T0 + 20);
+    cred c;
+    admin_cred(&c);
+    submit_ok(m, &c, T0 + 21);
+    skv_manager_free(m);
+    ck_assert_int_eq(query_int("SELECT version FROM schema_version WHERE "
+                               "component = 'core'"), 2);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sqlite_master WHERE "
+                               "name = 'session_history' AND sql LIKE "
+                               "'%AUTOINCREMENT%'"), 0);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM session_history"),
+                     n + 1);
+    ck_assert_int_eq(query_int("SELECT sum(id * 7 + ts_ms) FROM "
+                               "session_history WHERE ts_ms < 1700000000021"),
+                     sum);
+    ck_assert_int_gt(query_int("SELECT min(id) FROM session_history WHERE "
+                               "ts_ms = 1700000000021"), top);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sqlite_master WHERE "
+                               "name = 'history_session'"), 1);
     ck_assert_int_eq(skv_manager_check(dir, NULL, NULL), 0);
 }
 END_TEST
@@ -663,6 +710,7 @@ Suite *skv_test_suite_store(void)
     tcase_add_test(tc, test_nonces_pruned);
     tcase_add_test(tc, test_verifier_remember);
     tcase_add_test(tc, test_migrate_unversioned_db);
+    tcase_add_test(tc, test_migrate_history_v2);
     tcase_add_test(tc, test_migrate_newer_refused);
     tcase_add_test(tc, test_migrate_steps);
     suite_add_tcase(s, tc);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "admin_sql.h"
+#include "state_cache.h"
 
 int skv__mgr_store_admin_savepoint(skv__db *db, skv_error *err)
 {
@@ -23,6 +24,7 @@ void skv__mgr_store_admin_rollback_to(skv__db *db)
 {
     /* Nothing to report: either the savepoint goes or the caller's
      * transaction fails at its COMMIT. */
+    skv__mgr_store_state_forget(db);
     if (!skv__db_exec(db, "ROLLBACK TO SAVEPOINT skv_admin", NULL))
         skv__db_exec(db, "RELEASE SAVEPOINT skv_admin", NULL);
 }

@@ -2,11 +2,14 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include "db_impl.h"
 #include "skv_internal.h"
+#include "state_cache.h"
 
 void skv__db_close(skv__db *db)
 {
-    if (db)
-        db->ops->close(db);
+    if (!db)
+        return;
+    skv__free(db->states);
+    db->ops->close(db);
 }
 
 skv__db_kind skv__db_kind_of(const skv__db *db)
@@ -14,9 +17,15 @@ skv__db_kind skv__db_kind_of(const skv__db *db)
     return db->ops->kind;
 }
 
+/* A failed statement may have ended the transaction (SQLite rolls back
+ * by itself on some errors; PostgreSQL aborts it): the state cache
+ * forgets, as after any rollback. */
 int skv__db_exec(skv__db *db, const char *sql, skv_error *err)
 {
-    return db->ops->exec(db, sql, err);
+    int rc = db->ops->exec(db, sql, err);
+    if (rc < 0)
+        skv__mgr_store_state_forget(db);
+    return rc;
 }
 
 int skv__db_begin(skv__db *db, skv_error *err)
@@ -24,8 +33,10 @@ int skv__db_begin(skv__db *db, skv_error *err)
     int rc = db->ops->begin(db, err);
     if (rc || !db->on_begin)
         return rc;
-    if ((rc = db->on_begin(db, db->on_begin_arg, err)))
+    if ((rc = db->on_begin(db, db->on_begin_arg, err))) {
         db->ops->rollback(db);
+        skv__mgr_store_state_forget(db);   /* deposed: others write now */
+    }
     return rc;
 }
 
@@ -33,16 +44,21 @@ void skv__db_on_begin(skv__db *db, skv__db_begin_hook fn, void *arg)
 {
     db->on_begin = fn;
     db->on_begin_arg = arg;
+    skv__mgr_store_state_forget(db);   /* a new leader: read afresh */
 }
 
 int skv__db_commit(skv__db *db, skv_error *err)
 {
-    return db->ops->commit(db, err);
+    int rc = db->ops->commit(db, err);
+    if (rc)    /* the engine rolled back */
+        skv__mgr_store_state_forget(db);
+    return rc;
 }
 
 void skv__db_rollback(skv__db *db)
 {
     db->ops->rollback(db);
+    skv__mgr_store_state_forget(db);
 }
 
 bool skv__db_in_transaction(skv__db *db)
@@ -109,7 +125,10 @@ int skv__db_step(skv__db_stmt *st, skv_error *err)
 {
     if (st->bind_rc)
         return skv__err(err, st->bind_rc, "manager database: bind failed");
-    return st->db->ops->step(st, err);
+    int rc = st->db->ops->step(st, err);
+    if (rc < 0)
+        skv__mgr_store_state_forget(st->db);   /* as in skv__db_exec */
+    return rc;
 }
 
 int64_t skv__db_column_int64(skv__db_stmt *st, int col)

@@ -37,6 +37,10 @@ struct skv__db {
     const skv__db_ops *ops;
     skv__db_begin_hook on_begin;  /* NULL: none (db.h) */
     void *on_begin_arg;
+    /* The session-state cache (state_cache.h) and its validity: bumped by
+     * every rollback, failed commit and fence, all in db.c / tx.c. */
+    struct skv__state_cache *states;
+    uint64_t epoch;
 };
 
 struct skv__db_stmt {

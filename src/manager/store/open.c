@@ -27,6 +27,20 @@ static int pragmas(skv__db *db, skv_error *err)
         rc = skv__db_exec(db, "PRAGMA foreign_keys=ON", err);
     if (!rc)
         rc = skv__db_exec(db, "PRAGMA synchronous=NORMAL", err);
+    /* Every state change of a batch is a savepoint, and SQLite keeps the
+     * pages a savepoint may have to restore in a sub-journal: in a temp
+     * file past 64 KiB by default, i.e. a pwrite per first touch of a
+     * page in each unit (~12 % of the manager's CPU at 1,000 agents).
+     * The sub-journal lives only until the batch commits, so memory it
+     * is; durability is the WAL's and is unchanged. */
+    if (!rc)
+        rc = skv__db_exec(db, "PRAGMA temp_store=MEMORY", err);
+    /* Checkpoint every 4,000 WAL pages (16 MiB) instead of 1,000: the
+     * same hot index pages are copied back once per checkpoint, and each
+     * checkpoint ends in an fdatasync (together ~4 % of the manager's CPU
+     * at the default). Commits stay as durable: they are in the WAL. */
+    if (!rc)
+        rc = skv__db_exec(db, "PRAGMA wal_autocheckpoint=4000", err);
     return rc;
 }
 

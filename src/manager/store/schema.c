@@ -118,8 +118,32 @@ static const char vfolders_v1_sqlite[] =
     "CREATE INDEX IF NOT EXISTS vfolder_mounts_folder"
     " ON vfolder_mounts(folder_id);";
 
+/* History ids need only grow within a session (the reader orders a
+ * session's rows by id), which a plain rowid does: a new row gets the
+ * largest id + 1, and rows only go with their session. AUTOINCREMENT
+ * added a write to sqlite_sequence to each of the ~5 history rows of
+ * every session. SQLite cannot drop it in place, so the table is rebuilt
+ * with its rows and ids (issue 14). */
+static const char core_v2_sqlite[] =
+    "CREATE TABLE session_history_v2("
+    " id INTEGER PRIMARY KEY,"
+    " session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+    " status TEXT NOT NULL, ts_ms INTEGER NOT NULL, reason TEXT);"
+    "INSERT INTO session_history_v2(id, session_id, status, ts_ms, reason)"
+    " SELECT id, session_id, status, ts_ms, reason FROM session_history;"
+    "DROP TABLE session_history;"
+    "ALTER TABLE session_history_v2 RENAME TO session_history;"
+    "CREATE INDEX history_session ON session_history(session_id);";
+
+/* PostgreSQL's BIGSERIAL has no such extra write: nothing to change; the
+ * step only records the version (the index exists since step 1). */
+static const char core_v2_pg[] =
+    "CREATE INDEX IF NOT EXISTS history_session"
+    " ON session_history(session_id)";
+
 static const skv__mgr_migration core[] = {
     {1, core_v1_sqlite, skv__mgr_store_core_v1_pg},
+    {2, core_v2_sqlite, core_v2_pg},
 };
 
 static const skv__mgr_migration nonces[] = {

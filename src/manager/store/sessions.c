@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
+#include "state_cache.h"
 #include "store_int.h"
 
 int skv__mgr_store_history_add(skv__db *db, const char *sid,
@@ -28,6 +29,14 @@ static bool final_name(const char *s)
 {
     return !strcmp(s, "TERMINATED") || !strcmp(s, "CANCELLED") ||
            !strcmp(s, "ERROR");
+}
+
+/* The row now says status: what the cache returns until it is undone. */
+static void note_state(skv__db *db, const char *sid, const char *status)
+{
+    skv_manager_session_state s;
+    if (!skv_manager_session_state_parse(&s, status, NULL))
+        skv__mgr_store_state_note(db, sid, s);
 }
 
 /* started_ms is set once, at the first RUNNING; finished_ms at every
@@ -59,6 +68,8 @@ int skv__mgr_store_session_status(skv__db *db, const char *sid,
         rc = skv__err(err, SKV_ENOENT, "no session '%s'", sid);
     skv__db_done(st);
     if (!rc)
+        note_state(db, sid, status);
+    if (!rc)
         rc = skv__mgr_store_history_add(db, sid, status, reason, now_ms, err);
     return rc;
 }
@@ -67,12 +78,17 @@ int skv__mgr_store_session_state(skv__db *db, const char *sid,
                                  skv_manager_session_state *out,
                                  skv_error *err)
 {
+    if (skv__mgr_store_state_cached(db, sid, out))
+        return 0;
     char name[32];
     int rc = skv__mgr_store_text1(db, "SELECT status FROM sessions WHERE "
                                   "id=?", SKV__ARGS(sid), name, sizeof name,
                                   err);
-    if (rc == SKV__DB_ROW)
-        return skv_manager_session_state_parse(out, name, err);
+    if (rc == SKV__DB_ROW && !(rc = skv_manager_session_state_parse(out, name,
+                                                                   err))) {
+        skv__mgr_store_state_note(db, sid, *out);
+        return 0;
+    }
     return rc < 0 ? rc : skv__err(err, SKV_ENOENT, "no session '%s'", sid);
 }
 

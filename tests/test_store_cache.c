@@ -1,0 +1,226 @@
+/* The store's session-state cache (src/manager/store/state_cache.h): it
+ * must say what a SELECT on the same connection says, whatever undid a
+ * write: a rolled-back transaction, a batch unit's ROLLBACK TO, a commit
+ * the engine refused, a new leader's fence; and a reopened store reads
+ * the database, not what an earlier process remembered.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../src/manager/store/schema.h"
+#include "../src/manager/store/state_cache.h"
+#include "../src/manager/store/store.h"
+#include "skv_test.h"
+
+#define SID "s-cache-1"
+
+static char dir[64], path[96];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/skv-scache-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/m.db", dir);
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A connection to the test's file with the manager's schema. */
+static skv__db *open_db(void)
+{
+    sqlite3 *h = NULL;
+    ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE |
+                                     SQLITE_OPEN_CREATE, NULL), SQLITE_OK);
+    skv__db *db = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_wrap_sqlite(h, &db, &e), &e);
+    SKV_CK_OK(skv__db_exec(db, "PRAGMA foreign_keys=ON", &e), &e);
+    SKV_CK_OK(skv__mgr_store_schema(db, &e), &e);
+    return db;
+}
+
+static void add_session(skv__db *db, const char *sid)
+{
+    char sql[512];
+    skv_error e = SKV_ERROR_INIT;
+    snprintf(sql, sizeof sql, "INSERT INTO sessions(id, owner, domain, "
+             "project, resource_group, session_type, cluster_mode, "
+             "cluster_size, image, spec, status, created_ms) VALUES('%s', "
+             "'u', 'd', 'p', 'g', 'batch', 'single-node', 1, 'i', x'00', "
+             "'PENDING', 1)", sid);
+    SKV_CK_OK(skv__db_exec(db, sql, &e), &e);
+}
+
+static skv_manager_session_state state(skv__db *db, const char *sid)
+{
+    skv_manager_session_state s = SKV_SESSION_ERROR;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__mgr_store_session_state(db, sid, &s, &e), &e);
+    return s;
+}
+
+static void set(skv__db *db, const char *sid, const char *status)
+{
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__mgr_store_session_status(db, sid, status, "test", 5, &e),
+              &e);
+}
+
+static uint64_t hits(skv__db *db)
+{
+    uint64_t h = 0, m = 0;
+    skv__mgr_store_state_stats(db, &h, &m);
+    return h;
+}
+
+/* The write is served from memory, and a rollback of the transaction
+ * that made it is not. */
+START_TEST(test_cache_rollback)
+{
+    skv__db *db = open_db();
+    skv_error e = SKV_ERROR_INIT;
+    add_session(db, SID);
+    ck_assert_int_eq(state(db, SID), SKV_SESSION_PENDING);
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    set(db, SID, "RUNNING");
+    uint64_t h = hits(db);
+    ck_assert_int_eq(state(db, SID), SKV_SESSION_RUNNING);
+    ck_assert_uint_eq(hits(db), h + 1);    /* no SELECT */
+    skv__db_rollback(db);
+    ck_assert_int_eq(state(db, SID), SKV_SESSION_PENDING);
+    /* Committed: served from memory again. */
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    set(db, SID, "SCHEDULED");
+    SKV_CK_OK(skv__db_commit(db, &e), &e);
+    h = hits(db);
+    ck_assert_int_eq(state(db, SID), SKV_SESSION_SCHEDULED);
+    ck_assert_uint_eq(hits(db), h + 1);
+    /* No such session: not cached as anything. */
+    skv_manager_session_state s;
+    ck_assert_int_eq(skv__mgr_store_session_state(db, "s-none", &s, &e),
+                     SKV_ENOENT);
+    ck_assert_int_eq(skv__mgr_store_session_status(db, "s-none", "RUNNING",
+                                                   NULL, 5, &e), SKV_ENOENT);
+    ck_assert_int_eq(skv__mgr_store_session_state(db, "s-none", &s, &e),
+                     SKV_ENOENT);
+    skv__db_close(db);
+}
+END_TEST
+
+/* A failed unit of a batch (ROLLBACK TO its savepoint) undoes its state
+ * change, and the batch's other units keep theirs. */
+START_TEST(test_cache_unit_rollback)
+{
+    skv__db *db = open_db();
+    skv_error e = SKV_ERROR_INIT;
+    add_session(db, SID);
+    add_session(db, "s-cache-2");
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    SKV_CK_OK(skv__mgr_store_savepoint(db, &e), &e);
+    set(db, "s-cache-2", "SCHEDULED");
+    SKV_CK_OK(skv__mgr_store_release(db, &e), &e);
+    SKV_CK_OK(skv__mgr_store_savepoint(db, &e), &e);
+    set(db, SID, "RUNNING");
+    ck_assert_int_eq(state(db, SID), SKV_SESSION_RUNNING);
+    skv__mgr_store_rollback_to(db);
+    ck_assert_int_eq(state(db, SID), SKV_SESSION_PENDING);
+    ck_assert_int_eq(state(db, "s-cache-2"), SKV_SESSION_SCHEDULED);
+    SKV_CK_OK(skv__db_commit(db, &e), &e);
+    ck_assert_int_eq(state(db, SID), SKV_SESSION_PENDING);
+    ck_assert_int_eq(state(db, "s-cache-2"), SKV_SESSION_SCHEDULED);
+    skv__db_close(db);
+}
+END_TEST
+
+/* The engine refuses the commit (a foreign key checked at commit): the
+ * whole batch is gone, its state changes with it. */
+START_TEST(test_cache_failed_commit)
+{
+    skv__db *db = open_db();
+    skv_error e = SKV_ERROR_INIT;
+    add_session(db, SID);
+    ck_assert_int_eq(state(db, SID), SKV_SESSION_PENDING);
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    SKV_CK_OK(skv__db_exec(db, "PRAGMA defer_foreign_keys=ON", &e), &e);
+    set(db, SID, "RUNNING");
+    SKV_CK_OK(skv__mgr_store_history_add(db, "s-nobody", "RUNNING", NULL, 5,
+                                         &e), &e);
+    ck_assert_int_eq(state(db, SID), SKV_SESSION_RUNNING);
+    ck_assert_int_lt(skv__db_commit(db, &e), 0);
+    ck_assert(!skv__db_in_transaction(db));
+    ck_assert_int_eq(state(db, SID), SKV_SESSION_PENDING);
+    skv__db_close(db);
+}
+END_TEST
+
+static int fence_ok(skv__db *db, void *arg, skv_error *err)
+{
+    (void)db, (void)arg, (void)err;
+    return 0;
+}
+
+static void other_writer(const char *status)
+{
+    sqlite3 *h = NULL;
+    char sql[160];
+    ck_assert_int_eq(sqlite3_open(path, &h), SQLITE_OK);
+    snprintf(sql, sizeof sql, "UPDATE sessions SET status='%s' WHERE id='"
+             SID "'", status);
+    ck_assert_int_eq(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+}
+
+/* What another writer changed is read once this connection becomes the
+ * leader (its fence is installed), and after a reopen (a restart). */
+START_TEST(test_cache_fence_and_reopen)
+{
+    skv__db *db = open_db();
+    add_session(db, SID);
+    set(db, SID, "RUNNING");
+    other_writer("TERMINATING");     /* a leader elsewhere meanwhile */
+    ck_assert_int_eq(state(db, SID), SKV_SESSION_RUNNING);   /* stale */
+    skv__db_on_begin(db, fence_ok, NULL);
+    ck_assert_int_eq(state(db, SID), SKV_SESSION_TERMINATING);
+    skv__db_close(db);
+    other_writer("ERROR");
+    db = open_db();
+    ck_assert_int_eq(state(db, SID), SKV_SESSION_ERROR);
+    skv__db_close(db);
+}
+END_TEST
+
+/* Ids the cache does not keep (too long) still read right. */
+START_TEST(test_cache_long_id)
+{
+    skv__db *db = open_db();
+    char sid[200];
+    memset(sid, 'x', sizeof sid - 1);
+    sid[sizeof sid - 1] = '\0';
+    add_session(db, sid);
+    set(db, sid, "SCHEDULED");
+    ck_assert_int_eq(state(db, sid), SKV_SESSION_SCHEDULED);
+    skv__db_close(db);
+}
+END_TEST
+
+Suite *skv_test_suite_store_cache(void);
+Suite *skv_test_suite_store_cache(void)
+{
+    Suite *s = suite_create("store_cache");
+    TCase *tc = tcase_create("store_cache");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_cache_rollback);
+    tcase_add_test(tc, test_cache_unit_rollback);
+    tcase_add_test(tc, test_cache_failed_commit);
+    tcase_add_test(tc, test_cache_fence_and_reopen);
+    tcase_add_test(tc, test_cache_long_id);
+    suite_add_tcase(s, tc);
+    return s;
+}
