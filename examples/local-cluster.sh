@@ -70,8 +70,16 @@ KEY=$LIB/manager/admin.key
 
 cli() { "$BIN/sokovan" "${CLI_ARGS[@]}" --key-file "$KEY" "$@"; }
 
-# The daemon removes its pid file as it exits: read it once, quietly.
-alive() { local p; p=$(cat "$1" 2>/dev/null) && kill -0 "$p" 2>/dev/null; }
+# The daemon removes its pid file as it exits: read it once, quietly. The
+# pid counts only while it is a live (not zombie) process started with this
+# very pid file, so a stale file whose pid was reused (a reboot, a kill -9)
+# never makes stop signal another program or another cluster.
+alive() {
+    local p
+    p=$(cat "$1" 2>/dev/null) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null || return 1
+    [ "$(sed 's/.*) //; s/ .*//' "/proc/$p/stat" 2>/dev/null)" != Z ] || return 1
+    tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -qxF -- "$1"
+}
 
 stop_one() {
     local pidfile=$1 name=$2 i
@@ -89,10 +97,14 @@ stop_one() {
 end_sessions() {
     local ids i
     alive "$MGR_PID" && alive "$AGENT_PID" && [ -f "$KEY" ] || return 0
-    ids=$(cli ps | awk 'NR > 1 { print $1 }')
-    for i in $ids; do cli terminate "$i" --force >/dev/null; done
+    ids=$(cli ps | awk 'NR > 1 { print $1 }') || {
+        echo "local-cluster: cannot list the sessions; their containers may stay under $RUN/agent-agent1" >&2
+        return 1
+    }
+    for i in $ids; do cli terminate "$i" --force >/dev/null || true; done
     for i in $(seq 1 300); do
-        [ -z "$(cli ps | awk 'NR > 1 { print $1 }')" ] && return 0
+        ids=$(cli ps | awk 'NR > 1 { print $1 }') || return 1
+        [ -z "$ids" ] && return 0
         sleep 0.1
     done
     echo "local-cluster: sessions still active after 30 s:" >&2
@@ -104,10 +116,11 @@ if [ "$action" = stop ]; then
     if alive "$AGENT_PID" && ! alive "$MGR_PID"; then
         echo "local-cluster: the manager is down, so the agent's sessions cannot be ended; their containers stay under $RUN/agent-agent1" >&2
     fi
-    end_sessions
-    stop_one "$AGENT_PID" sokovan-agent
-    stop_one "$MGR_PID" sokovan-manager
-    exit 0
+    rc=0
+    end_sessions || rc=1
+    stop_one "$AGENT_PID" sokovan-agent || rc=1
+    stop_one "$MGR_PID" sokovan-manager || rc=1
+    exit $rc
 fi
 
 if [ "$(id -u)" != 0 ]; then

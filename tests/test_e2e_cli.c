@@ -753,7 +753,7 @@ static void demo_teardown(void)
         snprintf(p, sizeof(p), "%s/run", dir);
         if (access(p, F_OK) == 0) {
             snprintf(p, sizeof(p), "cd %s && SOKOVAN_DEMO_DIR=%s bash "
-                     "examples/local-cluster.sh stop %s >/dev/null 2>&1",
+                     "examples/local-cluster.sh stop %s >/dev/null",
                      getenv("SKV_TEST_SRC_DIR") ? getenv("SKV_TEST_SRC_DIR")
                      : ".", dir, build);
             if (system(p) != 0)
