@@ -329,6 +329,9 @@ deps:
 
 # The main job: a local cluster (manager + one agent) on the built-in
 # defaults, a busybox image, and a demo session run through the CLI.
+# SOKOVAN_DEMO_DIR=DIR (environment or `make demo SOKOVAN_DEMO_DIR=DIR`; make
+# passes both to the script) keeps the whole cluster under DIR; demo-stop
+# takes the same DIR (docs/cli.md, "The demo cluster").
 SHARED := $(CURDIR)/../shared/data
 demo: all
 	bash examples/local-cluster.sh $(BUILD)
