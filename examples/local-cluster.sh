@@ -38,14 +38,18 @@ check_dir() {
     case $DIR in
         *[[:space:],=:\;]*) die "SOKOVAN_DEMO_DIR '$DIR' has a space, ',', '=', ':' or ';', which the daemons' list flags would split" ;;
     esac
+    # sun_path holds 107 bytes and a NUL
+    [ ${#DIR} -le 90 ] || die "SOKOVAN_DEMO_DIR '$DIR' is too long for the manager's Unix socket (at most 90 characters)"
     [ "$action" = stop ] && { [ -d "$DIR" ] || die "SOKOVAN_DEMO_DIR '$DIR' does not exist: no cluster to stop"; return 0; }
     mkdir -p "$DIR" 2>/dev/null || die "cannot create SOKOVAN_DEMO_DIR '$DIR'"
     local probe="$DIR/.local-cluster-probe.$$"
     ( : >"$probe" ) 2>/dev/null || die "SOKOVAN_DEMO_DIR '$DIR' is not writable"
     rm -f "$probe"
-    # sun_path holds 107 bytes and a NUL
-    [ ${#DIR} -le 90 ] || die "SOKOVAN_DEMO_DIR '$DIR' is too long for the manager's Unix socket (at most 90 characters)"
 }
+
+if [ "$action" = start ] && [ "$(id -u)" != 0 ]; then
+    die "the agent runs containers (namespaces, cgroups): run as root"
+fi
 
 MGR_ARGS=()
 AGENT_ARGS=()
@@ -123,9 +127,6 @@ if [ "$action" = stop ]; then
     exit $rc
 fi
 
-if [ "$(id -u)" != 0 ]; then
-    die "the agent runs containers (namespaces, cgroups): run as root"
-fi
 mkdir -p "$RUN"
 
 # A busybox image: the static busybox from Debian plus its applet links,

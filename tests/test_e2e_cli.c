@@ -689,6 +689,10 @@ START_TEST(test_e2e_cli_demo)
     ck_assert_int_ne(access("skv-demo-relative", F_OK), 0);
     demo_refused("/proc/sys", "is not writable");
     demo_refused("/proc/skv-demo", "cannot create");
+    char longdir[PATH_MAX];
+    snprintf(longdir, sizeof(longdir), "%s/%0100d", g.root, 0);
+    demo_refused(longdir, "too long for the manager's Unix socket");
+    ck_assert_int_ne(access(longdir, F_OK), 0);
     char netns0[2048], netns1[2048], out[1024];
     demo_netns(netns0, sizeof(netns0));
     snprintf(marker, sizeof(marker), "%s/marker", g.root);
