@@ -518,9 +518,9 @@ static void demo_paths(char *dir, size_t dcap, char *build, size_t bcap)
  * (the Makefile passes the variable through); collect it with cli_wait. */
 static void demo_start(cli_run *r, const char *dir, const char *action)
 {
-    char dir_env[PATH_MAX + 32], dirv[PATH_MAX], build[PATH_MAX];
+    char dir_env[PATH_MAX + 32], unused[PATH_MAX], build[PATH_MAX];
     const char *src = getenv("SKV_TEST_SRC_DIR");
-    demo_paths(dirv, sizeof(dirv), build, sizeof(build));
+    demo_paths(unused, sizeof(unused), build, sizeof(build));
     snprintf(dir_env, sizeof(dir_env), "SOKOVAN_DEMO_DIR=%s", dir);
     char *envp[] = {dir_env, "HOME=/nonexistent",
                     "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
@@ -734,6 +734,12 @@ START_TEST(test_e2e_cli_demo)
     ck_assert_str_eq(netns1, netns0);
     demo_outside(marker, out, sizeof(out));
     ck_assert_msg(!out[0], "written outside %s: %s", dir, out);
+    /* under the sanitizers: the daemons exited without a report */
+    char cmd[PATH_MAX + 96];
+    snprintf(cmd, sizeof(cmd), "grep -h -m3 -e 'Sanitizer' -e 'runtime error:' "
+             "%s/run/manager.log %s/run/agent1.log", dir, dir);
+    skv_test_sh_output(cmd, out, sizeof(out));
+    ck_assert_msg(!out[0], "the demo's daemons: %s", out);
 }
 END_TEST
 
