@@ -51,6 +51,9 @@ DEB_PACKAGES := build-essential pkg-config libuv1-dev libsqlite3-dev \
 	check hwloc runc iproute2 procps python3 busybox-static tar \
 	python3-venv python3-setuptools python3-wheel-whl python3-websocket \
 	python3-websockets wrk openssl golang-go mmdebstrap openssh-client
+# make fuzz (tests/fuzz/run.sh): clang and its libFuzzer/sanitizer runtimes,
+# only a recommendation of clang-14, which deps does not install
+DEB_PACKAGES += clang libclang-rt-14-dev
 
 LIB_PKGS := msgpack hwloc libcap libseccomp sqlite3 libsodium libarchive libmnl libnftables libssl libcrypto libbtrfsutil libpq
 LIB_LIBS := -lnuma -ldl -lpthread -lm
@@ -329,6 +332,9 @@ deps:
 
 # The main job: a local cluster (manager + one agent) on the built-in
 # defaults, a busybox image, and a demo session run through the CLI.
+# SOKOVAN_DEMO_DIR=DIR (environment or `make demo SOKOVAN_DEMO_DIR=DIR`; make
+# passes both to the script) keeps the whole cluster under DIR; demo-stop
+# takes the same DIR (docs/cli.md, "The demo cluster").
 SHARED := $(CURDIR)/../shared/data
 demo: all
 	bash examples/local-cluster.sh $(BUILD)

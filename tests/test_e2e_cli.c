@@ -7,6 +7,7 @@
  * (make progs); otherwise every test says why it is skipped.
  * SPDX-License-Identifier: Apache-2.0 */
 #include "e2e_cli_fixture.h"
+#include "e2e_demo.h"
 
 static void sessions_all(skv_client *cl, skv_proto_session_list_reply *rep)
 {
@@ -500,6 +501,281 @@ START_TEST(test_e2e_cli_sched_plugins)
 }
 END_TEST
 
+/* ---- the README's demo ---------------------------------------------------- */
+
+/* The demo's state directory (<scratch>/demo) and the build directory the
+ * daemons came from (the parent of bin/); computed alike in the test and
+ * in the teardown, which runs in another process. */
+static void demo_paths(char *dir, size_t dcap, char *build, size_t bcap)
+{
+    snprintf(dir, dcap, "%s/demo", g.root);
+    snprintf(build, bcap, "%.*s", (int)(strrchr(g.bin, '/') ?
+             strrchr(g.bin, '/') - g.bin : 0), g.bin);
+}
+
+/* Start `bash examples/local-cluster.sh [stop] BUILD` from the source root
+ * with SOKOVAN_DEMO_DIR=dir, as a user runs `make demo` / `make demo-stop`
+ * (the Makefile passes the variable through); collect it with cli_wait. */
+static void demo_start(cli_run *r, const char *dir, const char *action)
+{
+    char dir_env[PATH_MAX + 32], unused[PATH_MAX], build[PATH_MAX];
+    const char *src = getenv("SKV_TEST_SRC_DIR");
+    demo_paths(unused, sizeof(unused), build, sizeof(build));
+    snprintf(dir_env, sizeof(dir_env), "SOKOVAN_DEMO_DIR=%s", dir);
+    char *envp[] = {dir_env, "HOME=/nonexistent",
+                    "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+    char *argv[] = {"/bin/bash", "examples/local-cluster.sh",
+                    (char *)action, build, NULL};
+    if (!action[0]) {
+        argv[2] = build;
+        argv[3] = NULL;
+    }
+    char to[] = "/tmp/skv-e2e-demo-out-XXXXXX", te[] = "/tmp/skv-e2e-demo-XXXXXX";
+    r->fo = mkstemp(to);
+    r->fe = mkstemp(te);
+    ck_assert(r->fo >= 0 && r->fe >= 0);
+    unlink(to);
+    unlink(te);
+    r->pid = fork();
+    ck_assert_int_ge(r->pid, 0);
+    if (r->pid == 0) {
+        if (chdir(src ? src : ".") < 0)
+            _exit(127);
+        dup2(r->fo, 1);
+        dup2(r->fe, 2);
+        execve(argv[0], argv, envp);
+        _exit(127);
+    }
+}
+
+static void demo_run(cli_run *r, const char *dir, const char *action)
+{
+    demo_start(r, dir, action);
+    cli_wait(r);
+}
+
+/* A bad SOKOVAN_DEMO_DIR is refused with a clear error (the caller checks
+ * that nothing was created). */
+static void demo_refused(const char *dir, const char *message)
+{
+    cli_run r;
+    demo_run(&r, dir, "");
+    ck_assert_msg(r.status == 1 && strstr(r.err, message),
+                  "SOKOVAN_DEMO_DIR=%s: exit %d, stderr: %s", dir, r.status,
+                  r.err);
+}
+
+/* The words of the line of out that starts with sid (ps's row). */
+static int demo_row(const char *out, const char *sid, char w[10][96])
+{
+    const char *l = strstr(out, sid);
+    while (l && l != out && l[-1] != '\n')
+        l = strstr(l + 1, sid);
+    if (!l)
+        return 0;
+    char line[1024];
+    snprintf(line, sizeof(line), "%.*s", (int)strcspn(l, "\n"), l);
+    int n = 0;
+    for (char *sp, *t = strtok_r(line, " ", &sp); t && n < 10;
+         t = strtok_r(NULL, " ", &sp))
+        snprintf(w[n++], 96, "%s", t);
+    return n;
+}
+
+/* What the demo printed is what the README shows: the session's lines
+ * and its `ps --all` row, TERMINATED with exit 0 and a whole mock GPU.
+ * Returns the session id in sid. */
+static void demo_output_ok(const cli_run *r, const char *dir, char *sid)
+{
+    const char *hello = "hello from main1 in session ";
+    const char *h = strstr(r->out, hello);
+    ck_assert_msg(h, "no hello line in the demo's output:\n%s", r->out);
+    snprintf(sid, E2E_ID_MAX, "%.*s",
+             (int)strspn(h + strlen(hello), "s-0123456789abcdef"),
+             h + strlen(hello));
+    ck_assert_msg(strstr(r->out, "\ncluster: main1, role main\n") &&
+                  strstr(r->out, "\npid inside: 1\n") &&
+                  strstr(r->out, "\ncpus allowed: "), "%s", r->out);
+    ck_assert_msg(strstr(r->out, "\nagent1  default  alive ") &&
+                  strstr(r->out, "\nbusybox "), "%s", r->out);
+    char w[10][96];
+    const char *ps = strstr(r->out, "== sokovan ps --all");
+    ck_assert_msg(ps && demo_row(ps, sid, w) == 10,
+                  "no ps --all row of %s:\n%s", sid, r->out);
+    ck_assert_str_eq(w[3], "TERMINATED");
+    ck_assert_str_eq(w[8], "0");                   /* EXIT */
+    ck_assert_msg(strstr(w[6], "cuda.device=1"), "slots %s", w[6]);
+    char stop[PATH_MAX + 64];
+    snprintf(stop, sizeof(stop), "Stop it with: make demo-stop "
+             "SOKOVAN_DEMO_DIR=%s\n", dir);
+    ck_assert_msg(strstr(r->out, stop), "%s", r->out);
+}
+
+/* Talk to the demo's manager through the library as its admin. */
+static skv_client *demo_client(const char *dir)
+{
+    char key[PATH_MAX + 32];
+    skv_error e = SKV_ERROR_INIT;
+    snprintf(g.endpoint, sizeof(g.endpoint), "unix:%s/run/manager.sock", dir);
+    snprintf(key, sizeof(key), "%s/lib/manager/admin.key", dir);
+    SKV_CK_OK(skv_client_read_keyfile(g.admin_ak, g.admin_sk, key, &e), &e);
+    skv_client *cl = NULL;
+    E2E_OK(e2e_connect(&g, &cl, NULL, NULL));
+    return cl;
+}
+
+/* Paths under /run/sokovan and /var/lib/sokovan changed since marker
+ * (none: the demo kept to its directory), unless a cluster started without
+ * SOKOVAN_DEMO_DIR runs there and writes them itself (then "" and a note). */
+static void demo_outside(const char *marker, char *out, size_t cap)
+{
+    char cmd[PATH_MAX + 256];
+    skv_test_sh_output("for f in /run/sokovan/manager.pid /run/sokovan/"
+                       "agent1.pid; do kill -0 $(cat $f 2>/dev/null) "
+                       "2>/dev/null && echo up; done", out, cap);
+    if (out[0]) {
+        fprintf(stderr, "cli_demo: a default local cluster runs; files "
+                "outside the demo's directory not checked\n");
+        out[0] = '\0';
+        return;
+    }
+    snprintf(cmd, sizeof(cmd), "find /run/sokovan /var/lib/sokovan -newer %s "
+             "2>/dev/null | head -n 5", marker);
+    skv_test_sh_output(cmd, out, cap);
+}
+
+/* Poll (generous deadline: CI's sanitizer pass is slow) until the demo's
+ * daemons, the kernels of session sid and their cgroups are gone. */
+static void demo_gone(const char *dir, const char *sid)
+{
+    char cg[E2E_ID_MAX + 16], first[512] = "";
+    snprintf(cg, sizeof(cg), "/sokovan/%s-", sid);
+    int daemons = 0, kernels = 0, cgroups = 0;
+    for (int64_t end = e2e_now_ms() + 20000; e2e_now_ms() < end;) {
+        daemons = demo_procs("cmdline", dir, first, sizeof(first));
+        kernels = demo_procs("cgroup", cg, daemons ? NULL : first,
+                             sizeof(first));
+        cgroups = demo_cgroups(cg + 9);
+        if (!daemons && !kernels && !cgroups)
+            break;
+        e2e_sleep_ms(50);
+    }
+    ck_assert_msg(daemons == 0, "%d processes of the demo left, %s", daemons,
+                  first);
+    ck_assert_msg(kernels == 0, "%d processes of %s left, %s", kernels, sid,
+                  first);
+    ck_assert_msg(cgroups == 0, "%d cgroups %s* left", cgroups, cg + 9);
+}
+
+/* The README's main job exactly as a user runs it, with its state under a
+ * scratch SOKOVAN_DEMO_DIR: the demo session ends TERMINATED with exit 0
+ * and prints what the README shows; a session the user then starts runs;
+ * demo-stop ends it and stops the cluster, leaving no process, cgroup,
+ * mount, network namespace or file outside the directory. A bad directory
+ * is refused first. */
+START_TEST(test_e2e_cli_demo)
+{
+    REQUIRE();
+    char dir[PATH_MAX], build[PATH_MAX], marker[PATH_MAX + 16];
+    demo_paths(dir, sizeof(dir), build, sizeof(build));
+    if (access("/bin/bash", X_OK) != 0 || system("tar --version >/dev/null") != 0 ||
+        !strrchr(g.bin, '/') || strcmp(strrchr(g.bin, '/'), "/bin") != 0) {
+        fprintf(stderr, "%s: SKIP: needs /bin/bash, tar and the daemons in "
+                "BUILD/bin (not %s)\n", __func__, g.bin);
+        return;
+    }
+    demo_refused("skv-demo-relative", "must be an absolute path");
+    ck_assert_int_ne(access("skv-demo-relative", F_OK), 0);
+    demo_refused("/proc/sys", "is not writable");
+    demo_refused("/proc/skv-demo", "cannot create");
+    char longdir[PATH_MAX];
+    snprintf(longdir, sizeof(longdir), "%s/%0100d", g.root, 0);
+    demo_refused(longdir, "too long for the manager's Unix socket");
+    ck_assert_int_ne(access(longdir, F_OK), 0);
+    char netns0[2048], netns1[2048], out[1024];
+    demo_netns(netns0, sizeof(netns0));
+    snprintf(marker, sizeof(marker), "%s/marker", g.root);
+    ck_assert_int_eq(e2e_sh("touch %s%s", marker, ""), 0);
+
+    cli_run r;
+    demo_run(&r, dir, "");
+    ck_assert_msg(r.status == 0, "make demo: exit %d\n%s\n%s", r.status,
+                  r.out, r.err);
+    char sid[E2E_ID_MAX], sid2[E2E_ID_MAX];
+    demo_output_ok(&r, dir, sid);
+    skv_client *cl = demo_client(dir);
+    skv_error e = SKV_ERROR_INIT;
+    skv_proto_session_show_reply sh = {0};
+    SKV_CK_OK(skv_client_show(cl, &sh, sid, &e), &e);
+    ck_assert_str_eq(sh.session.status, "TERMINATED");
+    ck_assert_int_eq(sh.session.exit_code, 0);
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
+
+    /* the user tries the CLI: a session that keeps running */
+    run_id(sid2, sizeof(sid2), ARGS("run", "--cpu", "1", "--mem", "64m",
+                                    "busybox", "--", "sleep", "600"));
+    E2E_OK(e2e_wait_running(&g, cl, sid2, 30000));
+    skv_client_free(cl);
+    char cg[E2E_ID_MAX + 16];
+    snprintf(cg, sizeof(cg), "/sokovan/%s-", sid2);
+    ck_assert_int_ge(demo_procs("cmdline", dir, NULL, 0), 2);
+    ck_assert_int_ge(demo_procs("cgroup", cg, NULL, 0), 1);
+    ck_assert_int_ge(demo_cgroups(cg + 9), 1);
+
+    demo_run(&r, dir, "stop");
+    ck_assert_msg(r.status == 0 && strstr(r.out, "stopped sokovan-agent") &&
+                  strstr(r.out, "stopped sokovan-manager"),
+                  "make demo-stop: exit %d\n%s\n%s", r.status, r.out, r.err);
+    demo_gone(dir, sid2);
+    ck_assert_int_eq(demo_mounts(dir), 0);
+    ck_assert_int_eq(demo_mounts(sid2), 0);
+    demo_netns(netns1, sizeof(netns1));
+    ck_assert_str_eq(netns1, netns0);
+    demo_outside(marker, out, sizeof(out));
+    ck_assert_msg(!out[0], "written outside %s: %s", dir, out);
+    /* under the sanitizers: the daemons exited without a report */
+    char cmd[PATH_MAX + 96];
+    snprintf(cmd, sizeof(cmd), "grep -h -m3 -e 'Sanitizer' -e 'runtime error:' "
+             "%s/run/manager.log %s/run/agent1.log", dir, dir);
+    skv_test_sh_output(cmd, out, sizeof(out));
+    ck_assert_msg(!out[0], "the demo's daemons: %s", out);
+}
+END_TEST
+
+/* SIGKILL the daemon a pid file of the demo names, if it is still one. */
+static void demo_kill_pidfile(const char *dir, const char *name)
+{
+    char p[PATH_MAX + 32], buf[32];
+    snprintf(p, sizeof(p), "%s/run/%s", dir, name);
+    long pid = demo_read(p, buf, sizeof(buf)) ? atol(buf) : 0;
+    if (pid > 1 && e2e_is_daemon(pid))
+        kill((pid_t)pid, SIGKILL);
+}
+
+/* After a failed cli_demo: stop its cluster the user's way, then kill what
+ * is left by its pid files and destroy its agent's containers. */
+static void demo_teardown(void)
+{
+    char dir[PATH_MAX], build[PATH_MAX], p[PATH_MAX + 64];
+    if (g.root[0] && !g_skip) {
+        demo_paths(dir, sizeof(dir), build, sizeof(build));
+        snprintf(p, sizeof(p), "%s/run", dir);
+        if (access(p, F_OK) == 0) {
+            snprintf(p, sizeof(p), "cd %s && SOKOVAN_DEMO_DIR=%s bash "
+                     "examples/local-cluster.sh stop %s >/dev/null",
+                     getenv("SKV_TEST_SRC_DIR") ? getenv("SKV_TEST_SRC_DIR")
+                     : ".", dir, build);
+            if (system(p) != 0)
+                fprintf(stderr, "cli_demo: demo-stop failed in teardown\n");
+            demo_kill_pidfile(dir, "manager.pid");
+            demo_kill_pidfile(dir, "agent1.pid");
+            snprintf(p, sizeof(p), "%s/run/agent-agent1", dir);
+            e2e_destroy_containers(p);
+        }
+    }
+    teardown();
+}
+
 #define ADD_CASE(s, name, test)                                                \
     do {                                                                       \
         TCase *tc_ = tcase_create(name);                                       \
@@ -520,5 +796,10 @@ Suite *skv_test_suite_e2e_cli(void)
     ADD_CASE(s, "cli_times_and_reasons", test_e2e_cli_times_and_reasons);
     ADD_CASE(s, "cli_preemption", test_e2e_cli_preemption);
     ADD_CASE(s, "cli_sched_plugins", test_e2e_cli_sched_plugins);
+    TCase *demo = tcase_create("cli_demo");
+    tcase_set_timeout(demo, 300);
+    tcase_add_unchecked_fixture(demo, setup, demo_teardown);
+    tcase_add_test(demo, test_e2e_cli_demo);
+    suite_add_tcase(s, demo);
     return s;
 }

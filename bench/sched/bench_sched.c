@@ -437,14 +437,15 @@ int main(int argc, char **argv)
             with_topo |= strcmp(argv[i], "--preemption") != 0;
             continue;
         }
-        fprintf(stderr, "usage: %s [--selector NAME[:CONFIG]]... [--full-walk] "
+        bool help = strcmp(argv[i], "--help") == 0;   /* asked: stdout, 0 */
+        fprintf(help ? stdout : stderr, "usage: %s [--selector NAME[:CONFIG]]... [--full-walk] "
                 "[--preemption] [--topology] [--preempt-topo] (at most 8 selectors; NAME 'default' is the "
                 "default selector; without any: concentrated and frag; "
                 "--full-walk: passes take the full walk, not the incremental "
                 "one; --preemption: priority order with preemption on, sessions "
                 "with priorities; --topology: agents with a layout; "
                 "--preempt-topo: both)\n", argv[0]);
-        return 2;
+        return help ? 0 : 2;
     }
     if (nspec == 0)
         nspec = 2;

@@ -196,7 +196,13 @@ int main(int argc, char **argv)
     const char *xml = "../shared/data/topologies/nvidia-dgx2.xml";
     unsigned events = 20000;
     uint64_t seed = 42;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    for (int i = 1; i < argc; i += 2) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return printf("usage: bench-topo [--xml FILE] [--events N] "
+                          "[--seed S] [--sizes 2,4]\n"), 0;
+        if (i + 1 >= argc)   /* a flag without its value: not the defaults */
+            return fprintf(stderr, "bench-topo: %s needs a value\n",
+                           argv[i]), 2;
         if (!strcmp(argv[i], "--xml"))
             xml = argv[i + 1];
         else if (!strcmp(argv[i], "--events"))

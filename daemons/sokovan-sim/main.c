@@ -105,6 +105,14 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    /* `sokovan-sim COMMAND --help` is the usage too (docs/cli.md: every
+     * program answers --help on stdout with exit 0); the commands' own
+     * parsers took it for an option without its value. */
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
     if (strcmp(argv[1], "openb") == 0)
         return sim_openb_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "openb-gen") == 0)

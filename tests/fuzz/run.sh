@@ -12,7 +12,7 @@ out=${FUZZ_BUILD:-$root/build-fuzz}
 mkdir -p "$out"
 cd "$root"
 
-PKGS="msgpack libsodium"
+PKGS="msgpack libsodium libcrypto"
 SRCS=$(ls src/core/*.c src/slots/*.c src/proto/*.c src/auth/*.c)
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror \
  -Iinclude -Isrc/include $(pkg-config --cflags $PKGS)"
