@@ -64,6 +64,7 @@ typedef struct pg_db {
     int fail_rc;        /* first error of a queued statement; sticks */
     uint64_t fail_seq;
     char fail_msg[SKV_ERROR_MESSAGE_MAX];
+    char fail_what[84]; /* the failed statement's start */
     pg_savepoint sp[SKV__PG_SAVEPOINTS_MAX];
     int n_sp;
 } pg_db;

@@ -42,13 +42,27 @@ int skv__pg_failed(pg_db *d, skv_error *err)
     return d->fail_rc ? skv__err(err, d->fail_rc, "%s", d->fail_msg) : 0;
 }
 
-static void stick(pg_db *d, int rc, const skv_error *e, uint64_t seq)
+static void stick(pg_db *d, int rc, const skv_error *e, uint64_t seq,
+                  const char *what)
 {
     if (d->fail_rc)
         return;     /* the first error is the one that matters */
     d->fail_rc = rc;
     d->fail_seq = seq;
     snprintf(d->fail_msg, sizeof d->fail_msg, "%s", e->message);
+    snprintf(d->fail_what, sizeof d->fail_what, "%s", what);
+}
+
+/* A server that ends the session answers the statement at hand with its
+ * FATAL message before libpq sees the socket close; once it has, the
+ * error says what happened, as it does outside a pipeline. */
+static void say_lost(pg_db *d)
+{
+    if (!d->fail_rc || PQstatus(d->conn) != CONNECTION_BAD)
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    d->fail_rc = skv__pg_error(d->conn, NULL, &e, d->fail_what);
+    snprintf(d->fail_msg, sizeof d->fail_msg, "%s", e.message);
 }
 
 void skv__pg_detach(pg_stmt *s)
@@ -92,7 +106,7 @@ static int send_failed(pg_db *d, const char *what, skv_error *err)
     skv_error e = SKV_ERROR_INIT;
     int rc = skv__pg_error(d->conn, NULL, &e, what);
     skv__pg_sync(d, NULL, NULL);
-    stick(d, rc, &e, d->seq + 1);
+    stick(d, rc, &e, d->seq + 1, what);
     return skv__pg_failed(d, err);
 }
 
@@ -151,7 +165,7 @@ static void take(pg_db *d, pg_pending *p, PGresult *r, PGresult **keep)
         if (t != PGRES_PIPELINE_ABORTED) {
             skv_error e = SKV_ERROR_INIT;
             int rc = skv__pg_error(d->conn, r, &e, p->what);
-            stick(d, rc, &e, p->seq);
+            stick(d, rc, &e, p->seq, p->what);
         }
     }
     PQclear(r);
@@ -165,7 +179,7 @@ static void lost(pg_db *d, size_t from)
     if (PQstatus(d->conn) != CONNECTION_BAD)
         rc = skv__err(&e, SKV_EIO, "manager database: the pipeline's "
                       "results ended early (%.80s)", what);
-    stick(d, rc, &e, from < d->n_pend ? d->pend[from].seq : d->seq);
+    stick(d, rc, &e, from < d->n_pend ? d->pend[from].seq : d->seq, what);
     for (size_t i = from; i < d->n_pend; i++)
         if (d->pend[i].st)
             d->pend[i].st->changes = -1;
@@ -196,6 +210,7 @@ int skv__pg_sync(pg_db *d, PGresult **last, skv_error *err)
             d->pend[k].st->pend = -1;
     d->n_pend = 0;
     PQexitPipelineMode(d->conn);
+    say_lost(d);
     if (d->fail_rc && last) {
         PQclear(*last);
         *last = NULL;
@@ -285,12 +300,14 @@ static int savepoint(pg_db *d, const char *sql, const char *name,
 static int release(pg_db *d, const char *sql, const char *name,
                    skv_error *err)
 {
-    int at = sp_find(d, name);
-    if (at >= 0)
-        d->n_sp = at;
     bool wait = data_queued(d);
     int rc = skv__pg_queue(d, NULL, sql, false, err);
-    return rc || !wait ? rc : skv__pg_sync(d, NULL, err);
+    if (!rc && wait)
+        rc = skv__pg_sync(d, NULL, err);
+    int at = sp_find(d, name);
+    if (!rc && at >= 0)     /* a failed release leaves it in place */
+        d->n_sp = at;
+    return rc;
 }
 
 /* The error is undone when it came after the savepoint; from before it,
