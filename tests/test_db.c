@@ -399,6 +399,250 @@ START_TEST(test_db_pg_bad_conninfo)
 }
 END_TEST
 
+/* ---- deferred errors (db.h skv__db_defer_errors, db_pg_pipe.c) -------- */
+
+/* A plain INSERT (a duplicate fails); its step's rc. */
+static int ins(skv__db *db, const char *k, int64_t n, skv_error *e)
+{
+    skv__db_stmt *st = NULL;
+    int rc = skv__db_prepare(db, "INSERT INTO t (k, n) VALUES (?, ?)", &st,
+                             e);
+    if (rc)
+        return rc;
+    skv__db_bind_text(st, 1, k);
+    skv__db_bind_int64(st, 2, n);
+    rc = skv__db_step(st, e);
+    skv__db_done(st);
+    return rc;
+}
+
+static int64_t rows(skv__db *db)
+{
+    skv_error e = SKV_ERROR_INIT;
+    int rc = 0;
+    int64_t n = one_int(db, "SELECT count(*) FROM t", &e, &rc);
+    SKV_CK_OK(rc, &e);
+    return n;
+}
+
+/* One unit (savepoint) of a deferred transaction fails on a duplicate key:
+ * the error comes no later than the unit's release, undoing the unit
+ * undoes exactly it, and the units around it commit. On every engine. */
+START_TEST(test_db_defer_unit_error)
+{
+    skv__db *db = open_engine(_i);
+    if (!db)
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    put(db, "dup", 1, NULL);
+    skv__db_defer_errors(db);
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    SKV_CK_OK(skv__db_exec(db, "SAVEPOINT u", &e), &e);
+    SKV_CK_OK(ins(db, "before", 1, &e), &e);
+    SKV_CK_OK(skv__db_exec(db, "RELEASE SAVEPOINT u", &e), &e);
+    SKV_CK_OK(skv__db_exec(db, "SAVEPOINT u", &e), &e);
+    int rc = ins(db, "in-unit", 1, &e);
+    if (rc == 0)
+        rc = ins(db, "dup", 2, &e);         /* SQLite: at once */
+    if (rc == 0)
+        rc = skv__db_exec(db, "RELEASE SAVEPOINT u", &e); /* PG: here */
+    ck_assert_int_eq(rc, SKV_EEXIST);
+    ck_assert_msg(strstr(e.message, "dup") || strstr(e.message, "unique") ||
+                  strstr(e.message, "UNIQUE"), "%s", e.message);
+    SKV_CK_OK(skv__db_exec(db, "ROLLBACK TO SAVEPOINT u", &e), &e);
+    SKV_CK_OK(skv__db_exec(db, "RELEASE SAVEPOINT u", &e), &e);
+    SKV_CK_OK(skv__db_exec(db, "SAVEPOINT u", &e), &e);
+    SKV_CK_OK(ins(db, "after", 1, &e), &e);
+    SKV_CK_OK(skv__db_exec(db, "RELEASE SAVEPOINT u", &e), &e);
+    SKV_CK_OK(skv__db_commit(db, &e), &e);
+    ck_assert_int_eq(get_n(db, "before"), 1);
+    ck_assert_int_eq(get_n(db, "in-unit"), -1);
+    ck_assert_int_eq(get_n(db, "after"), 1);
+    ck_assert_int_eq(get_n(db, "dup"), 1);
+    ck_assert_int_eq(rows(db), 3);
+    skv__db_close(db);
+}
+END_TEST
+
+/* A duplicate among many queued writes fails the whole transaction at
+ * COMMIT: nothing of it is left, it is over, and the connection takes
+ * the next one (deferred or not). */
+START_TEST(test_db_defer_commit_error)
+{
+    skv__db *db = open_engine(_i);
+    if (!db)
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    put(db, "dup", 1, NULL);
+    skv__db_defer_errors(db);
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    char k[16];
+    int rc = 0;
+    for (int i = 0; i < 40 && !rc; i++) {
+        snprintf(k, sizeof k, "k%d", i);
+        rc = ins(db, i == 20 ? "dup" : k, i, &e);
+    }
+    if (rc == 0)
+        rc = skv__db_commit(db, &e);
+    else
+        skv__db_rollback(db);               /* SQLite: at once */
+    ck_assert_int_eq(rc, SKV_EEXIST);
+    ck_assert(!skv__db_in_transaction(db));
+    ck_assert_int_eq(rows(db), 1);
+    ck_assert_int_eq(get_n(db, "k0"), -1);
+    skv__db_defer_errors(db);
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    SKV_CK_OK(ins(db, "next", 1, &e), &e);
+    SKV_CK_OK(skv__db_commit(db, &e), &e);
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    SKV_CK_OK(ins(db, "plain", 1, &e), &e);
+    SKV_CK_OK(skv__db_commit(db, &e), &e);
+    ck_assert_int_eq(rows(db), 3);
+    skv__db_close(db);
+}
+END_TEST
+
+/* A write's count, asked for, is its real count even while queued. */
+START_TEST(test_db_defer_changes)
+{
+    skv__db *db = open_engine(_i);
+    if (!db)
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    put(db, "a", 1, NULL);
+    skv__db_defer_errors(db);
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    skv__db_stmt *st = NULL;
+    SKV_CK_OK(skv__db_prepare(db, "UPDATE t SET n = n + 1 WHERE k = ?", &st,
+                              &e), &e);
+    for (int i = 0; i < 3; i++) {
+        skv__db_reset(st);
+        skv__db_bind_text(st, 1, i == 1 ? "none" : "a");
+        ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_DONE);
+        ck_assert_int_eq(skv__db_changes(st), i == 1 ? 0 : 1);
+    }
+    skv__db_done(st);
+    ck_assert_int_eq(get_n(db, "a"), 3);    /* reads see queued writes */
+    SKV_CK_OK(skv__db_commit(db, &e), &e);
+    ck_assert_int_eq(get_n(db, "a"), 3);
+    skv__db_close(db);
+}
+END_TEST
+
+/* Proof that writes wait in the pipeline: another session holds the row
+ * lock; a synchronous UPDATE would wait for it and fail on lock_timeout
+ * (SKV_EBUSY), a queued one returns at once and runs after the lock is
+ * gone, at COMMIT. */
+START_TEST(test_db_pg_defer_pipelines)
+{
+    skv__db *db = open_engine(1);
+    if (!db)
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    put(db, "k", 1, NULL);
+    SKV_CK_OK(skv__db_exec(db, "SET lock_timeout = '3s'", &e), &e);
+    skv__db *b = pg_second();
+    int rc = 0;
+    SKV_CK_OK(skv__db_begin(b, &e), &e);
+    one_int(b, "SELECT n FROM t WHERE k = 'k' FOR UPDATE", &e, &rc);
+    SKV_CK_OK(rc, &e);
+    skv__db_defer_errors(db);
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    SKV_CK_OK(skv__db_exec(db, "SAVEPOINT u", &e), &e);
+    skv__db_stmt *st = NULL;
+    SKV_CK_OK(skv__db_prepare(db, "UPDATE t SET n = 5 WHERE k = ?", &st,
+                              &e), &e);
+    skv__db_bind_text(st, 1, "k");
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_DONE);
+    skv__db_done(st);
+    SKV_CK_OK(skv__db_commit(b, &e), &e);
+    SKV_CK_OK(skv__db_exec(db, "RELEASE SAVEPOINT u", &e), &e);
+    SKV_CK_OK(skv__db_commit(db, &e), &e);
+    ck_assert_int_eq(get_n(b, "k"), 5);
+    skv__db_close(b);
+    skv__db_close(db);
+}
+END_TEST
+
+/* A write that fails before a savepoint is not undone by rolling back to
+ * that savepoint (which never ran): the transaction fails at COMMIT. */
+START_TEST(test_db_pg_defer_error_before_savepoint)
+{
+    skv__db *db = open_engine(1);
+    if (!db)
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    put(db, "dup", 1, NULL);
+    skv__db_defer_errors(db);
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    SKV_CK_OK(ins(db, "dup", 2, &e), &e);   /* queued */
+    SKV_CK_OK(skv__db_exec(db, "SAVEPOINT u", &e), &e);
+    SKV_CK_OK(ins(db, "x", 1, &e), &e);
+    ck_assert_int_eq(skv__db_exec(db, "RELEASE SAVEPOINT u", &e), SKV_EEXIST);
+    ck_assert_int_eq(skv__db_exec(db, "ROLLBACK TO SAVEPOINT u", &e),
+                     SKV_EEXIST);
+    int rc = 0;
+    one_int(db, "SELECT 1", &e, &rc);
+    ck_assert_int_eq(rc, SKV_EEXIST);
+    ck_assert_int_eq(skv__db_commit(db, &e), SKV_EEXIST);
+    ck_assert(!skv__db_in_transaction(db));
+    ck_assert_int_eq(rows(db), 1);
+    ck_assert_int_eq(get_n(db, "x"), -1);
+    skv__db_close(db);
+}
+END_TEST
+
+/* The server ends the session while writes wait in the pipeline (as a
+ * failover or a killed server would): COMMIT fails with SKV_EIO saying
+ * the connection was lost, promptly, and nothing was written. */
+START_TEST(test_db_pg_defer_lost_connection)
+{
+    skv__db *db = open_engine(1);
+    if (!db)
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    int rc = 0;
+    int64_t pid = one_int(db, "SELECT pg_backend_pid()", &e, &rc);
+    SKV_CK_OK(rc, &e);
+    skv__db_defer_errors(db);
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    SKV_CK_OK(ins(db, "a", 1, &e), &e);
+    SKV_CK_OK(ins(db, "b", 1, &e), &e);
+    skv__db *killer = pg_second();
+    skv__db_stmt *st = NULL;
+    SKV_CK_OK(skv__db_prepare(killer, "SELECT pg_terminate_backend(?)", &st,
+                              &e), &e);
+    skv__db_bind_int64(st, 1, pid);
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+    ck_assert_int_eq(skv__db_column_int64(st, 0), 1);
+    skv__db_done(st);
+    /* Wait until the backend is gone (not a sleep: polled). */
+    for (int i = 0; i < 600; i++) {
+        int64_t n = one_int(killer, "SELECT count(*) FROM pg_stat_activity "
+                            "WHERE application_name = 'sokovan-manager'",
+                            &e, &rc);
+        SKV_CK_OK(rc, &e);
+        if (n == 1)
+            break;
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    }
+    rc = ins(db, "c", 1, &e);
+    if (rc == 0)
+        rc = skv__db_commit(db, &e);
+    else
+        skv__db_rollback(db);
+    ck_assert_int_eq(rc, SKV_EIO);
+    ck_assert_msg(strstr(e.message, "connection to PostgreSQL lost"), "%s",
+                  e.message);
+    ck_assert(!skv__db_in_transaction(db));
+    one_int(db, "SELECT 1", &e, &rc);
+    ck_assert_int_eq(rc, SKV_EIO);
+    ck_assert_int_eq(rows(killer), 0);
+    skv__db_close(killer);
+    skv__db_close(db);
+}
+END_TEST
+
 Suite *skv_test_suite_db(void);
 Suite *skv_test_suite_db(void)
 {
@@ -410,6 +654,9 @@ Suite *skv_test_suite_db(void)
     tcase_add_loop_test(tc, test_db_nested_statements, 0, N_ENGINES);
     tcase_add_loop_test(tc, test_db_values, 0, N_ENGINES);
     tcase_add_loop_test(tc, test_db_doubles, 0, N_ENGINES);
+    tcase_add_loop_test(tc, test_db_defer_unit_error, 0, N_ENGINES);
+    tcase_add_loop_test(tc, test_db_defer_commit_error, 0, N_ENGINES);
+    tcase_add_loop_test(tc, test_db_defer_changes, 0, N_ENGINES);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     TCase *pg = tcase_create("db_pg");
@@ -417,6 +664,9 @@ Suite *skv_test_suite_db(void)
     tcase_add_test(pg, test_db_pg_aborted_commit);
     tcase_add_test(pg, test_db_pg_lost_connection);
     tcase_add_test(pg, test_db_pg_bad_conninfo);
+    tcase_add_test(pg, test_db_pg_defer_pipelines);
+    tcase_add_test(pg, test_db_pg_defer_error_before_savepoint);
+    tcase_add_test(pg, test_db_pg_defer_lost_connection);
     tcase_set_timeout(pg, 60);
     suite_add_tcase(s, pg);
     return s;

@@ -31,6 +31,10 @@ int skv__mgr_batch_unit(skv_manager *m, int64_t now_ms, skv_error *err)
 {
     int rc = 0;
     m->batch.now_ms = now_ms;
+    /* A failed unit or commit undoes everything it did, so its writes may
+     * report errors late (db.h): PostgreSQL pipelines them. */
+    if (!m->batch.open)
+        skv__db_defer_errors(m->store);
     if (!m->batch.open && !(rc = skv__mgr_tx_open(m, err)))
         m->batch.open = true;
     if (!rc)

@@ -102,6 +102,8 @@ void skv__mgr_nonce_tick(skv_manager *m, int64_t now_ms)
     if (!m->n_nonces && !due)
         return;
     skv_error e = SKV_ERROR_INIT;
+    if (!m->batch.open)     /* all or nothing: its writes may wait (db.h) */
+        skv__db_defer_errors(m->store);
     int rc = skv__mgr_begin(m, &e);    /* writes the pending nonces */
     if (!rc && due)
         rc = prune(m, now_ms, &e);

@@ -40,6 +40,12 @@ int skv__db_begin(skv__db *db, skv_error *err)
     return rc;
 }
 
+void skv__db_defer_errors(skv__db *db)
+{
+    if (db->ops->defer_errors)
+        db->ops->defer_errors(db);
+}
+
 void skv__db_on_begin(skv__db *db, skv__db_begin_hook fn, void *arg)
 {
     db->on_begin = fn;

@@ -61,6 +61,18 @@ int skv__db_begin(skv__db *db, skv_error *err);
 int skv__db_commit(skv__db *db, skv_error *err);
 void skv__db_rollback(skv__db *db);
 bool skv__db_in_transaction(skv__db *db);
+/* Let the transaction that is open, or else the next one BEGIN opens,
+ * report a statement's failure late: a statement that returns no rows
+ * (INSERT, UPDATE, DELETE without RETURNING; SAVEPOINT) may succeed at
+ * its step and its error come from the next statement that returns rows,
+ * skv__db_changes, a savepoint's release, or COMMIT, which then fail with
+ * that first error (so does every statement after it, until the
+ * transaction or the savepoint it failed under is rolled back). For a
+ * caller that undoes all of a unit's effects whenever its release or
+ * commit fails (the manager's batch, mgr_batch.c); it lets PostgreSQL
+ * send such statements in one pipeline (db_pg_pipe.c). Ends with the
+ * transaction. SQLite reports every error at once, which keeps it. */
+void skv__db_defer_errors(skv__db *db);
 /* Run fn inside every transaction right after BEGIN; when it fails the
  * transaction is rolled back and BEGIN fails with its error. The lease
  * installs the leader's epoch check here (lease.c), so no write
@@ -99,7 +111,9 @@ double skv__db_column_double(skv__db_stmt *st, int col);
 const char *skv__db_column_text(skv__db_stmt *st, int col);
 const void *skv__db_column_blob(skv__db_stmt *st, int col, size_t *len);
 bool skv__db_column_is_null(skv__db_stmt *st, int col);
-/* Rows written by the statement's last completed run. */
+/* Rows written by the statement's last completed run; -1 when that run
+ * was deferred (skv__db_defer_errors) and failed (the next statement
+ * reports the error). */
 int64_t skv__db_changes(skv__db_stmt *st);
 
 #endif

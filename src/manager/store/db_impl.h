@@ -15,6 +15,7 @@ typedef struct skv__db_ops {
     int (*commit)(skv__db *db, skv_error *err);
     void (*rollback)(skv__db *db);
     bool (*in_transaction)(skv__db *db);
+    void (*defer_errors)(skv__db *db);  /* NULL: errors are never late */
     int (*prepare)(skv__db *db, const char *sql, skv__db_stmt **out,
                    skv_error *err);
     void (*done)(skv__db_stmt *st);

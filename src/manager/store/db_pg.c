@@ -58,28 +58,44 @@ static void pg_close(skv__db *db)
     for (size_t i = 0; i < d->n_cache; i++)
         skv__pg_free_stmt(d->cache[i]);
     PQfinish(d->conn);
+    skv__free(d->pend);
     skv__free(d);
 }
 
+/* While queueing (db_pg_pipe.c), savepoints join the pipeline; anything
+ * else waits for what is queued before it, then runs. */
 static int pg_exec(skv__db *db, const char *sql, skv_error *err)
 {
-    PGconn *c = skv__pg_db(db)->conn;
+    pg_db *d = skv__pg_db(db);
+    PGconn *c = d->conn;
+    int rc = skv__pg_queueing(d) ? skv__pg_exec_queued(d, sql, err) : 1;
+    if (rc <= 0 || (rc = skv__pg_sync(d, NULL, err)))
+        return rc;
     PGresult *r = PQexec(c, sql);
     ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-    int rc = 0;
     if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK)
         rc = skv__pg_error(c, r, err, sql);
     PQclear(r);
     return rc;
 }
 
+/* With deferred errors asked for, BEGIN is queued: the first statement
+ * that needs an answer (the lease's epoch check) takes it along. */
 static int pg_begin(skv__db *db, skv_error *err)
 {
-    return pg_exec(db, "BEGIN", err);
+    pg_db *d = skv__pg_db(db);
+    int rc = d->defer ? skv__pg_queue(d, NULL, "BEGIN", false, err)
+                      : pg_exec(db, "BEGIN", err);
+    d->in_tx = rc == 0;
+    if (rc)
+        skv__pg_pipe_end(d);
+    return rc;
 }
 
 static bool pg_in_transaction(skv__db *db)
 {
+    if (skv__pg_db(db)->n_pend)
+        return true;
     PGTransactionStatusType t = PQtransactionStatus(skv__pg_db(db)->conn);
     return t == PQTRANS_INTRANS || t == PQTRANS_INERROR ||
            t == PQTRANS_ACTIVE;
@@ -87,8 +103,10 @@ static bool pg_in_transaction(skv__db *db)
 
 static void pg_rollback(skv__db *db)
 {
+    pg_db *d = skv__pg_db(db);
+    skv__pg_pipe_end(d);
     if (pg_in_transaction(db))
-        PQclear(PQexec(skv__pg_db(db)->conn, "ROLLBACK"));
+        PQclear(PQexec(d->conn, "ROLLBACK"));
 }
 
 /* A statement that failed inside the transaction aborted it; PostgreSQL
@@ -96,7 +114,16 @@ static void pg_rollback(skv__db *db)
  * as success. */
 static int pg_commit(skv__db *db, skv_error *err)
 {
-    PGconn *c = skv__pg_db(db)->conn;
+    pg_db *d = skv__pg_db(db);
+    if (d->n_pend || d->fail_rc) {
+        int rc = skv__pg_commit_queued(d, err);
+        if (rc)
+            pg_rollback(db);
+        skv__pg_pipe_end(d);
+        return rc;
+    }
+    skv__pg_pipe_end(d);
+    PGconn *c = d->conn;
     bool aborted = PQtransactionStatus(c) == PQTRANS_INERROR;
     PGresult *r = PQexec(c, "COMMIT");
     int rc = 0;
@@ -112,9 +139,13 @@ static int pg_commit(skv__db *db, skv_error *err)
     return rc;
 }
 
+/* A queued write's count is known once the pipeline is read. */
 static int64_t pg_changes(skv__db_stmt *st)
 {
-    return skv__pg_stmt(st)->changes;
+    pg_stmt *s = skv__pg_stmt(st);
+    if (s->pend >= 0)
+        skv__pg_sync(skv__pg_db(st->db), NULL, NULL);
+    return s->changes;
 }
 
 static const skv__db_ops pg_ops = {
@@ -125,6 +156,7 @@ static const skv__db_ops pg_ops = {
     .commit = pg_commit,
     .rollback = pg_rollback,
     .in_transaction = pg_in_transaction,
+    .defer_errors = skv__pg_defer_errors,
     .prepare = skv__pg_prepare,
     .done = skv__pg_done,
     .reset = skv__pg_reset,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "db_pg_int.h"
 #include "skv_internal.h"
@@ -102,6 +103,20 @@ void skv__pg_free_stmt(pg_stmt *s)
     skv__free(s);
 }
 
+/* INSERT, UPDATE or DELETE without RETURNING: nothing to read but a
+ * count, so it may wait in the pipeline (db_pg_pipe.c). RETURNING
+ * anywhere in the text (even quoted) keeps it synchronous. */
+static bool writes_only(const char *sql)
+{
+    while (*sql == ' ' || *sql == '\n' || *sql == '\t')
+        sql++;
+    static const char *const verbs[] = {"INSERT ", "UPDATE ", "DELETE "};
+    bool w = false;
+    for (size_t i = 0; i < 3; i++)
+        w = w || !strncasecmp(sql, verbs[i], strlen(verbs[i]));
+    return w && !strcasestr(sql, "RETURNING");
+}
+
 static pg_stmt *stmt_new(skv__db *db, const char *sql)
 {
     pg_stmt *s = skv__calloc(1, sizeof(*s));
@@ -116,6 +131,8 @@ static pg_stmt *stmt_new(skv__db *db, const char *sql)
         goto fail;
     s->base.db = db;
     s->row = -1;
+    s->pend = -1;
+    s->no_rows = writes_only(s->pg_sql);
     return s;
 fail:
     skv__pg_free_stmt(s);
@@ -186,7 +203,10 @@ int skv__pg_prepare(skv__db *db, const char *sql, skv__db_stmt **out,
     char name[32] = "";
     if (keep)
         snprintf(name, sizeof(name), "skv_%u", ++d->next_name);
-    int rc = server_prepare(d, s, name, NULL, err);
+    /* Parsing is synchronous: what is queued goes first. */
+    int rc = skv__pg_sync(d, NULL, err);
+    if (!rc)
+        rc = server_prepare(d, s, name, NULL, err);
     s->deferred = rc == 1;
     if (rc < 0) {
         skv__pg_free_stmt(s);
@@ -203,6 +223,7 @@ int skv__pg_prepare(skv__db *db, const char *sql, skv__db_stmt **out,
 void skv__pg_reset(skv__db_stmt *st)
 {
     pg_stmt *s = skv__pg_stmt(st);
+    skv__pg_detach(s);
     skv__pg_clear_row(s);
     PQclear(s->res);
     s->res = NULL;
@@ -232,11 +253,41 @@ static PGresult *run(pg_db *d, pg_stmt *s, skv_error *err, int *rc)
                         s->formats, 0);
 }
 
+/* With deferred errors (db_pg_pipe.c): a write waits in the pipeline,
+ * anything else is sent after what waits and read with it. A statement
+ * whose parameter types are set by its first run is parsed first. */
+static int execute_queued(pg_db *d, pg_stmt *s, skv_error *err)
+{
+    int rc = skv__pg_failed(d, err);
+    if (!rc && s->deferred && s->sql &&
+        !(rc = skv__pg_sync(d, NULL, err)))
+        rc = prepare_typed(d, s, err);
+    if (!rc)
+        rc = skv__pg_queue(d, s, NULL, true, err);
+    if (rc)
+        return rc;
+    if (s->no_rows && d->n_pend < SKV__PG_PIPE_MAX) {
+        s->ran = true;
+        return 0;
+    }
+    PGresult *r = NULL;
+    if ((rc = skv__pg_sync(d, &r, err)))
+        return rc;
+    s->ran = true;
+    if (PQresultStatus(r) == PGRES_TUPLES_OK) /* a count was kept already */
+        s->res = r;
+    else
+        PQclear(r);
+    return 0;
+}
+
 /* The first step runs the statement and keeps its result; later steps
  * walk the rows. */
 static int execute(pg_stmt *s, skv_error *err)
 {
     pg_db *d = skv__pg_db(s->base.db);
+    if (skv__pg_queueing(d))
+        return execute_queued(d, s, err);
     int rc = 0;
     PGresult *r = run(d, s, err, &rc);
     if (rc)
@@ -256,14 +307,15 @@ static int execute(pg_stmt *s, skv_error *err)
 int skv__pg_step(skv__db_stmt *st, skv_error *err)
 {
     pg_stmt *s = skv__pg_stmt(st);
-    if (!s->res) {
+    if (!s->res && !s->ran) {
         int rc = execute(s, err);
         if (rc)
             return rc;
     }
     skv__pg_clear_row(s);
-    if (s->row + 1 >= PQntuples(s->res)) {
-        s->row = PQntuples(s->res);
+    int n = s->res ? PQntuples(s->res) : 0;
+    if (s->row + 1 >= n) {
+        s->row = n;
         return SKV__DB_DONE;
     }
     s->row++;
