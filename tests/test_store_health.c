@@ -7,6 +7,7 @@
 
 #include "../src/manager/store/migrate.h"
 #include "../src/manager/store/ops.h"
+#include "pg_harness.h"
 #include "skv_test.h"
 
 static skv__db *ops_db(void)
@@ -35,9 +36,8 @@ static void stored(skv__db *db, const char *agent, char *out, size_t cap)
     skv__mgr_store_health_free(v, n);
 }
 
-START_TEST(test_health_replaced_whole)
+static void replaced_whole(skv__db *db)
 {
-    skv__db *db = ops_db();
     skv_error e = SKV_ERROR_INIT;
     int v = 0;
     SKV_CK_OK(skv__mgr_store_schema_version(db, "ops", &v, &e), &e);
@@ -61,13 +61,18 @@ START_TEST(test_health_replaced_whole)
     ck_assert_str_eq(buf, "");
     stored(db, "a2", buf, sizeof buf);
     ck_assert_str_eq(buf, "cuda3:ecc");
+}
+
+START_TEST(test_health_replaced_whole)
+{
+    skv__db *db = ops_db();
+    replaced_whole(db);
     skv__db_close(db);
 }
 END_TEST
 
-START_TEST(test_health_bad_input)
+static void bad_input(skv__db *db)
 {
-    skv__db *db = ops_db();
     skv_error e = SKV_ERROR_INIT;
     skv_proto_device_fault one[] = {{"cuda3", "ecc"}};
     SKV_CK_OK(skv__mgr_store_health_set(db, "a2", one, 1, &e), &e);
@@ -93,7 +98,35 @@ START_TEST(test_health_bad_input)
     skv__db_rollback(db);
     stored(db, "a2", buf, sizeof buf);
     ck_assert_str_eq(buf, "cuda3:ecc");
+}
+
+START_TEST(test_health_bad_input)
+{
+    skv__db *db = ops_db();
+    bad_input(db);
     skv__db_close(db);
+}
+END_TEST
+
+/* The same on PostgreSQL (the manager's --store postgresql://). */
+START_TEST(test_health_postgres)
+{
+    skv_pg pg;
+    const char *skip = skv_pg_start(&pg);
+    if (skip) {
+        fprintf(stderr, "store_health: SKIP postgres: %s\n", skip);
+        return;
+    }
+    ck_assert_msg(skv_pg_running(&pg), "postgres: %s", pg.why);
+    skv__db *db = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_open_postgres(pg.conninfo, &db, &e), &e);
+    SKV_CK_OK(skv__mgr_store_ops_schema(db, &e), &e);
+    replaced_whole(db);
+    SKV_CK_OK(skv__mgr_store_health_set(db, "a2", NULL, 0, &e), &e);
+    bad_input(db);
+    skv__db_close(db);
+    skv_pg_stop(&pg);
 }
 END_TEST
 
@@ -104,6 +137,8 @@ Suite *skv_test_suite_store_health(void)
     TCase *tc = tcase_create("store_health");
     tcase_add_test(tc, test_health_replaced_whole);
     tcase_add_test(tc, test_health_bad_input);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_health_postgres);
     suite_add_tcase(s, tc);
     return s;
 }
