@@ -24,6 +24,7 @@
 
 #include "selector_frag.h"
 #include "selector_frag_index_int.h"
+#include "topo_rank.h"
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -673,6 +674,25 @@ static uint32_t pick_tied(skv__fidx *ix, const skv_sched *s,
     return p < g->nagents ? g->agents[p] : SKV__NONE;
 }
 
+/* Ties broken by layout (topo_rank.h) as the scan breaks them: the first
+ * tied agents in group order, ranked. */
+static uint32_t pick_tied_layout(skv__fidx *ix, const skv_sched *s,
+                                 const skv__group *g,
+                                 const skv__topo_want *w)
+{
+    uint32_t tied[SKV__TOPO_RERANK_MAX];
+    size_t n = 0;
+    tie_masks(ix, s, false);
+    for (uint32_t i = 0; i < ix->nwords && n < SKV__TOPO_RERANK_MAX; i++)
+        for (uint64_t m = ix->tmask[i]; m && n < SKV__TOPO_RERANK_MAX;
+             m &= m - 1) {
+            uint32_t p = i * 64 + (uint32_t)__builtin_ctzll(m);
+            if (p < g->nagents)
+                tied[n++] = g->agents[p];
+        }
+    return n ? tied[skv__topo_rerank(s, tied, n, w)] : SKV__NONE;
+}
+
 uint32_t skv__fidx_choose(skv__pass *P, uint32_t si, uint32_t k,
                           const skv_sched_kernel_view *kv, skv__miss *miss,
                           bool *done)
@@ -695,7 +715,11 @@ uint32_t skv__fidx_choose(skv__pass *P, uint32_t si, uint32_t k,
     bool random = skv__frag_selector_ties(g->sel_state) == SKV__FRAG_TIES_RANDOM;
     uint64_t *rng = skv__frag_selector_rng(g->sel_state);
     uint32_t win = SKV__NONE;
-    if (b.tied > 0)
+    skv__topo_want w;
+    if (b.tied > 1 && !random &&
+        skv__topo_rank_wanted(s, g, x, x->k[k].req, &w))
+        win = pick_tied_layout(ix, s, g, &w);
+    else if (b.tied > 0)
         win = pick_tied(ix, s, g, random && b.tied > 1, *rng);
     if (random)   /* one draw per agent the scan scores */
         *rng += b.scored * 0x9e3779b97f4a7c15ull;

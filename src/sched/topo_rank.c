@@ -1,0 +1,78 @@
+/* Layout-aware agent choice (topo_rank.h). The selectors score agents by
+ * free capacity, blind to where the free devices sit: two agents with two
+ * free GPUs each tie although one pair shares a PCIe switch and the other
+ * spans both sockets. The pass keeps each selector's choice of best score
+ * and only orders the agents tied at it (up to SKV__TOPO_RERANK_MAX, in
+ * group order) by the closeness of the devices the layout would give
+ * there, the first agent on equal ranks, so the choice stays
+ * deterministic and is today's wherever no agent has a layout.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "topo_rank.h"
+
+#include "selector_frag.h"
+#include "sokovan/topo.h"
+
+bool skv__topo_rank_wanted(const skv_sched *s, const skv__group *g,
+                           const skv__session *x, const skv_qty *req,
+                           skv__topo_want *w)
+{
+    if (x->mode == SKV_SCHED_SINGLE_NODE && x->nk > 1)
+        return false;   /* the gang's devices are judged together */
+    /* random ties are the selector's own (seeded, replayed draw for
+     * draw): they stay */
+    if (g->sel && g->sel->score == skv__frag_selector_score &&
+        skv__frag_selector_ties(g->sel_state) == SKV__FRAG_TIES_RANDOM)
+        return false;
+    size_t found = 0;
+    for (int j = 0; j < NSL; j++) {
+        if (!req[j] || !(s->whole_mask & (1u << j)))
+            continue;
+        if (req[j] % SKV_QTY_SCALE || req[j] / SKV_QTY_SCALE < 2)
+            return false;
+        w->slot = (uint8_t)j;
+        w->k = (size_t)(req[j] / SKV_QTY_SCALE);
+        found++;
+    }
+    return found == 1 && w->k <= SKV_SCHED_DEVICES_MAX;
+}
+
+/* The link class of devices x and y: the matrix, or by NUMA node. */
+static uint32_t link_of(const skv__agent *a, size_t x, size_t y)
+{
+    if (a->links)
+        return a->links[x * a->d.ndev + y];
+    return a->dnuma[x] >= 0 && a->dnuma[x] == a->dnuma[y] ? SKV_TOPO_LINK_NODE
+                                                          : SKV_TOPO_LINK_SYS;
+}
+
+uint32_t skv__topo_rank(const skv__agent *a, const skv__topo_want *w)
+{
+    size_t pick[SKV_SCHED_DEVICES_MAX];
+    if (!a->dnuma || !a->map || a->mslot[w->slot] == SKV_SCHED_NO_SLOT ||
+        !skv__sched_topo_pick(a, a->mslot[w->slot], w->k, pick))
+        return SKV__TOPO_RANK_NONE;
+    uint32_t worst = 0, sum = 0;
+    for (size_t i = 0; i < w->k; i++)
+        for (size_t j = i + 1; j < w->k; j++) {
+            uint32_t l = link_of(a, pick[i], pick[j]);
+            worst = l > worst ? l : worst;
+            sum += l;
+        }
+    /* sum <= 5 * C(64, 2) < 2^16 */
+    return worst << 16 | (sum & 0xFFFFu);
+}
+
+size_t skv__topo_rerank(const skv_sched *s, const uint32_t *tied, size_t n,
+                        const skv__topo_want *w)
+{
+    size_t best = 0;
+    uint32_t best_rank = SKV__TOPO_RANK_NONE;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t r = skv__topo_rank(s->agents[tied[i]], w);
+        if (r < best_rank) {
+            best_rank = r;
+            best = i;
+        }
+    }
+    return best;
+}
