@@ -194,27 +194,21 @@ static uint32_t choose(skv__pass *P, uint32_t si, uint32_t k, skv__miss *miss)
     if (done)
         return fast;
     pick best = {SKV__NONE, 0, 0};
-    /* the first agents at the best score, in group order (topo_rank.h) */
-    uint32_t tied[SKV__TOPO_RERANK_MAX];
-    size_t nt = 0;
+    skv__topo_top top = {.n = 0};
     for (uint32_t i = 0; i < g->nagents; i++) {
         uint32_t ai = g->agents[i];
         int64_t sc = candidate(P, si, k, &kv, ai, miss);
         if (sc == SKV_SCHED_SCORE_REJECT)
             continue;
         const skv__agent *a = s->agents[ai];
-        if (best.agent == SKV__NONE || sc > best.score)
-            nt = 0;
-        if ((best.agent == SKV__NONE || sc >= best.score) &&
-            nt < SKV__TOPO_RERANK_MAX)
-            tied[nt++] = ai;
+        skv__topo_top_add(&top, ai, sc);
         if (best.agent == SKV__NONE || sc > best.score ||
             (sc == best.score && a->gpos < best.gpos))
             best = (pick){ai, sc, a->gpos};
     }
     skv__topo_want w;
-    if (nt > 1 && skv__topo_rank_wanted(s, g, x, x->k[k].req, &w))
-        return tied[skv__topo_rerank(s, tied, nt, &w)];
+    if (top.n > 1 && skv__topo_rank_wanted(s, g, x, x->k[k].req, &w))
+        return top.ai[skv__topo_rerank(s, top.ai, top.n, &w)];
     return best.agent;
 }
 

@@ -1,12 +1,17 @@
 /* Layout-aware agent choice (topo_rank.h). The selectors score agents by
  * free capacity, blind to where the free devices sit: two agents with two
- * free GPUs each tie although one pair shares a PCIe switch and the other
- * spans both sockets. The pass keeps each selector's choice of best score
- * and only orders the agents tied at it (up to SKV__TOPO_RERANK_MAX, in
- * group order) by the closeness of the devices the layout would give
- * there, the first agent on equal ranks, so the choice stays
- * deterministic and is today's wherever no agent has a layout.
+ * free GPUs each score alike although one pair shares a PCIe switch and
+ * the other spans both sockets. The pass takes the selector's best
+ * candidates (the first SKV__TOPO_RERANK_MAX by score, then group order:
+ * the agents it would take next) and of those the one whose devices for
+ * the kernel are in the closest proximity class (the worst link among
+ * them: same switch, host bridge, NUMA node, across sockets), the
+ * selector's order on equal classes. Deterministic, bounded (16 affinity
+ * picks per multi-GPU decision), and today's choice wherever no agent has
+ * a layout (every rank is then NONE: the first candidate wins).
  * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
 #include "topo_rank.h"
 
 #include "selector_frag.h"
@@ -51,15 +56,13 @@ uint32_t skv__topo_rank(const skv__agent *a, const skv__topo_want *w)
     if (!a->dnuma || !a->map || a->mslot[w->slot] == SKV_SCHED_NO_SLOT ||
         !skv__sched_topo_pick(a, a->mslot[w->slot], w->k, pick))
         return SKV__TOPO_RANK_NONE;
-    uint32_t worst = 0, sum = 0;
+    uint32_t worst = 0;
     for (size_t i = 0; i < w->k; i++)
         for (size_t j = i + 1; j < w->k; j++) {
             uint32_t l = link_of(a, pick[i], pick[j]);
             worst = l > worst ? l : worst;
-            sum += l;
         }
-    /* sum <= 5 * C(64, 2) < 2^16 */
-    return worst << 16 | (sum & 0xFFFFu);
+    return worst;
 }
 
 size_t skv__topo_rerank(const skv_sched *s, const uint32_t *tied, size_t n,
@@ -75,4 +78,19 @@ size_t skv__topo_rerank(const skv_sched *s, const uint32_t *tied, size_t n,
         }
     }
     return best;
+}
+
+void skv__topo_top_add(skv__topo_top *t, uint32_t ai, int64_t sc)
+{
+    size_t at = t->n;
+    while (at > 0 && t->sc[at - 1] < sc)
+        at--;
+    if (at == SKV__TOPO_RERANK_MAX)
+        return;
+    size_t n = t->n < SKV__TOPO_RERANK_MAX ? t->n : SKV__TOPO_RERANK_MAX - 1;
+    memmove(&t->ai[at + 1], &t->ai[at], (n - at) * sizeof t->ai[0]);
+    memmove(&t->sc[at + 1], &t->sc[at], (n - at) * sizeof t->sc[0]);
+    t->ai[at] = ai;
+    t->sc[at] = sc;
+    t->n = n + 1;
 }
