@@ -320,6 +320,91 @@ START_TEST(test_sched_topo_agent_choice)
 }
 END_TEST
 
+/* One step of the churn below on scheduler s: end a running session
+ * (chosen by r) or submit one of 1, 2 or 4 GPUs; the pass's placements as
+ * text "id@agent:d,d,...;". */
+static void churn_step(skv_sched *s, uint64_t r, unsigned ev, char run[][16],
+                       unsigned *nrun, char *out, size_t cap)
+{
+    skv_error e = SKV_ERROR_INIT;
+    int64_t now = 1000 + ev;
+    if (*nrun && r % 3 == 0) {
+        unsigned k = (unsigned)((r >> 8) % *nrun);
+        SKV_CK_OK(skv_sched_mark_finished(s, run[k], false, now, &e), &e);
+        memcpy(run[k], run[--*nrun], sizeof run[k]);
+    } else {
+        static const char *req[3] = {"cuda.device=1", "cuda.device=2",
+                                     "cuda.device=4"};
+        char id[16];
+        snprintf(id, sizeof id, "c%u", ev);
+        skv_slots *q = sl(req[(r >> 16) % 3]);
+        skv_sched_kernel_spec k = {SKV_SCHED_ROLE_MAIN, q};
+        skv_sched_session_spec sp = SKV_SCHED_SESSION_SPEC_INIT;
+        sp.id = id;
+        sp.resource_group = "default";
+        sp.n_kernels = 1;
+        sp.kernels = &k;
+        SKV_CK_OK(skv_sched_submit(s, &sp, now, &e), &e);
+        skv_slots_free(q);
+    }
+    skv_sched_result *res = NULL;
+    SKV_CK_OK(skv_sched_pass(&res, s, now, NULL, &e), &e);
+    out[0] = 0;
+    for (size_t p = 0; p < res->n_placements; p++) {
+        const skv_sched_kernel_placement *kp = &res->placements[p].kernels[0];
+        snprintf(out + strlen(out), cap - strlen(out), "%s@%s:",
+                 res->placements[p].session_id, kp->agent_id);
+        for (size_t d = 0; d < kp->n_devices; d++)
+            snprintf(out + strlen(out), cap - strlen(out), "%u,",
+                     kp->devices[d].device);
+        snprintf(out + strlen(out), cap - strlen(out), ";");
+        if (*nrun < 256)
+            snprintf(run[(*nrun)++], sizeof run[0], "%s",
+                     res->placements[p].session_id);
+    }
+    skv_sched_result_free(res);
+}
+
+/* frag's class index and its scan over every node rank the same best
+ * candidates by layout: the same placements (agents and devices) pass
+ * for pass over a seeded churn of 1-, 2- and 4-GPU sessions on six DGX-2
+ * agents, four of them with their layout. */
+START_TEST(test_sched_topo_index_equals_scan)
+{
+    fx f[2];
+    if (!load(&f[0]) || !load(&f[1]))
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv_sched_group_set_selector(f[0].s, "default", "auto", NULL,
+                                           &e), &e);
+    SKV_CK_OK(skv_sched_group_set_selector(f[1].s, "default", "frag",
+                                           "scan=nodes", &e), &e);
+    for (int i = 0; i < 2; i++)
+        for (int a = 0; a < 6; a++) {
+            char id[8];
+            snprintf(id, sizeof id, "g%d", a);
+            bool lay = a % 3 != 2;
+            SKV_CK_OK(add(&f[i], id, lay ? &f[i].l.t : NULL,
+                          lay ? SKV_SCHED_AGENT_SPEC_VERSION : 1, &e), &e);
+        }
+    static char run[2][256][16];
+    unsigned nrun[2] = {0, 0};
+    static char out[2][8192];
+    uint64_t r = 12345;
+    for (unsigned ev = 0; ev < 600; ev++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        for (int i = 0; i < 2; i++)
+            churn_step(f[i].s, r >> 20, ev, run[i], &nrun[i], out[i],
+                       sizeof out[i]);
+        ck_assert_msg(!strcmp(out[0], out[1]), "event %u: index %s, scan %s",
+                      ev, out[0], out[1]);
+    }
+    CHECK(f[0].s);
+    unload(&f[0]);
+    unload(&f[1]);
+}
+END_TEST
+
 Suite *skv_test_suite_sched_topo(void);
 Suite *skv_test_suite_sched_topo(void)
 {
@@ -329,6 +414,7 @@ Suite *skv_test_suite_sched_topo(void)
     tcase_add_test(tc, test_sched_topo_refill);
     tcase_add_test(tc, test_sched_topo_bad);
     tcase_add_test(tc, test_sched_topo_agent_choice);
+    tcase_add_test(tc, test_sched_topo_index_equals_scan);
     suite_add_tcase(s, tc);
     return s;
 }

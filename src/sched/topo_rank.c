@@ -65,14 +65,50 @@ uint32_t skv__topo_rank(const skv__agent *a, const skv__topo_want *w)
     return worst;
 }
 
+/* [L] = the most devices within link class L of one device (itself
+ * included), once per agent: k devices cannot all be within L of each
+ * other unless some device has k - 1 within L. */
+static const uint8_t *reach(skv__agent *a)
+{
+    if (a->topo_reach[SKV_TOPO_LINK_PIX])
+        return a->topo_reach;
+    for (uint32_t l = SKV_TOPO_LINK_PIX; l <= SKV_TOPO_LINK_SYS; l++)
+        for (size_t x = 0; x < a->d.ndev; x++) {
+            size_t n = 1;
+            for (size_t y = 0; y < a->d.ndev; y++)
+                n += y != x && link_of(a, x, y) <= l;
+            if (n > a->topo_reach[l])
+                a->topo_reach[l] = (uint8_t)n;
+        }
+    return a->topo_reach;
+}
+
+/* No rank of a for w can be below this. */
+static uint32_t floor_of(skv__agent *a, const skv__topo_want *w)
+{
+    if (!a->dnuma || !a->d.ndev)
+        return SKV__TOPO_RANK_NONE;
+    const uint8_t *r = reach(a);
+    for (uint32_t l = SKV_TOPO_LINK_PIX; l <= SKV_TOPO_LINK_SYS; l++)
+        if (r[l] >= w->k)
+            return l;
+    return SKV__TOPO_RANK_NONE;
+}
+
+/* A candidate only wins with a rank below the best so far: one whose
+ * floor is not below it is not ranked (an affinity pick saved; idle
+ * agents of one shape cost one pick per decision). */
 size_t skv__topo_rerank(const skv_sched *s, const uint32_t *tied, size_t n,
                         const skv__topo_want *w)
 {
     size_t best = 0;
-    uint32_t best_rank = SKV__TOPO_RANK_NONE;
+    uint32_t best_rank = 0;
     for (size_t i = 0; i < n; i++) {
-        uint32_t r = skv__topo_rank(s->agents[tied[i]], w);
-        if (r < best_rank) {
+        skv__agent *a = s->agents[tied[i]];
+        if (i > 0 && floor_of(a, w) >= best_rank)
+            continue;
+        uint32_t r = skv__topo_rank(a, w);
+        if (i == 0 || r < best_rank) {
             best_rank = r;
             best = i;
         }
