@@ -131,10 +131,11 @@ static uint32_t min_free(const skv_sched *s, const skv__session *x, uint32_t k)
     return n > SKV_SCHED_DEVICES_MAX ? SKV_SCHED_DEVICES_MAX + 1 : (uint32_t)n;
 }
 
-/* The hint makes every agent of a level equal to the selector: with a
- * layout to judge by, the first fitting ones of the level (up to
- * SKV__TOPO_RERANK_MAX from first) are ranked by it. The extra candidates
- * leave the miss as the first fit left it. */
+/* The hint makes every agent of a level equal to the selector: when the
+ * first fitting agent has a layout to judge by, the first fitting ones of
+ * the level (up to SKV__TOPO_RERANK_MAX from first) are ranked by it
+ * (groups without layouts pay nothing). The extra candidates leave the
+ * miss as the first fit left it. */
 static uint32_t level_rerank(skv__pass *P, uint32_t si, uint32_t k,
                              const skv_sched_kernel_view *kv,
                              const skv__bucket *bk, uint32_t first,
@@ -142,7 +143,8 @@ static uint32_t level_rerank(skv__pass *P, uint32_t si, uint32_t k,
 {
     const skv__session *x = P->s->sess[si];
     skv__topo_want w;
-    if (!skv__topo_rank_wanted(P->s, P->g, x, x->k[k].req, &w))
+    if (!P->s->agents[bk->ag[first]]->dnuma ||
+        !skv__topo_rank_wanted(P->s, P->g, x, x->k[k].req, &w))
         return bk->ag[first];
     uint32_t tied[SKV__TOPO_RERANK_MAX] = {bk->ag[first]};
     size_t n = 1;
