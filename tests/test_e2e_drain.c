@@ -9,6 +9,12 @@
  *                       using it, which lands on a2 and finishes; a1's
  *                       capacity shows one GPU fewer; clearing the fault
  *                       restores it.
+ *   fault_restart       a fault recorded, the manager killed -9 and started
+ *                       again while the agent is held back: the capacity
+ *                       still lacks the GPU (from the store), a session
+ *                       needing it is not placed when the agent returns
+ *                       still faulty; a GPU that recovered while the
+ *                       manager was down is back once the agent says so.
  *   unenforced_shares   a fractional GPU on an agent that cannot enforce
  *                       shares is refused with a clear error unless the
  *                       group allows it (--allow-unenforced-fractions).
@@ -269,6 +275,95 @@ START_TEST(test_e2e_drain_device_fault)
 }
 END_TEST
 
+/* ---- device health across a manager restart ----------------------------- */
+
+/* Whether sid was ever anything but PENDING (placed at some point). */
+static bool ever_placed(skv_client *cl, const char *sid)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv_proto_session_show_reply sh = {0};
+    SKV_CK_OK(skv_client_show(cl, &sh, sid, &e), &e);
+    bool placed = strcmp(sh.session.status, "PENDING") != 0;
+    for (size_t i = 0; i < sh.session.n_history; i++)
+        placed |= sh.session.history[i].status &&
+                  strcmp(sh.session.history[i].status, "PENDING") != 0;
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &sh);
+    return placed;
+}
+
+/* kill -9 the manager while agent 0 is held back (stopped, so it cannot
+ * reconnect), then start it again on the same data dir. */
+static skv_client *restart_without_agent(skv_client *cl)
+{
+    skv_client_free(cl);
+    ck_assert_int_eq(kill(g.agent[0], SIGSTOP), 0);
+    e2e_kill(&g, &g.mgr, SIGKILL, "manager");
+    E2E_OK(e2e_start_manager(&g, "a1"));
+    cl = NULL;
+    E2E_OK(e2e_connect(&g, &cl, NULL, NULL));
+    return cl;
+}
+
+START_TEST(test_e2e_drain_fault_restart)
+{
+    REQUIRE();
+    char faults[PATH_MAX];
+    snprintf(faults, sizeof faults, "%s/f1", g.root);
+    ck_assert_uint_lt(strlen(faults) + 48, sizeof g.agent_plugins[0]);
+    two_gpu_agents(faults);
+    E2E_OK(e2e_start_manager(&g, "a1"));
+    skv_client *cl = NULL;
+    E2E_OK(e2e_connect(&g, &cl, NULL, NULL));
+    E2E_OK(e2e_start_agent(&g, 0));
+    E2E_OK(e2e_wait_agents(&g, cl, 1));
+    write_file(faults, "# injected by the test\n1 xid 79\n");
+    ck_assert_msg(wait_gpus(cl, "a1", 1000, 10000), "a1 capacity %lld",
+                  (long long)gpus_of(cl, "a1"));
+    /* The manager dies; the agent is away. What the restarted manager
+     * knows of a1's GPUs comes from its store alone. */
+    cl = restart_without_agent(cl);
+    ck_assert_msg(wait_gpus(cl, "a1", 1000, 10000), "restarted manager: a1 "
+                  "capacity %lld, the faulty GPU counted",
+                  (long long)gpus_of(cl, "a1"));
+    ck_assert_msg(agents_line_has("a1", "cuda1 (xid 79)", 10000),
+                  "agents does not show the stored unhealthy GPU");
+    char two[E2E_ID_MAX], one[E2E_ID_MAX];
+    run_id(two, sizeof two, ARGS("run", "--type", "batch", "--gpus", "2",
+           "--cpu", "0.1", "--constraint", "agent=a1", "busybox", "echo",
+           "two"));
+    /* a1 comes back still faulty: a 1-GPU session runs on GPU 0 (passes
+     * ran with a1 registered), the 2-GPU one was never placed */
+    ck_assert_int_eq(kill(g.agent[0], SIGCONT), 0);
+    E2E_OK(e2e_wait_agents(&g, cl, 1));
+    run_id(one, sizeof one, ARGS("run", "--type", "batch", "--gpus", "1",
+           "--cpu", "0.1", "--constraint", "agent=a1", "busybox", "sh", "-c",
+           "echo $CUDA_VISIBLE_DEVICES"));
+    expect_done(cl, one);
+    char out[256];
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(e2e_logs(cl, one, NULL, out, sizeof out, &e), &e);
+    ck_assert_msg(out[0] == '0' && !strchr(out, '1'), "a 1-GPU session on "
+                  "a1 did not get GPU 0 alone: '%s'", out);
+    ck_assert_msg(!ever_placed(cl, two), "the 2-GPU session was placed on "
+                  "a1 with its faulty GPU");
+    ck_assert_int_eq(gpus_of(cl, "a1"), 1000);
+    /* The GPU recovers while the manager is down: stored unhealthy until
+     * a1 registers and says so; then the waiting session runs. */
+    cl = restart_without_agent(cl);
+    write_file(faults, "");
+    ck_assert_msg(wait_gpus(cl, "a1", 1000, 10000), "a1 capacity %lld",
+                  (long long)gpus_of(cl, "a1"));
+    ck_assert_int_eq(kill(g.agent[0], SIGCONT), 0);
+    ck_assert_msg(wait_gpus(cl, "a1", 2000, 20000), "a1 capacity %lld after "
+                  "it reported the GPU healthy", (long long)gpus_of(cl, "a1"));
+    ck_assert_msg(!agents_line_has("a1", "xid 79", 500), "still shown "
+                  "unhealthy");
+    expect_done(cl, two);
+    skv_client_free(cl);
+    e2e_stop(&g);
+}
+END_TEST
+
 /* ---- fractional shares that cannot be enforced --------------------------- */
 
 START_TEST(test_e2e_drain_unenforced_shares)
@@ -324,6 +419,7 @@ Suite *skv_test_suite_e2e_drain(void)
     Suite *s = suite_create("e2e_drain");
     ADD_CASE(s, "cordon_drain", test_e2e_drain_cordon_drain);
     ADD_CASE(s, "device_fault", test_e2e_drain_device_fault);
+    ADD_CASE(s, "fault_restart", test_e2e_drain_fault_restart);
     ADD_CASE(s, "unenforced_shares", test_e2e_drain_unenforced_shares);
     return s;
 }

@@ -1,6 +1,7 @@
 /* On open, the agents recorded alive come back as known but not
  * schedulable until they register again: each gets a full heartbeat
- * timeout to return, and the scheduler's view of its devices.
+ * timeout to return, and the scheduler's view of its devices (less the
+ * devices it last reported unhealthy).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
@@ -26,6 +27,8 @@ static int restore_one(skv_manager *m, const skv__mgr_store_agent *row,
         rc = skv__mgr_agent_spec(m, a, row->group, row->arch, d, n, NULL, 0,
                                  false, err);
     skv__mgr_store_devices_free(d, n);
+    if (!rc)    /* its faulty devices stay out until it says otherwise */
+        rc = skv__mgr_health_restore(m, a, err);
     return rc;
 }
 

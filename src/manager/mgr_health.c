@@ -153,6 +153,56 @@ static int check_faults(const skv__mgr_agent *a,
     return 0;
 }
 
+/* The reported set replaces the stored one before it is acted on, so a
+ * restarted manager knows it (skv__mgr_health_restore). A store that
+ * cannot take it does not stop the faulty device from leaving the
+ * capacity now: only a restart would forget it until the next report. */
+static void persist(skv_manager *m, const skv__mgr_agent *a,
+                    const skv_proto_agent_device_health *h)
+{
+    skv_error e = SKV_ERROR_INIT;
+    if (skv__mgr_begin(m, &e) == 0 &&
+        skv__mgr_store_health_set(m->store, a->id, h->unhealthy,
+                                  h->n_unhealthy, &e) == 0 &&
+        skv__mgr_commit(m, &e) == 0)
+        return;
+    skv__mgr_rollback(m);
+    skv__log(SKV_LOG_ERROR, "manager", "agent %s: device health not stored "
+             "(a restart forgets it until the agent reports again): %s",
+             a->id, e.message);
+}
+
+/* On open, before a restored agent registers again: the faults it last
+ * reported hold (its devices are out of the capacity) until it reports
+ * its set again after registering. Rows for devices it no longer
+ * registers are left out. */
+int skv__mgr_health_restore(skv_manager *m, skv__mgr_agent *a, skv_error *err)
+{
+    skv_proto_device_fault *v = NULL;
+    size_t n = 0, k = 0;
+    int rc = skv__mgr_store_health(m->store, a->id, &v, &n, err);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        if (!has_device(a, v[i].device_id)) {
+            skv__free(v[i].device_id);
+            skv__free(v[i].reason);
+            continue;
+        }
+        v[k++] = v[i];
+    }
+    skv__mgr_health_free(a);
+    a->unhealthy = k ? v : NULL;
+    a->n_unhealthy = k;
+    if (!k)
+        skv__free(v);
+    skv__mgr_health_reapply(m, a);
+    if (k)
+        skv__log(SKV_LOG_INFO, "manager", "agent %s: %zu device(s) unhealthy "
+                 "as last reported (first %s)", a->id, k, v[0].device_id);
+    return 0;
+}
+
 int skv__mgr_on_device_health(skv_manager *m, const skv__mgr_call *c,
                               skv_error *err)
 {
@@ -166,6 +216,7 @@ int skv__mgr_on_device_health(skv_manager *m, const skv__mgr_call *c,
         rc = skv__err(err, SKV_ENOMEM, "out of memory");
     if (rc)
         return rc;
+    persist(m, a, h);
     for (size_t i = 0; i < a->n_unhealthy; i++)
         if (!fault_in(h->unhealthy, h->n_unhealthy, a->unhealthy[i].device_id)) {
             skv__log(SKV_LOG_INFO, "manager", "device %s of agent %s healthy "

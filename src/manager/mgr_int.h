@@ -389,6 +389,8 @@ void skv__mgr_ops_tick(skv_manager *m, int64_t now_ms);
 int skv__mgr_on_device_health(skv_manager *m, const skv__mgr_call *c,
                               skv_error *err);
 void skv__mgr_health_reapply(skv_manager *m, skv__mgr_agent *a);
+int skv__mgr_health_restore(skv_manager *m, skv__mgr_agent *a,
+                            skv_error *err);
 void skv__mgr_health_free(skv__mgr_agent *a);
 size_t skv__mgr_unhealthy_devices(const skv_manager *m);
 int skv__mgr_on_image_list(skv_manager *m, const skv__mgr_call *c,

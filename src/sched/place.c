@@ -5,6 +5,7 @@
 
 #include "pass_int.h"
 #include "selector_frag_index.h"
+#include "topo_rank.h"
 
 static bool in_list(char *const *v, size_t n, const char *s)
 {
@@ -130,6 +131,31 @@ static uint32_t min_free(const skv_sched *s, const skv__session *x, uint32_t k)
     return n > SKV_SCHED_DEVICES_MAX ? SKV_SCHED_DEVICES_MAX + 1 : (uint32_t)n;
 }
 
+/* The hint makes every agent of a level equal to the selector: when the
+ * first fitting agent has a layout to judge by, the first fitting ones of
+ * the level (up to SKV__TOPO_RERANK_MAX from first) are ranked by it
+ * (groups without layouts pay nothing). The extra candidates leave the
+ * miss as the first fit left it. */
+static uint32_t level_rerank(skv__pass *P, uint32_t si, uint32_t k,
+                             const skv_sched_kernel_view *kv,
+                             const skv__bucket *bk, uint32_t first,
+                             skv__miss *miss)
+{
+    const skv__session *x = P->s->sess[si];
+    skv__topo_want w;
+    if (!P->s->agents[bk->ag[first]]->dnuma ||
+        !skv__topo_rank_wanted(P->s, P->g, x, x->k[k].req, &w))
+        return bk->ag[first];
+    uint32_t tied[SKV__TOPO_RERANK_MAX] = {bk->ag[first]};
+    size_t n = 1;
+    skv__miss keep = *miss;
+    for (uint32_t i = first + 1; i < bk->n && n < SKV__TOPO_RERANK_MAX; i++)
+        if (candidate(P, si, k, kv, bk->ag[i], miss) != SKV_SCHED_SCORE_REJECT)
+            tied[n++] = bk->ag[i];
+    *miss = keep;
+    return tied[skv__topo_rerank(P->s, tied, n, &w)];
+}
+
 static uint32_t choose_hinted(skv__pass *P, uint32_t si, uint32_t k,
                               const skv_sched_kernel_view *kv, skv__miss *miss)
 {
@@ -160,7 +186,7 @@ static uint32_t choose_hinted(skv__pass *P, uint32_t si, uint32_t k,
         for (uint32_t i = 0; i < bk->n; i++)
             if ((bk->room[i] >= need || !skv__sched_room_skip) &&
                 candidate(P, si, k, kv, bk->ag[i], miss) != SKV_SCHED_SCORE_REJECT)
-                return bk->ag[i];
+                return level_rerank(P, si, k, kv, bk, i, miss);
     }
     return SKV__NONE;
 }
@@ -179,16 +205,21 @@ static uint32_t choose(skv__pass *P, uint32_t si, uint32_t k, skv__miss *miss)
     if (done)
         return fast;
     pick best = {SKV__NONE, 0, 0};
+    skv__topo_top top = {.n = 0};
     for (uint32_t i = 0; i < g->nagents; i++) {
         uint32_t ai = g->agents[i];
         int64_t sc = candidate(P, si, k, &kv, ai, miss);
         if (sc == SKV_SCHED_SCORE_REJECT)
             continue;
         const skv__agent *a = s->agents[ai];
+        skv__topo_top_add(&top, ai, sc);
         if (best.agent == SKV__NONE || sc > best.score ||
             (sc == best.score && a->gpos < best.gpos))
             best = (pick){ai, sc, a->gpos};
     }
+    skv__topo_want w;
+    if (top.n > 1 && skv__topo_rank_wanted(s, g, x, x->k[k].req, &w))
+        return top.ai[skv__topo_rerank(s, top.ai, top.n, &w)];
     return best.agent;
 }
 

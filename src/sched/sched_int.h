@@ -111,6 +111,8 @@ typedef struct skv__agent {
                                       layout (topology.c) */
     uint8_t *links;                /* [ndev * ndev] skv_topo_link, or NULL */
     uint32_t *nvbw;                /* [ndev * ndev] NVLink MB/s, or NULL */
+    uint8_t topo_reach[8];         /* topo_rank.c: [L] most devices within
+                                      link class L of one (0: not known) */
     uint8_t mslot[NSL];            /* map slot index per slot, or NO_SLOT */
     uint8_t bkey;                  /* free-device level (bucket) */
     uint32_t bpos;                 /* position in the bucket */

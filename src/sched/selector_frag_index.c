@@ -24,6 +24,7 @@
 
 #include "selector_frag.h"
 #include "selector_frag_index_int.h"
+#include "topo_rank.h"
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -283,6 +284,7 @@ static void clear(skv__fidx *ix)
     skv__free(ix->rv);
     skv__free(ix->tied);
     skv__free(ix->scored);
+    skv__free(ix->scval);
     skv__free(ix->smask);
     skv__free(ix->tmask);
     skv__free(ix->shapes);
@@ -324,6 +326,7 @@ static int alloc_arrays(skv__fidx *ix, uint32_t n)
     ix->rv = skv__calloc(n + 1, sizeof(uint32_t));
     ix->tied = skv__calloc(ix->capcls, sizeof(uint32_t));
     ix->scored = skv__calloc(ix->capcls, sizeof(uint32_t));
+    ix->scval = skv__calloc(ix->capcls, sizeof(int64_t));
     ix->nwords = (n + 63) / 64;
     ix->smask = skv__calloc(ix->nwords + 1, sizeof(uint64_t));
     ix->tmask = skv__calloc(ix->nwords + 1, sizeof(uint64_t));
@@ -332,7 +335,7 @@ static int alloc_arrays(skv__fidx *ix, uint32_t n)
     ix->sval = skv__calloc(FC_SHAPES, sizeof(*ix->sval));
     if (!ix->cls || !ix->freel || !ix->head || !ix->active || !ix->hot || !ix->withfree ||
         !ix->avail || !ix->cid ||
-        !ix->dirty || !ix->mk || !ix->rv || !ix->tied || !ix->scored || !ix->smask ||
+        !ix->dirty || !ix->mk || !ix->rv || !ix->tied || !ix->scored || !ix->scval || !ix->smask ||
         !ix->tmask ||
         !ix->shapes || !ix->shead || !ix->sval)
         return SKV_ENOMEM;
@@ -353,6 +356,7 @@ static int build(skv__fidx *ix, skv_sched *s, skv__group *g)
         skv__agent *a = s->agents[g->agents[p]];
         a->fcls = SKV__NONE;
         a->fdirty = false;
+        ix->layouts |= a->dnuma != NULL;
         rc = classify(ix, s, g->agents[p]);
     }
     if (rc) {
@@ -598,6 +602,7 @@ static inline void scan_one(skv__pass *P, skv__fidx *ix, const skv__session *x,
     int64_t v = class_value(P, ix->cls[id], sv, id, x->k[k].req, kv);
     if (v == SKV_SCHED_SCORE_REJECT)
         return;
+    ix->scval[ix->nscored] = v;
     ix->scored[ix->nscored++] = id;
     b->scored += avail;
     if (ix->ntied == 0 || v > b->score) {
@@ -673,6 +678,61 @@ static uint32_t pick_tied(skv__fidx *ix, const skv_sched *s,
     return p < g->nagents ? g->agents[p] : SKV__NONE;
 }
 
+/* The highest class value below *above (any on the first call); false
+ * when none is left. */
+static bool next_value(const skv__fidx *ix, bool first, int64_t *above)
+{
+    bool any = false;
+    int64_t v = 0;
+    for (uint32_t i = 0; i < ix->nscored; i++) {
+        int64_t x = ix->scval[i];
+        if ((first || x < *above) && (!any || x > v)) {
+            v = x;
+            any = true;
+        }
+    }
+    *above = v;
+    return any;
+}
+
+/* The selector's best candidates as the scan lists them (topo_rank.h):
+ * by value, then group order, the first SKV__TOPO_RERANK_MAX; one value
+ * level at a time (its classes' members less the agents left out). */
+static size_t top_agents(skv__fidx *ix, const skv_sched *s,
+                         const skv__group *g, uint32_t *out)
+{
+    size_t n = 0;
+    int64_t v = 0;
+    for (bool first = true; n < SKV__TOPO_RERANK_MAX &&
+                            next_value(ix, first, &v); first = false) {
+        memset(ix->tmask, 0, ix->nwords * sizeof(uint64_t));
+        for (uint32_t i = 0; i < ix->nscored; i++)
+            if (ix->scval[i] == v)
+                hot_or(ix->tmask, ix, ix->scored[i]);
+        for (uint32_t i = 0; i < ix->nexcl; i++) {
+            uint32_t p = s->agents[ix->excl[i]]->gpos;
+            ix->tmask[p / 64] &= ~(1ull << (p % 64));
+        }
+        for (uint32_t i = 0; i < ix->nwords && n < SKV__TOPO_RERANK_MAX; i++)
+            for (uint64_t m = ix->tmask[i]; m && n < SKV__TOPO_RERANK_MAX;
+                 m &= m - 1) {
+                uint32_t p = i * 64 + (uint32_t)__builtin_ctzll(m);
+                if (p < g->nagents)
+                    out[n++] = g->agents[p];
+            }
+    }
+    return n;
+}
+
+/* The agent the scan takes when it ranks its best candidates by layout. */
+static uint32_t pick_layout(skv__fidx *ix, const skv_sched *s,
+                            const skv__group *g, const skv__topo_want *w)
+{
+    uint32_t top[SKV__TOPO_RERANK_MAX];
+    size_t n = top_agents(ix, s, g, top);
+    return n ? top[skv__topo_rerank(s, top, n, w)] : SKV__NONE;
+}
+
 uint32_t skv__fidx_choose(skv__pass *P, uint32_t si, uint32_t k,
                           const skv_sched_kernel_view *kv, skv__miss *miss,
                           bool *done)
@@ -695,7 +755,11 @@ uint32_t skv__fidx_choose(skv__pass *P, uint32_t si, uint32_t k,
     bool random = skv__frag_selector_ties(g->sel_state) == SKV__FRAG_TIES_RANDOM;
     uint64_t *rng = skv__frag_selector_rng(g->sel_state);
     uint32_t win = SKV__NONE;
-    if (b.tied > 0)
+    skv__topo_want w;
+    if (b.scored > 1 && ix->layouts && !random &&
+        skv__topo_rank_wanted(s, g, x, x->k[k].req, &w))
+        win = pick_layout(ix, s, g, &w);
+    else if (b.tied > 0)
         win = pick_tied(ix, s, g, random && b.tied > 1, *rng);
     if (random)   /* one draw per agent the scan scores */
         *rng += b.scored * 0x9e3779b97f4a7c15ull;

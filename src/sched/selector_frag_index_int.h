@@ -80,6 +80,8 @@ struct skv__fidx {
     uint32_t *rv, nrv;      /* the group's reserved agents in this pass */
     uint32_t rv_epoch, rv_n;/* the pass epoch and reservation count of rv */
     uint32_t *tied, ntied, *scored, nscored;
+    int64_t *scval;         /* the value of scored[i] (this decision) */
+    bool layouts;           /* some agent of the group has a layout */
     uint64_t *smask, *tmask;/* scored and tied group positions (decision) */
     uint32_t nwords;
     fshape *shapes;

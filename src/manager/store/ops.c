@@ -25,8 +25,17 @@ static const char ops_v1_pg[] =
     " drain_action TEXT NOT NULL, drain_grace_ms BIGINT NOT NULL,"
     " fault_action TEXT NOT NULL, allow_unenforced BIGINT NOT NULL);";
 
+/* Step 2: each agent's unhealthy devices as it last reported them
+ * (health.c), so that a restarted manager keeps them out of the capacity
+ * until the agent says otherwise. The same text on both engines. */
+static const char ops_v2[] =
+    "CREATE TABLE IF NOT EXISTS agent_health(agent_id TEXT NOT NULL,"
+    " device_id TEXT NOT NULL, reason TEXT NOT NULL,"
+    " PRIMARY KEY(agent_id, device_id));";
+
 static const skv__mgr_migration ops[] = {
     {1, ops_v1_sqlite, ops_v1_pg},
+    {2, ops_v2, ops_v2},
 };
 
 int skv__mgr_store_ops_schema(skv__db *db, skv_error *err)

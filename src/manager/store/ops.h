@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "db.h"
+#include "sokovan/proto_msg.h"
 
 int skv__mgr_store_ops_schema(skv__db *db, skv_error *err);
 /* state "cordoned" / "draining"; NULL or "": schedulable (row removed). */
@@ -35,5 +36,16 @@ int skv__mgr_store_group_ops(skv__db *db, const char *name,
 int skv__mgr_store_sessions_on_device(skv__db *db, const char *agent,
                                       const char *device, char ***out,
                                       size_t *n, skv_error *err);
+/* Device health (health.c): the agent's whole set of unhealthy devices
+ * replaces what was stored (none: every device healthy). */
+int skv__mgr_store_health_set(skv__db *db, const char *agent,
+                              const skv_proto_device_fault *v, size_t n,
+                              skv_error *err);
+/* Its stored set (*out NULL when none); free with
+ * skv__mgr_store_health_free. */
+int skv__mgr_store_health(skv__db *db, const char *agent,
+                          skv_proto_device_fault **out, size_t *n,
+                          skv_error *err);
+void skv__mgr_store_health_free(skv_proto_device_fault *v, size_t n);
 
 #endif
