@@ -120,7 +120,7 @@ END_TEST
 static const char *labelled(const char *key, const char *value)
 {
     static char lay[PATH_MAX + 16];
-    char rfs[PATH_MAX + 16], cfg[4096], cmd[PATH_MAX * 2 + 64];
+    char rfs[PATH_MAX + 16], cfg[8192], cmd[PATH_MAX * 2 + 64];
     snprintf(lay, sizeof lay, "%s/lay", skv_rtfx_root);
     snprintf(rfs, sizeof rfs, "%s/lrfs", skv_rtfx_root);
     snprintf(cmd, sizeof cmd, "mkdir -p %s/etc && echo hi > %s/etc/hi", rfs,
@@ -140,7 +140,7 @@ static void label_refused(skv_image_store *st, const char *value,
                               SKV_IMAGE_FORMAT_AUTO, &e);
     ck_assert_msg(rc == SKV_EPROTO && strstr(e.message,
                                              SKV_IMAGE_LABEL_SERVICES) &&
-                  strstr(e.message, why), "'%s': %s %s", value,
+                  strstr(e.message, why), "'%.80s': %s %s", value,
                   skv_err_name(rc), e.message);
     char p[PATH_MAX + 8];
     snprintf(p, sizeof p, "%s/bad", skv_rtfx_images);
@@ -209,6 +209,13 @@ START_TEST(test_image_meta_label)
         snprintf(many + strlen(many), sizeof many - strlen(many), "%ss%d:tcp:%d",
                  i ? "," : "", i, 1000 + i);
     label_refused(st, many, "too many entries");
+    char *huge = malloc(5000);
+    ck_assert_ptr_nonnull(huge);
+    memset(huge, 'a', 4999);
+    huge[4999] = '\0';
+    label_refused(st, huge, "not a string of at most 4 KiB");
+    free(huge);
+    label_refused(st, "web:http:80\\u0000", "not a string");
     skv_image_store_free(st);
 }
 END_TEST

@@ -12,7 +12,9 @@
  * session cannot rewrite it. skv_image_meta_get reads it back; image.json's
  * services, when it has any, win whole (image_meta.c). A malformed label
  * fails the import naming the label: the image's builder meant services,
- * and an image silently without them would be worse.
+ * and an image silently without them would be worse. A config that is
+ * not a JSON image config (the import checks its digest only) declares
+ * nothing.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <limits.h>
@@ -78,8 +80,9 @@ int skv__img_label_services(const char *value, char *out, size_t cap,
     return count ? 0 : bad_label("no entries", NULL, err);
 }
 
-/* {"Labels": {...}}: the service label's value into val ("" if none). */
-static int labels(skv__ij *c, char *val, size_t cap)
+/* {"Labels": {...}}: the service label's value into val ("" if none);
+ * *bad when its value is not a string that fits. */
+static int labels(skv__ij *c, char *val, size_t cap, bool *bad)
 {
     char key[256];
     int r;
@@ -87,15 +90,19 @@ static int labels(skv__ij *c, char *val, size_t cap)
         return 0;
     if (skv__ij_obj_begin(c) < 0)
         return -1;
-    while ((r = skv__ij_obj_next(c, key, sizeof key)) == 1)
-        if ((!strcmp(key, SKV_IMAGE_LABEL_SERVICES)
-                 ? skv__ij_string(c, val, cap) : skv__ij_skip(c)) < 0)
+    while ((r = skv__ij_obj_next(c, key, sizeof key)) == 1) {
+        bool ours = !strcmp(key, SKV_IMAGE_LABEL_SERVICES);
+        if (ours && skv__ij_string(c, val, cap) < 0)
+            return *bad = true, -1;
+        if (!ours && skv__ij_skip(c) < 0)
             return -1;
+    }
     return r;
 }
 
 /* The image config: {"config": {"Labels": {...}, ...}, ...}. */
-static int config_label(const char *doc, size_t len, char *val, size_t cap)
+static int config_label(const char *doc, size_t len, char *val, size_t cap,
+                        bool *bad)
 {
     skv__ij c;
     char key[256];
@@ -111,7 +118,7 @@ static int config_label(const char *doc, size_t len, char *val, size_t cap)
         } else {
             q = skv__ij_obj_begin(&c);
             while (q == 0 && (q = skv__ij_obj_next(&c, key, sizeof key)) == 1)
-                q = !strcmp(key, "Labels") ? labels(&c, val, cap)
+                q = !strcmp(key, "Labels") ? labels(&c, val, cap, bad)
                                            : skv__ij_skip(&c);
         }
         if (q < 0)
@@ -134,18 +141,20 @@ int skv__img_config_services(const char *src, const char *config,
                              const char *root, skv_error *err)
 {
     char *doc = NULL, val[LABEL_MAX] = "";
+    bool bad = false;
     char decl[SKV_IMAGE_META_MAX_SERVICES * 64];
     size_t len = 0;
-    int rc = skv__img_read_doc(src, config, &doc, &len, err);
-    if (rc < 0)
-        return rc;
-    if (config_label(doc, len, val, sizeof val) < 0)
-        rc = skv__img_bad_doc(config, "expected an image config {\"config\": "
-                              "{\"Labels\": {\"KEY\": \"VALUE\"}}} (values "
-                              "under 4 KiB)", err);
+    /* The import never required the config to be a JSON document (only
+     * its digest is checked): one that is not, or that is too large for
+     * the reader, declares nothing. */
+    if (skv__img_read_doc(src, config, &doc, &len, NULL) < 0)
+        return 0;
+    int rc = config_label(doc, len, val, sizeof val, &bad);
     skv__free(doc);
+    if (bad)
+        return bad_label("not a string of at most 4 KiB", NULL, err);
     if (rc < 0 || !val[0])
-        return rc;
+        return 0;
     rc = skv__img_label_services(val, decl, sizeof decl, err);
     return rc < 0 ? rc : write_services(root, decl, err);
 }
