@@ -9,6 +9,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include "skv_test.h"
 #include "rt_fixture.h"
+#include "oci_layout.h"
 
 static void setup_plain(void)
 {
@@ -115,6 +116,110 @@ START_TEST(test_image_meta)
 }
 END_TEST
 
+/* An OCI layout of a one-file rootfs whose config carries label=value. */
+static const char *labelled(const char *key, const char *value)
+{
+    static char lay[PATH_MAX + 16];
+    char rfs[PATH_MAX + 16], cfg[8192], cmd[PATH_MAX * 2 + 64];
+    snprintf(lay, sizeof lay, "%s/lay", skv_rtfx_root);
+    snprintf(rfs, sizeof rfs, "%s/lrfs", skv_rtfx_root);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/etc && echo hi > %s/etc/hi", rfs,
+             rfs);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(oci_config_doc(cfg, sizeof cfg, key, value), 0);
+    ck_assert_int_eq(oci_layout_build(lay, rfs, cfg), 0);
+    return lay;
+}
+
+static void label_refused(skv_image_store *st, const char *value,
+                          const char *why)
+{
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv_image_import(st, "bad", labelled(SKV_IMAGE_LABEL_SERVICES,
+                                                  value),
+                              SKV_IMAGE_FORMAT_AUTO, &e);
+    ck_assert_msg(rc == SKV_EPROTO && strstr(e.message,
+                                             SKV_IMAGE_LABEL_SERVICES) &&
+                  strstr(e.message, why), "'%.80s': %s %s", value,
+                  skv_err_name(rc), e.message);
+    char p[PATH_MAX + 8];
+    snprintf(p, sizeof p, "%s/bad", skv_rtfx_images);
+    ck_assert_msg(access(p, F_OK) != 0, "a refused import left %s", p);
+}
+
+/* Service ports from an OCI image config's ai.sokovan.service-ports label:
+ * read at import, listed by skv_image_meta_get; image.json's services win
+ * whole; a bad label fails the import naming it and leaves nothing. */
+START_TEST(test_image_meta_label)
+{
+    SKV_RTFX_REQUIRE();
+    skv_error e = SKV_ERROR_INIT;
+    skv_image_store *st = NULL;
+    skv_image_meta m;
+    SKV_CK_OK(skv_image_store_open(&st, skv_rtfx_images, &e), &e);
+    SKV_CK_OK(skv_image_import(st, "l", labelled(SKV_IMAGE_LABEL_SERVICES,
+                                                 "jupyter:prefix:8888, "
+                                                 "ssh:tcp:2200,web:http:80"),
+                               SKV_IMAGE_FORMAT_AUTO, &e), &e);
+    SKV_CK_OK(skv_image_meta_get(st, "l", &m, &e), &e);
+    ck_assert_uint_eq(m.n_services, 3);
+    ck_assert_str_eq(m.services[0], "jupyter=8888/prefix");
+    ck_assert_str_eq(m.services[1], "ssh=2200/tcp");
+    ck_assert_str_eq(m.services[2], "web=80/http");
+    ck_assert_uint_eq(m.n_command, 0);
+    skv_image_meta_clear(&m);
+    /* image.json with services wins whole; with a command only, the
+     * label's services stay */
+    char *path = NULL;
+    SKV_CK_OK(skv_image_path(st, "l", &path, &e), &e);
+    snprintf(g_root, sizeof g_root, "%s", path);
+    skv_free(path);
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/etc/sokovan", g_root);
+    ck_assert_int_eq(system(cmd), 0);
+    put_doc("{\"services\": [\"nb=9999/http\"]}");
+    SKV_CK_OK(skv_image_meta_get(st, "l", &m, &e), &e);
+    ck_assert_uint_eq(m.n_services, 1);
+    ck_assert_str_eq(m.services[0], "nb=9999/http");
+    skv_image_meta_clear(&m);
+    put_doc("{\"command\": [\"/bin/x\"]}");
+    SKV_CK_OK(skv_image_meta_get(st, "l", &m, &e), &e);
+    ck_assert_uint_eq(m.n_services, 3);
+    ck_assert_uint_eq(m.n_command, 1);
+    skv_image_meta_clear(&m);
+    /* no label, a null Labels: no services */
+    SKV_CK_OK(skv_image_import(st, "o", labelled("org.example.x", "y"),
+                               SKV_IMAGE_FORMAT_AUTO, &e), &e);
+    SKV_CK_OK(skv_image_meta_get(st, "o", &m, &e), &e);
+    ck_assert_uint_eq(m.n_services, 0);
+    SKV_CK_OK(skv_image_import(st, "n", labelled(NULL, NULL),
+                               SKV_IMAGE_FORMAT_AUTO, &e), &e);
+    SKV_CK_OK(skv_image_meta_get(st, "n", &m, &e), &e);
+    ck_assert_uint_eq(m.n_services, 0);
+    /* bad labels */
+    label_refused(st, ",", "no entries");   /* "" is no label */
+    label_refused(st, "jupyter:8888", "malformed entry 'jupyter:8888'");
+    label_refused(st, "jupyter:http:88x", "malformed entry");
+    label_refused(st, "ssh:tcp:2200,web:ftp:21", "'web:ftp:21'");
+    label_refused(st, "Web:http:80", "'Web:http:80'");
+    label_refused(st, "web:http:70000", "'web:http:70000'");
+    label_refused(st, "web:http:0", "'web:http:0'");
+    char many[1024] = "";
+    for (int i = 0; i <= SKV_IMAGE_META_MAX_SERVICES; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many), "%ss%d:tcp:%d",
+                 i ? "," : "", i, 1000 + i);
+    label_refused(st, many, "too many entries");
+    char *huge = malloc(5000);
+    ck_assert_ptr_nonnull(huge);
+    memset(huge, 'a', 4999);
+    huge[4999] = '\0';
+    label_refused(st, huge, "not a string of at most 4 KiB");
+    free(huge);
+    label_refused(st, "web:http:80\\u0000", "not a string");
+    skv_image_store_free(st);
+}
+END_TEST
+
 /* A pax archive (python3's tarfile) with a UTF-8 file name. */
 START_TEST(test_image_utf8_names)
 {
@@ -148,6 +253,7 @@ Suite *skv_test_suite_image_meta(void)
     TCase *tc = tcase_create("meta");
     tcase_add_unchecked_fixture(tc, setup_plain, skv_rtfx_teardown);
     tcase_add_test(tc, test_image_meta);
+    tcase_add_test(tc, test_image_meta_label);
     tcase_add_test(tc, test_image_utf8_names);
     suite_add_tcase(s, tc);
     return s;

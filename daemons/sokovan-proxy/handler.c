@@ -81,7 +81,8 @@ static void forward(proxy *p, h2o_req_t *req, const proxy_route *r,
     ov->client_ctx = &p->client_ctx;
     ov->hostport.host = h2o_strdup(&req->pool, t->host, SIZE_MAX);
     ov->hostport.port = t->port;
-    ov->socketpool = proxy_pool_for(p, t);   /* keep-alive upstream */
+    void *pool = NULL;
+    ov->socketpool = proxy_pool_for(p, r->sid, t, &pool);   /* keep-alive */
     char auth[96];
     int al = snprintf(auth, sizeof auth, "%s:%u", t->host, t->port);
     h2o_iovec_t authority = h2o_strdup(&req->pool, auth, (size_t)al);
@@ -102,6 +103,7 @@ static void forward(proxy *p, h2o_req_t *req, const proxy_route *r,
     proxy_route_scrub(req);
     h2o_reprocess_request(req, req->method, &H2O_URL_SCHEME_HTTP, authority,
                           path, ov, 0);
+    proxy_pool_warm(p, pool);   /* the request has taken its connection */
 }
 
 static bool wants_tunnel(const h2o_req_t *req)

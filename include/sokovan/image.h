@@ -72,6 +72,12 @@ SKV_EXTERN int skv_image_digest(const skv_image_store *store,
  * there); command: the session's command when a submit names none. Both
  * optional; other members are ignored (room for more). */
 #define SKV_IMAGE_META_PATH "/etc/sokovan/image.json"
+/* An OCI image may declare its services in its config's labels instead:
+ *   "ai.sokovan.service-ports": "jupyter:prefix:8888,ssh:tcp:2200"
+ * (NAME:PROTOCOL:PORT, comma-separated), read when it is imported (a bad
+ * label fails the import, naming it). When image.json lists services,
+ * those win whole; otherwise the label's are the image's services. */
+#define SKV_IMAGE_LABEL_SERVICES "ai.sokovan.service-ports"
 #define SKV_IMAGE_META_MAX_SERVICES 16
 #define SKV_IMAGE_META_MAX_ARGS 64
 typedef struct skv_image_meta {

@@ -245,6 +245,8 @@ static int docker_image(const char *src, const char *root,
     }
     if (rc == 0)
         rc = verify_layers(src, e, l, &ids, err);
+    if (rc == 0)   /* the same config schema as OCI's: its services label */
+        rc = skv__img_config_services(src, e->ref, root, err);
     if (rc == 0)
         rc = skv__img_apply_layers(src, root, l, e->first, e->n,
                                    "manifest.json", err);

@@ -82,6 +82,22 @@ int skv__img_docker(const char *src, const char *root, const char *want,
 int skv__img_oci(const char *src, const char *root, const char *want,
                  skv_error *err);
 
+/* ---- service ports from the image config's labels (image_labels.c) ---- */
+/* <image dir>/SKV__IMG_SERVICES_FILE: "NAME=PORT/PROTO" a line. */
+#define SKV__IMG_SERVICES_FILE "services"
+/* The label's value "NAME:PROTOCOL:PORT,..." -> declarations, a line each,
+ * into out; SKV_EPROTO naming the label and the bad entry. */
+int skv__img_label_services(const char *value, char *out, size_t cap,
+                            skv_error *err);
+/* Read the image config <src>/<config>; when it has the services label,
+ * write its declarations beside root ("<image dir>/rootfs"). */
+int skv__img_config_services(const char *src, const char *config,
+                             const char *root, skv_error *err);
+/* Append the declarations kept beside rootfs to m->services (none: 0). */
+struct skv_image_meta;
+int skv__img_services_read(const char *rootfs, struct skv_image_meta *m,
+                           skv_error *err);
+
 /* ---- blob digests (image_digest.c) ---- */
 bool skv__img_hex64(const char *hex);
 /* Streamed SHA-256 of a file, lowercase hex. */

@@ -119,39 +119,54 @@ static int parse(const char *doc, size_t len, skv_image_meta *m)
     return more < 0 ? -1 : skv__ij_end(&c);
 }
 
-int skv_image_meta_get(const skv_image_store *s, const char *name,
-                       skv_image_meta *out, skv_error *err)
+/* image.json from fd (or none: fd < 0); its services win whole over the
+ * config label's kept beside rootfs. Takes rootfs and fd. */
+static int meta_done(int fd, char *rootfs, const char *name,
+                     skv_image_meta *out, int rc, skv_error *err)
 {
-    if (!out)
-        return skv__err(err, SKV_EINVAL, "image metadata: out is NULL");
-    memset(out, 0, sizeof *out);
-    char *rootfs = NULL, *doc = NULL;
+    char *doc = NULL;
     size_t len = 0;
-    int rc = skv_image_path(s, name, &rootfs, err);
-    if (rc < 0)
-        return rc;
-    int fd = open_doc(rootfs);
-    int saved = errno;
-    skv__free(rootfs);
-    if (fd < 0)
-        return saved == ENOENT ? 0
-               : saved == ELOOP || saved == ENOTDIR
-                   ? skv__err(err, SKV_EPROTO, "image %s: "
-                              SKV_IMAGE_META_PATH " or a directory above "
-                              "it is a symlink or not a directory", name)
-                   : skv__err_sys(err, saved, "image %s: "
-                                  SKV_IMAGE_META_PATH, name);
-    rc = read_doc(fd, &doc, &len, err);
-    close(fd);
-    if (!rc && parse(doc, len, out) < 0) {
-        skv_image_meta_clear(out);
+    if (fd >= 0) {
+        rc = read_doc(fd, &doc, &len, err);
+        close(fd);
+    }
+    if (!rc && doc && parse(doc, len, out) < 0)
         rc = skv__err(err, SKV_EPROTO, "image %s: malformed "
                       SKV_IMAGE_META_PATH ": want {\"services\": [\"NAME="
                       "PORT/PROTO\", ... at most %d], \"command\": [\"ARG\", "
                       "... at most %d]}, strings under %u bytes", name,
                       SKV_IMAGE_META_MAX_SERVICES, SKV_IMAGE_META_MAX_ARGS,
                       META_MAX_STR);
-    }
+    if (!rc && doc && !out->n_services)
+        rc = skv__img_services_read(rootfs, out, err);
+    if (rc)
+        skv_image_meta_clear(out);
     skv__free(doc);
+    skv__free(rootfs);
     return rc;
+}
+
+int skv_image_meta_get(const skv_image_store *s, const char *name,
+                       skv_image_meta *out, skv_error *err)
+{
+    if (!out)
+        return skv__err(err, SKV_EINVAL, "image metadata: out is NULL");
+    memset(out, 0, sizeof *out);
+    char *rootfs = NULL;
+    int rc = skv_image_path(s, name, &rootfs, err);
+    if (rc < 0)
+        return rc;
+    int fd = open_doc(rootfs);
+    int saved = errno;
+    if (fd < 0 && saved == ENOENT)   /* no image.json: the label's, if any */
+        rc = skv__img_services_read(rootfs, out, err);
+    if (fd >= 0 || saved == ENOENT || rc)
+        return meta_done(fd, rootfs, name, out, rc, err);
+    skv__free(rootfs);
+    return saved == ELOOP || saved == ENOTDIR
+                   ? skv__err(err, SKV_EPROTO, "image %s: "
+                              SKV_IMAGE_META_PATH " or a directory above "
+                              "it is a symlink or not a directory", name)
+                   : skv__err_sys(err, saved, "image %s: "
+                                  SKV_IMAGE_META_PATH, name);
 }

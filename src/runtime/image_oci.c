@@ -147,6 +147,8 @@ static int oci_image(const char *src, const char *root, const oci_parse *o,
                      const char *doc, skv_error *err)
 {
     int rc = o->config[0] ? verify_blob(src, o->config, doc, err) : 0;
+    if (rc == 0 && o->config[0])   /* its services label, if any */
+        rc = skv__img_config_services(src, o->config, root, err);
     for (size_t i = 0; rc == 0 && i < o->layers.n; i++)
         rc = verify_blob(src, o->layers.v[i], doc, err);
     if (rc == 0)
