@@ -420,7 +420,12 @@ START_TEST(test_hostiso_fork_bombs)
     for (int i = 0; i < 30; i++) {
         uint64_t now = read_u64(g_pids_dir, "pids.current", NULL);
         most = now > most ? now : most;
-        ck_assert_msg(now <= BUDGET, "%llu tasks in the sessions",
+        /* Forks are refused at the budget, but the agent moves each
+         * session's first process in through cgroup.procs, which the pids
+         * controller never refuses: a session starting once the bombs
+         * have spent the budget adds its one process over it (CI saw
+         * 201). Anything beyond one per session is a fork let through. */
+        ck_assert_msg(now <= BUDGET + 3, "%llu tasks in the sessions",
                       (unsigned long long)now);
         ck_assert_int_eq(system("exit 0"), 0);
         e2e_sleep_ms(200);
