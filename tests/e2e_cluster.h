@@ -649,6 +649,27 @@ static inline int e2e_logs(skv_client *cl, const char *sid,
 
 /* Why an end-to-end suite must skip (root, busybox, built daemons, a
  * scratch directory with the image), or NULL with c ready (e2e_init). */
+/* A network namespace of the test's own (PREFIX and the pid: suites in
+ * parallel never share one) with its loopback up; 0 or -1. */
+static inline int e2e_netns_add(char *name, size_t cap, const char *prefix)
+{
+    snprintf(name, cap, "%s%ld", prefix, (long)getpid() % 100000);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "ip netns add %s && ip -n %s link set lo up",
+             name, name);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static inline void e2e_netns_del(const char *name)
+{
+    if (!name[0])
+        return;   /* skipped before it was made */
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "ip netns del %s 2>/dev/null", name);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove netns %s\n", name);
+}
+
 static inline const char *e2e_prepare(e2e_cluster *c, const char *build_dir)
 {
     char bin[PATH_MAX];

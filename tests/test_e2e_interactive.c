@@ -130,11 +130,7 @@ static void ix_setup(void)
 {
     g.root[0] = '\0';
     g_skip = why_skip();
-    snprintf(g_ns, sizeof g_ns, "skvI%ld", (long)getpid() % 100000);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "ip netns add %s && ip -n %s link set lo up",
-             g_ns, g_ns);
-    if (!g_skip && system(cmd) != 0)
+    if (!g_skip && e2e_netns_add(g_ns, sizeof g_ns, "skvI") != 0)
         g_skip = "cannot create a network namespace";
 }
 
@@ -142,10 +138,7 @@ static void ix_teardown(void)
 {
     e2e_teardown_root(g.root);
     g.root[0] = '\0';
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "ip netns del %s 2>/dev/null", g_ns);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove netns %s\n", g_ns);
+    e2e_netns_del(g_ns);
 }
 
 #define E2E_OK(expr) ck_assert_msg((expr) == 0, "%s: %s", #expr, g.why)
