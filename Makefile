@@ -50,7 +50,8 @@ DEB_PACKAGES := build-essential pkg-config libuv1-dev libsqlite3-dev \
 	libbtrfsutil-dev btrfs-progs libpq-dev postgresql \
 	check hwloc runc iproute2 procps python3 busybox-static tar \
 	python3-venv python3-setuptools python3-wheel-whl python3-websocket \
-	python3-websockets wrk openssl golang-go mmdebstrap openssh-client
+	python3-websockets wrk openssl golang-go mmdebstrap openssh-client \
+	xfsprogs
 # make fuzz (tests/fuzz/run.sh): clang and its libFuzzer/sanitizer runtimes,
 # only a recommendation of clang-14, which deps does not install
 DEB_PACKAGES += clang libclang-rt-14-dev
