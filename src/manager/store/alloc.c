@@ -4,14 +4,18 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
+#include "kernel_cache.h"
 #include "store_int.h"
 
 int skv__mgr_store_kernel_place(skv__db *db, const char *kid,
                                 const char *agent, skv_error *err)
 {
-    return skv__mgr_store_exec_text(db, "UPDATE kernels SET agent_id=?, "
-                                    "status='SCHEDULED' WHERE id=?",
-                                    SKV__ARGS(agent, kid), NULL, err);
+    int rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET agent_id=?, "
+                                      "status='SCHEDULED' WHERE id=?",
+                                      SKV__ARGS(agent, kid), NULL, err);
+    if (!rc)
+        skv__mgr_store_kc_set(db, kid, "SCHEDULED", agent);
+    return rc;
 }
 
 int skv__mgr_store_alloc_add(skv__db *db, const skv__mgr_store_alloc *a,
@@ -101,6 +105,7 @@ int skv__mgr_store_kernel_slots(skv__db *db, const char *kid,
 int skv__mgr_store_session_unplace(skv__db *db, const char *sid,
                                    skv_error *err)
 {
+    skv__mgr_store_kc_drop(db, sid);    /* new ids: read afresh */
     int rc = skv__mgr_store_exec_text(db, "DELETE FROM kernel_alloc WHERE "
                                       "kernel_id IN (SELECT id FROM kernels "
                                       "WHERE session_id=?)", SKV__ARGS(sid),

@@ -9,6 +9,7 @@ void skv__db_close(skv__db *db)
     if (!db)
         return;
     skv__free(db->states);
+    skv__free(db->kernels);
     db->ops->close(db);
 }
 

@@ -41,6 +41,7 @@ struct skv__db {
     /* The session-state cache (state_cache.h) and its validity: bumped by
      * every rollback, failed commit and fence, all in db.c / tx.c. */
     struct skv__state_cache *states;
+    struct skv__kernel_cache *kernels;    /* the same epoch: kernel_cache.h */
     uint64_t epoch;
 };
 

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
+#include "kernel_cache.h"
 #include "store_int.h"
 
 static int total_slots(skv_slots **out, const skv_slots *const *req,
@@ -97,6 +98,22 @@ static int kernel_rows(skv__db *db, const skv_proto_session_submit *s,
     return rc;
 }
 
+/* The rows kernel_rows wrote, for the kernel cache: a new session's
+ * kernels are read at each of its steps. */
+static void note_kernels(skv__db *db, const char *sid, size_t n)
+{
+    skv__kc_kernel k[SKV__KCACHE_KERNELS];
+    if (n > SKV__KCACHE_KERNELS)
+        return;
+    memset(k, 0, sizeof k);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(k[i].kid, sizeof k[i].kid, "%s-%zu", sid, i);
+        snprintf(k[i].status, sizeof k[i].status, "PENDING");
+        k[i].idx = (int)i;
+    }
+    skv__mgr_store_kc_fill(db, sid, k, n);
+}
+
 /* The session's own lifetime limit, only when it asked for one. */
 static int limits_row(skv__db *db, const skv_proto_session_submit *s,
                       const char *sid, skv_error *err)
@@ -126,6 +143,8 @@ int skv__mgr_store_session_insert(skv__db *db,
     int rc = session_row(db, s, sid, domain, req, n, now, err);
     if (!rc)
         rc = kernel_rows(db, s, sid, req, n, err);
+    if (!rc)
+        note_kernels(db, sid, n);
     if (!rc)
         rc = limits_row(db, s, sid, err);
     if (!rc)

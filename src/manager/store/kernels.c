@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
+#include "kernel_cache.h"
 #include "store_int.h"
 
 #define SET_MAX 8
@@ -48,17 +49,87 @@ static int prepare_set(skv__db *db, const char *sql, status_set *s,
     return rc;
 }
 
+/* sid's kernels from the cache, read whole into it on a miss (one SELECT
+ * instead of one per question). NULL with *rc 0: not cacheable (too many
+ * kernels, ids too long, out of memory): the caller asks the database. */
+static const skv__kc_kernel *session_rows(skv__db *db, const char *sid,
+                                          size_t *n, int *rc, skv_error *err)
+{
+    const skv__kc_kernel *c = skv__mgr_store_kc_session(db, sid, n);
+    skv__kc_kernel k[SKV__KCACHE_KERNELS + 1];
+    skv__db_stmt *st;
+    size_t m = 0;
+    if (c || (*rc = skv__db_prepare(db, "SELECT id, idx, status, agent_id "
+                                    "FROM kernels WHERE session_id=? ORDER "
+                                    "BY idx", &st, err)))
+        return c;
+    skv__db_bind_text(st, 1, sid);
+    while ((*rc = skv__db_step(st, err)) == SKV__DB_ROW && m < sizeof k /
+           sizeof *k) {
+        const char *agent = skv__db_column_text(st, 3);
+        snprintf(k[m].kid, sizeof k[m].kid, "%s", skv__db_column_text(st, 0));
+        k[m].idx = (int)skv__db_column_int64(st, 1);
+        snprintf(k[m].status, sizeof k[m].status, "%s",
+                 skv__db_column_text(st, 2));
+        snprintf(k[m++].agent, sizeof k->agent, "%s", agent ? agent : "");
+    }
+    skv__db_done(st);
+    if (*rc < 0)
+        return NULL;
+    /* Rows past the cache's room: not filled, so no entry claims to be
+     * all of sid's kernels. A truncated id or status is refused there. */
+    *rc = 0;
+    if (m <= SKV__KCACHE_KERNELS)
+        skv__mgr_store_kc_fill(db, sid, k, m);
+    return skv__mgr_store_kc_session(db, sid, n);
+}
+
+static bool in_list(const char *status, const status_set *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(status, s->v[i]))
+            return true;
+    return false;
+}
+
+/* The ids of c[0..n) with a status in s, in index order. */
+static int ids_of(const skv__kc_kernel *c, size_t n, const status_set *s,
+                  char ***out, size_t *m, skv_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!in_list(c[i].status, s))
+            continue;
+        char **v = skv__reallocarray(*out, *m + 1, sizeof *v);
+        if (v)
+            *out = v;
+        if (!v || !(v[*m] = skv__strdup(c[i].kid))) {
+            skv__mgr_store_ids_free(*out, *m);
+            *out = NULL;
+            *m = 0;
+            return skv__err(err, SKV_ENOMEM, "out of memory");
+        }
+        (*m)++;
+    }
+    return 0;
+}
+
 int skv__mgr_store_kernel_ids(skv__db *db, const char *sid,
                               const char *statuses, char ***out, size_t *n,
                               skv_error *err)
 {
     status_set s;
     skv__db_stmt *st;
+    size_t nc = 0;
     *out = NULL;
     *n = 0;
-    int rc = prepare_set(db, "SELECT id FROM kernels WHERE status IN (%s) "
-                         "AND session_id=? ORDER BY idx", &s, statuses, &st,
-                         1, err);
+    int rc = set_parse(&s, statuses, err);
+    const skv__kc_kernel *c = rc ? NULL : session_rows(db, sid, &nc, &rc,
+                                                       err);
+    if (c || rc)
+        return rc ? rc : ids_of(c, nc, &s, out, n, err);
+    rc = prepare_set(db, "SELECT id FROM kernels WHERE status IN (%s) "
+                     "AND session_id=? ORDER BY idx", &s, statuses, &st,
+                     1, err);
     if (rc)
         return rc;
     skv__db_bind_text(st, (int)s.n + 1, sid);
@@ -81,6 +152,8 @@ int skv__mgr_store_kernels_move(skv__db *db, const char *sid,
     skv__db_bind_text(st, (int)s.n + 2, sid);
     rc = skv__mgr_store_run(st, err);
     skv__db_done(st);
+    if (!rc)
+        skv__mgr_store_kc_move(db, sid, s.v, s.n, true, NULL, to);
     return rc;
 }
 
@@ -98,7 +171,16 @@ int skv__mgr_store_kernel_count(skv__db *db, const char *sid,
                             "status NOT IN (%s) AND session_id=? AND idx=0"
                             : "SELECT count(*) FROM kernels WHERE status NOT"
                             " IN (%s) AND session_id=?");
-    int rc = prepare_set(db, sql, &s, statuses, &st, 1, err);
+    size_t nc = 0;
+    int rc = set_parse(&s, statuses, err);
+    const skv__kc_kernel *c = rc ? NULL : session_rows(db, sid, &nc, &rc,
+                                                       err);
+    *out = 0;
+    for (size_t i = 0; c && i < nc; i++)
+        *out += in_list(c[i].status, &s) == in && (!main_only || !c[i].idx);
+    if (c || rc)
+        return rc;
+    rc = prepare_set(db, sql, &s, statuses, &st, 1, err);
     if (rc)
         return rc;
     skv__db_bind_text(st, (int)s.n + 1, sid);
@@ -111,17 +193,23 @@ int skv__mgr_store_kernel_count(skv__db *db, const char *sid,
 int skv__mgr_store_kernel_set(skv__db *db, const char *kid,
                               const char *status, skv_error *err)
 {
-    return skv__mgr_store_exec_text(db, "UPDATE kernels SET status=? WHERE "
-                                    "id=?", SKV__ARGS(status, kid), NULL,
-                                    err);
+    int rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET status=? "
+                                      "WHERE id=?", SKV__ARGS(status, kid),
+                                      NULL, err);
+    if (!rc)
+        skv__mgr_store_kc_set(db, kid, status, NULL);
+    return rc;
 }
 
 int skv__mgr_store_kernel_running(skv__db *db, const char *kid,
                                   const char *container, skv_error *err)
 {
-    return skv__mgr_store_exec_text(db, "UPDATE kernels SET status='RUNNING',"
-                                    " container_id=? WHERE id=?",
-                                    SKV__ARGS(container, kid), NULL, err);
+    int rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET status="
+                                      "'RUNNING', container_id=? WHERE id=?",
+                                      SKV__ARGS(container, kid), NULL, err);
+    if (!rc)
+        skv__mgr_store_kc_set(db, kid, "RUNNING", NULL);
+    return rc;
 }
 
 int skv__mgr_store_kernel_ended(skv__db *db, const char *kid,
@@ -139,6 +227,8 @@ int skv__mgr_store_kernel_ended(skv__db *db, const char *kid,
     skv__db_bind_text(st, 4, kid);
     rc = skv__mgr_store_run(st, err);
     skv__db_done(st);
+    if (!rc)
+        skv__mgr_store_kc_set(db, kid, status, NULL);
     return rc;
 }
 
@@ -147,22 +237,35 @@ int skv__mgr_store_kernels_lost(skv__db *db, const char *sid,
                                 const char *agent, const char *reason,
                                 skv_error *err)
 {
-    return skv__mgr_store_exec_text(db, "UPDATE kernels SET status='ERROR', "
-        "exit_code=-1, reason=? WHERE session_id=? AND agent_id=? AND status "
-        "NOT IN ('TERMINATED','CANCELLED','ERROR')",
+    static const char *const final[] = {"TERMINATED", "CANCELLED", "ERROR"};
+    int rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET status='ERROR'"
+        ", exit_code=-1, reason=? WHERE session_id=? AND agent_id=? AND "
+        "status NOT IN ('TERMINATED','CANCELLED','ERROR')",
         SKV__ARGS(reason, sid, agent), NULL, err);
+    if (!rc)
+        skv__mgr_store_kc_move(db, sid, final, 3, false, agent, "ERROR");
+    return rc;
 }
 
 int skv__mgr_store_kernel_info(skv__db *db, const char *kid,
                                skv__mgr_store_kernel *out, skv_error *err)
 {
     skv__db_stmt *st;
+    const char *sid = NULL;
+    const skv__kc_kernel *c = skv__mgr_store_kc_kernel(db, kid, &sid);
+    memset(out, 0, sizeof *out);
+    if (c) {
+        snprintf(out->sid, sizeof out->sid, "%s", sid);
+        out->idx = c->idx;
+        snprintf(out->status, sizeof out->status, "%s", c->status);
+        snprintf(out->agent, sizeof out->agent, "%s", c->agent);
+        return 0;
+    }
     int rc = skv__db_prepare(db, "SELECT session_id, idx, status, agent_id "
                              "FROM kernels WHERE id=?", &st, err);
     if (rc)
         return rc;
     skv__db_bind_text(st, 1, kid);
-    memset(out, 0, sizeof *out);
     rc = skv__db_step(st, err);
     if (rc == SKV__DB_ROW) {
         const char *agent = skv__db_column_text(st, 3);
@@ -183,8 +286,19 @@ int skv__mgr_store_kernel_id_at(skv__db *db, const char *sid, uint32_t idx,
                                 char *kid, size_t cap, skv_error *err)
 {
     skv__db_stmt *st;
-    int rc = skv__db_prepare(db, "SELECT id FROM kernels WHERE session_id=? "
-                             "AND idx=?", &st, err);
+    size_t nc = 0;
+    int rc = 0;
+    const skv__kc_kernel *c = session_rows(db, sid, &nc, &rc, err);
+    for (size_t i = 0; c && i < nc; i++)
+        if (c[i].idx == (int)idx) {
+            snprintf(kid, cap, "%s", c[i].kid);
+            return 0;
+        }
+    if (c || rc)
+        return rc ? rc : skv__err(err, SKV_ENOENT, "session '%s' has no "
+                                  "kernel %u", sid, idx);
+    rc = skv__db_prepare(db, "SELECT id FROM kernels WHERE session_id=? "
+                         "AND idx=?", &st, err);
     if (rc)
         return rc;
     skv__db_bind_text(st, 1, sid);
@@ -203,6 +317,12 @@ int skv__mgr_store_kernel_id_at(skv__db *db, const char *sid, uint32_t idx,
 bool skv__mgr_store_kernel_sent_to(skv__db *db, const char *kid,
                                    const char *agent)
 {
+    static const status_set sent = {.v = {"PREPARING", "RUNNING",
+        "TERMINATING", "TERMINATED", "ERROR"}, .n = 5};
+    const char *sid;
+    const skv__kc_kernel *c = skv__mgr_store_kc_kernel(db, kid, &sid);
+    if (c)
+        return agent && !strcmp(c->agent, agent) && in_list(c->status, &sent);
     int64_t n = 0;
     return skv__mgr_store_int1(db, "SELECT count(*) FROM kernels WHERE id=? "
                                "AND agent_id=? AND status IN ('PREPARING',"
@@ -257,9 +377,15 @@ int skv__mgr_store_agent_kernels(skv__db *db, const char *agent,
 int skv__mgr_store_kernel_total(skv__db *db, const char *sid, int *out,
                                 skv_error *err)
 {
+    size_t nc = 0;
+    int rc = 0;
+    if (session_rows(db, sid, &nc, &rc, err) || rc) {
+        *out = (int)nc;
+        return rc;
+    }
     int64_t n = 0;
-    int rc = skv__mgr_store_int1(db, "SELECT count(*) FROM kernels WHERE "
-                                 "session_id=?", SKV__ARGS(sid), &n, err);
+    rc = skv__mgr_store_int1(db, "SELECT count(*) FROM kernels WHERE "
+                             "session_id=?", SKV__ARGS(sid), &n, err);
     *out = (int)n;
     return rc;
 }

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
+#include "kernel_cache.h"
 #include "store_int.h"
 
 #define LIST_MAX 10000
@@ -259,6 +260,9 @@ int skv__mgr_store_pending_each(skv__db *db,
 
 bool skv__mgr_store_kernel_exists(skv__db *db, const char *kid)
 {
+    const char *sid;
+    if (skv__mgr_store_kc_kernel(db, kid, &sid))
+        return true;    /* a miss says nothing: the database does */
     int64_t n = 0;
     return skv__mgr_store_int1(db, "SELECT count(*) FROM kernels WHERE id=?",
                                SKV__ARGS(kid), &n, NULL) == 0 && n > 0;
@@ -267,6 +271,11 @@ bool skv__mgr_store_kernel_exists(skv__db *db, const char *kid)
 bool skv__mgr_store_kernel_stopping_on(skv__db *db, const char *kid,
                                        const char *agent)
 {
+    const char *sid;
+    const skv__kc_kernel *k = skv__mgr_store_kc_kernel(db, kid, &sid);
+    if (k)
+        return agent && !strcmp(k->agent, agent) &&
+               !strcmp(k->status, "TERMINATING");
     int64_t n = 0;
     return skv__mgr_store_int1(db, "SELECT count(*) FROM kernels WHERE id=? "
                                "AND agent_id=? AND status='TERMINATING'",

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel_cache.h"
 #include "store_int.h"
 
 /* sid's kernels sent to the lost agent (a container may exist) become
@@ -94,6 +95,7 @@ int skv__mgr_store_kernel_ids_renew(skv__db *db, const char *sid,
     kid_row *k = NULL;
     size_t n = 0;
     skv__db_stmt *st = NULL;
+    skv__mgr_store_kc_drop(db, sid);    /* the cache follows no renames */
     int rc = kernels_of(db, sid, &k, &n, err);
     if (!rc)
         rc = skv__db_prepare(db, "UPDATE kernels SET id=? WHERE id=?", &st,
@@ -186,6 +188,7 @@ static int restore_kernel(skv__db *db, const char *sid,
                           const skv__mgr_store_suspect *s, skv_error *err)
 {
     skv__db_stmt *st;
+    skv__mgr_store_kc_drop(db, sid);    /* an old id back: read afresh */
     int rc = skv__db_prepare(db, "UPDATE kernels SET id=?, agent_id=?, "
                              "container_id=?, status='RUNNING', exit_code="
                              "NULL, reason=NULL WHERE session_id=? AND idx=?",

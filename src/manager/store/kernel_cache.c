@@ -1,0 +1,213 @@
+/* The sessions' kernel rows kept in memory (kernel_cache.h).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <stdio.h>
+#include <string.h>
+
+#include "db_impl.h"
+#include "kernel_cache.h"
+#include "skv_internal.h"
+
+typedef struct kc_session {
+    uint64_t epoch;                      /* 0: empty */
+    char sid[SKV__KCACHE_ID];
+    size_t n;
+    skv__kc_kernel k[SKV__KCACHE_KERNELS];
+} kc_session;
+
+typedef struct kc_index {
+    uint64_t epoch;
+    uint32_t session;                    /* its slot in sessions[] */
+    char kid[SKV__KCACHE_ID];
+} kc_index;
+
+struct skv__kernel_cache {
+    uint64_t hits, misses;
+    kc_session sessions[SKV__KCACHE_SESSIONS];
+    kc_index index[SKV__KCACHE_INDEX];
+};
+
+static uint64_t hash(const char *s)
+{
+    uint64_t h = 1469598103934665603u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+static bool fits(const char *id)
+{
+    return id && *id && strnlen(id, SKV__KCACHE_ID) < SKV__KCACHE_ID;
+}
+
+/* sid's live entry, or NULL; counts nothing. */
+static kc_session *find(skv__db *db, const char *sid)
+{
+    struct skv__kernel_cache *c = db->kernels;
+    if (!c || !fits(sid))
+        return NULL;
+    kc_session *s = &c->sessions[hash(sid) % SKV__KCACHE_SESSIONS];
+    return s->epoch == db->epoch && !strcmp(s->sid, sid) ? s : NULL;
+}
+
+/* kid's live kernel (and its session), or NULL. */
+static skv__kc_kernel *find_kernel(skv__db *db, const char *kid,
+                                   kc_session **out)
+{
+    struct skv__kernel_cache *c = db->kernels;
+    if (!c || !fits(kid))
+        return NULL;
+    const kc_index *x = &c->index[hash(kid) % SKV__KCACHE_INDEX];
+    if (x->epoch != db->epoch || strcmp(x->kid, kid))
+        return NULL;
+    kc_session *s = &c->sessions[x->session];
+    for (size_t i = 0; s->epoch == db->epoch && i < s->n; i++)
+        if (!strcmp(s->k[i].kid, kid)) {
+            *out = s;
+            return &s->k[i];
+        }
+    return NULL;
+}
+
+const skv__kc_kernel *skv__mgr_store_kc_session(skv__db *db, const char *sid,
+                                                size_t *n)
+{
+    kc_session *s = find(db, sid);
+    if (db->kernels)
+        *(s ? &db->kernels->hits : &db->kernels->misses) += 1;
+    *n = s ? s->n : 0;
+    return s ? s->k : NULL;
+}
+
+const skv__kc_kernel *skv__mgr_store_kc_kernel(skv__db *db, const char *kid,
+                                               const char **sid)
+{
+    kc_session *s = NULL;
+    skv__kc_kernel *k = find_kernel(db, kid, &s);
+    if (db->kernels)
+        *(k ? &db->kernels->hits : &db->kernels->misses) += 1;
+    if (k)
+        *sid = s->sid;
+    return k;
+}
+
+/* Every kernel of a live entry keeps its index slot: the session whose
+ * kernel held the slot goes. false: two of s's own kernels collide. */
+static bool take_slot(struct skv__kernel_cache *c, uint64_t epoch,
+                      const kc_session *s, size_t i, uint32_t session)
+{
+    const char *kid = s->k[i].kid;
+    kc_index *x = &c->index[hash(kid) % SKV__KCACHE_INDEX];
+    if (x->epoch == epoch && strcmp(x->kid, kid)) {
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(x->kid, s->k[j].kid))
+                return false;
+        if (x->session != session)    /* else: the slot's old session */
+            c->sessions[x->session].epoch = 0;
+    }
+    x->epoch = epoch;
+    x->session = session;
+    memcpy(x->kid, kid, strlen(kid) + 1);
+    return true;
+}
+
+static bool cacheable(const char *sid, const skv__kc_kernel *k, size_t n)
+{
+    if (!fits(sid) || n > SKV__KCACHE_KERNELS)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!fits(k[i].kid) || strnlen(k[i].agent, SKV__KCACHE_ID) ==
+            SKV__KCACHE_ID || strnlen(k[i].status, 16) == 16)
+            return false;
+    return true;
+}
+
+/* Allocated on first use, as the state cache: a connection that never
+ * touches kernels costs nothing. */
+void skv__mgr_store_kc_fill(skv__db *db, const char *sid,
+                            const skv__kc_kernel *k, size_t n)
+{
+    if (!cacheable(sid, k, n)) {
+        skv__mgr_store_kc_drop(db, sid);
+        return;
+    }
+    if (!db->kernels && !(db->kernels = skv__calloc(1, sizeof *db->kernels)))
+        return;
+    if (!db->epoch)
+        db->epoch = 1;    /* 0 marks an empty slot */
+    uint32_t slot = (uint32_t)(hash(sid) % SKV__KCACHE_SESSIONS);
+    kc_session *s = &db->kernels->sessions[slot];
+    s->epoch = db->epoch;
+    memcpy(s->sid, sid, strlen(sid) + 1);
+    s->n = n;
+    memcpy(s->k, k, n * sizeof *k);
+    for (size_t i = 0; i < n; i++)
+        if (!take_slot(db->kernels, db->epoch, s, i, slot)) {
+            s->epoch = 0;
+            return;
+        }
+}
+
+static void put(skv__kc_kernel *k, const char *status, const char *agent)
+{
+    if (status)
+        snprintf(k->status, sizeof k->status, "%s", status);
+    if (agent)
+        snprintf(k->agent, sizeof k->agent, "%s", agent);
+}
+
+/* A value the entry cannot hold takes the entry away ("" is NULL in an
+ * entry, so an agent id "" cannot be told from none). */
+static bool storable(const char *status, const char *agent)
+{
+    return (!status || strlen(status) < 16) &&
+           (!agent || (*agent && strlen(agent) < SKV__KCACHE_ID));
+}
+
+void skv__mgr_store_kc_set(skv__db *db, const char *kid, const char *status,
+                           const char *agent)
+{
+    kc_session *s = NULL;
+    skv__kc_kernel *k = find_kernel(db, kid, &s);
+    if (k && storable(status, agent))
+        put(k, status, agent);
+    else if (k)
+        s->epoch = 0;
+}
+
+static bool in_set(const char *status, const char *const *v, size_t nv)
+{
+    for (size_t i = 0; i < nv; i++)
+        if (!strcmp(status, v[i]))
+            return true;
+    return false;
+}
+
+void skv__mgr_store_kc_move(skv__db *db, const char *sid,
+                            const char *const *v, size_t nv, bool in,
+                            const char *agent, const char *to)
+{
+    kc_session *s = find(db, sid);
+    if (!s)
+        return;
+    if (!storable(to, agent)) {
+        s->epoch = 0;
+        return;
+    }
+    for (size_t i = 0; i < s->n; i++)
+        if (in_set(s->k[i].status, v, nv) == in &&
+            (!agent || !strcmp(s->k[i].agent, agent)))
+            put(&s->k[i], to, NULL);
+}
+
+void skv__mgr_store_kc_drop(skv__db *db, const char *sid)
+{
+    kc_session *s = find(db, sid);
+    if (s)
+        s->epoch = 0;
+}
+
+void skv__mgr_store_kc_stats(skv__db *db, uint64_t *hits, uint64_t *misses)
+{
+    *hits = db->kernels ? db->kernels->hits : 0;
+    *misses = db->kernels ? db->kernels->misses : 0;
+}

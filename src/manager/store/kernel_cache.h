@@ -1,0 +1,63 @@
+/* The sessions' kernel rows as this connection last wrote or read them
+ * (id, index, status, agent), kept in memory so the manager's per-session
+ * reads of them (a kernel's row at each reply and exit, the counts that
+ * decide RUNNING and the end, the ids to stop) are not a SELECT each.
+ *
+ * The same contract as the session-state cache (state_cache.h), and the
+ * same forgetting: an entry belongs to the connection's epoch, which every
+ * rollback, failed commit, ROLLBACK TO, failed statement and fence bumps,
+ * so one bump empties both caches. A session is cached whole or not at
+ * all (its insert, or one SELECT of all its kernels), and every write of
+ * the kernels table in the store updates the entry or drops it
+ * (kernels.c, alloc.c, suspects.c), so a count or an id list is as right
+ * as the entry.
+ * A kernel id finds its session through an index kept so that every
+ * kernel of a cached session has its index slot: taking a slot drops the
+ * session that held it. A write by kernel id that misses the index thus
+ * touches no cached session.
+ * Direct-mapped, fixed-size: bounded memory, a collision is a miss.
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef SKV_MANAGER_STORE_KERNEL_CACHE_H
+#define SKV_MANAGER_STORE_KERNEL_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db.h"
+
+#define SKV__KCACHE_SESSIONS 4096
+#define SKV__KCACHE_INDEX 16384
+#define SKV__KCACHE_ID 64          /* ids this long or longer: not cached */
+#define SKV__KCACHE_KERNELS 4     /* sessions with more: not cached */
+
+typedef struct skv__kc_kernel {
+    char kid[SKV__KCACHE_ID];
+    char agent[SKV__KCACHE_ID];    /* "" when agent_id is NULL */
+    char status[16];
+    int idx;
+} skv__kc_kernel;
+
+/* A session's kernels in index order, or NULL (a miss). Valid until the
+ * next call into the cache. */
+const skv__kc_kernel *skv__mgr_store_kc_session(skv__db *db, const char *sid,
+                                                size_t *n);
+/* kid's row and its session id, or NULL (a miss). */
+const skv__kc_kernel *skv__mgr_store_kc_kernel(skv__db *db, const char *kid,
+                                               const char **sid);
+/* sid has exactly these kernels now (its insert, or a read of all). */
+void skv__mgr_store_kc_fill(skv__db *db, const char *sid,
+                            const skv__kc_kernel *k, size_t n);
+/* kid's status (NULL: unchanged) and agent (NULL: unchanged) are now. */
+void skv__mgr_store_kc_set(skv__db *db, const char *kid, const char *status,
+                           const char *agent);
+/* sid's kernels with a status in v[0..nv) (any agent), or with a status
+ * not in it on agent (agent non-NULL), now have status to. */
+void skv__mgr_store_kc_move(skv__db *db, const char *sid,
+                            const char *const *v, size_t nv, bool in,
+                            const char *agent, const char *to);
+/* sid's entry goes (a write the cache does not follow: renamed ids). */
+void skv__mgr_store_kc_drop(skv__db *db, const char *sid);
+void skv__mgr_store_kc_stats(skv__db *db, uint64_t *hits, uint64_t *misses);
+
+#endif
