@@ -18,6 +18,11 @@
  * (another process, the hypervisor) lands on both paths alike. The added
  * p50 is the median over the rounds of proxy p50 - direct p50 (each
  * round's printed); the p50/p99/req/s shown per path are their medians.
+ * SKV_BENCH_PROXY_B=PATH runs a second sokovan-proxy (PATH: another
+ * build's) beside this build's, on LISTEN_B, in the same namespace for the
+ * same session: each round then runs direct, this proxy and that one in a
+ * rotating order, and the second's added p50 per round is printed too (a
+ * before/after under the same conditions in one run).
  *   usage: proxy [SECONDS [ROUNDS]]   (each wrk run; default 5 and 3)
  * Needs root, /bin/busybox, wrk and the daemons beside this program
  * (<build>/bin, or $SKV_E2E_BIN); otherwise a "skipped" JSON line, exit 0.
@@ -28,6 +33,7 @@
 #include "../../tests/e2e_cluster.h"
 
 #define LISTEN "127.0.0.1:18290"
+#define LISTEN_B "127.0.0.1:18291"
 #define BULK_MB 32
 
 static e2e_cluster g;
@@ -102,6 +108,11 @@ static int start(void)
         return -1;
     g.agent[0] = spawn_in_ns("a1", aargv);
     g.nagents = 1;
+    char *bexe = getenv("SKV_BENCH_PROXY_B");
+    char *const bargv[] = {bexe, "--data-dir", g.data, "--manager", mgr,
+                           "--listen", LISTEN_B, "--log-level", "warn", NULL};
+    if (bexe && spawn_in_ns("proxy-b", bargv) <= 0)
+        return -1;
     return g.agent[0] > 0 && spawn_in_ns("proxy", pargv) > 0 ? 0 : -1;
 }
 
@@ -237,8 +248,9 @@ static int wrk(const char *url, const char *tok, int conns, run *r)
 
 typedef struct pair {
     run small[2], many[2], bulk[2];   /* [0] direct, [1] proxy */
-    run round[ROUNDS_MAX][2];         /* the alternating small runs */
+    run round[ROUNDS_MAX][3];         /* the alternating small runs */
     double added[ROUNDS_MAX];         /* per round: proxy - direct p50 */
+    double added_b[ROUNDS_MAX];       /* the same for proxy B */
 } pair;
 
 static int cmp_double(const void *a, const void *b)
@@ -271,23 +283,29 @@ static void small_medians(pair *x)
     }
 }
 
-/* Warm-up (not counted), then the alternating small-file rounds. */
-static int rounds(char small[2][300], const char *tok, pair *x)
+/* Warm-up (not counted), then the alternating small-file rounds over
+ * npaths paths (direct, proxy[, proxy B]). */
+static int rounds(char small[3][300], int npaths, const char *tok, pair *x)
 {
     run warm;
-    if (wrk_for(small[0], NULL, 1, 1, &warm) ||
-        wrk_for(small[1], tok, 1, 1, &warm))
-        return -1;
+    for (int via = 0; via < npaths; via++)
+        if (wrk_for(small[via], via ? tok : NULL, 1, 1, &warm))
+            return -1;
     for (int i = 0; i < g_rounds; i++) {
-        for (int k = 0; k < 2; k++) {
-            int via = (i + k) % 2;   /* D P, then P D, ... */
+        for (int k = 0; k < npaths; k++) {
+            int via = (i + k) % npaths;   /* D P, then P D, ... */
             if (wrk(small[via], via ? tok : NULL, 1, &x->round[i][via]))
                 return -1;
         }
         x->added[i] = x->round[i][1].p50_ms - x->round[i][0].p50_ms;
+        x->added_b[i] = x->round[i][2].p50_ms - x->round[i][0].p50_ms;
         fprintf(stderr, "proxy: round %d: p50 direct %.3f ms, proxy %.3f ms,"
-                " added %.3f ms\n", i + 1, x->round[i][0].p50_ms,
+                " added %.3f ms", i + 1, x->round[i][0].p50_ms,
                 x->round[i][1].p50_ms, x->added[i]);
+        if (npaths == 3)
+            fprintf(stderr, "; proxy B %.3f ms, added %.3f ms",
+                    x->round[i][2].p50_ms, x->added_b[i]);
+        fprintf(stderr, "\n");
     }
     small_medians(x);
     return 0;
@@ -295,14 +313,16 @@ static int rounds(char small[2][300], const char *tok, pair *x)
 
 static int measure(const char *sid, unsigned hp, const char *tok, pair *x)
 {
-    char d[128], p[256], small[2][300], bulk[2][300];
+    char d[128], p[256], small[3][300], bulk[2][300];
     snprintf(d, sizeof d, "http://127.0.0.1:%u/", hp);
     snprintf(p, sizeof p, "http://" LISTEN "/s/%s/web/", sid);
     for (int via = 0; via < 2; via++) {
         snprintf(small[via], sizeof small[via], "%ssmall", via ? p : d);
         snprintf(bulk[via], sizeof bulk[via], "%sbulk", via ? p : d);
     }
-    if (rounds(small, tok, x))
+    snprintf(small[2], sizeof small[2], "http://" LISTEN_B "/s/%s/web/small",
+             sid);
+    if (rounds(small, getenv("SKV_BENCH_PROXY_B") ? 3 : 2, tok, x))
         return -1;
     for (int via = 0; via < 2; via++) {
         const char *t = via ? tok : NULL;
@@ -332,7 +352,16 @@ static void report(const pair *x)
            "\"added_p50_rounds_ms\":[", g_secs, g_rounds);
     for (int i = 0; i < g_rounds; i++)
         printf("%s%.3f", i ? "," : "", x->added[i]);
-    printf("],\"direct\":{\"p50_ms\":%.3f,"
+    if (getenv("SKV_BENCH_PROXY_B")) {
+        printf("],\"proxy_b\":{\"added_p50_ms\":%.3f,"
+               "\"added_p50_rounds_ms\":[", median(x->added_b, g_rounds));
+        for (int i = 0; i < g_rounds; i++)
+            printf("%s%.3f", i ? "," : "", x->added_b[i]);
+        printf("]}");
+    } else {
+        printf("]");
+    }
+    printf(",\"direct\":{\"p50_ms\":%.3f,"
            "\"p99_ms\":%.3f,\"rps_1\":%.0f,\"rps_16\":%.0f,\"bulk_mbps\":"
            "%.1f},\"proxy\":{\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"rps_1\":%.0f,"
            "\"rps_16\":%.0f,\"bulk_mbps\":%.1f},\"bulk_ratio\":%.3f,"

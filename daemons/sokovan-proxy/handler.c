@@ -68,19 +68,6 @@ static void exchange(proxy *p, h2o_req_t *req, const proxy_route *r,
     h2o_send_inline(req, H2O_STRLIT("signed in: cookie set\n"));
 }
 
-/* The connect ahead waits for the request's end (its memory's dispose):
- * see pool.c for why not at once. */
-typedef struct warm_later {
-    proxy *p;
-    void *pool;
-} warm_later;
-
-static void on_done(void *mem)
-{
-    warm_later *w = mem;
-    proxy_pool_warm(w->p, w->pool);
-}
-
 /* h2o's reverse proxy to host:port with the app's prefix taken off (and
  * put back on Location headers); WebSocket upgrades pass through. A
  * "prefix" service is served under the prefix itself: the whole path goes
@@ -96,11 +83,6 @@ static void forward(proxy *p, h2o_req_t *req, const proxy_route *r,
     ov->hostport.port = t->port;
     void *pool = NULL;
     ov->socketpool = proxy_pool_for(p, r->sid, t, &pool);   /* keep-alive */
-    if (pool) {   /* before the request can end */
-        warm_later *w = h2o_mem_alloc_shared(&req->pool, sizeof *w, on_done);
-        w->p = p;
-        w->pool = pool;
-    }
     char auth[96];
     int al = snprintf(auth, sizeof auth, "%s:%u", t->host, t->port);
     h2o_iovec_t authority = h2o_strdup(&req->pool, auth, (size_t)al);
@@ -121,6 +103,7 @@ static void forward(proxy *p, h2o_req_t *req, const proxy_route *r,
     proxy_route_scrub(req);
     h2o_reprocess_request(req, req->method, &H2O_URL_SCHEME_HTTP, authority,
                           path, ov, 0);
+    proxy_pool_warm(p, pool);   /* the request has taken its connection */
 }
 
 static bool wants_tunnel(const h2o_req_t *req)

@@ -4,21 +4,18 @@
  * never carries one user's or one session's request after another's (an
  * ended session's host port may soon be another session's). Idle pooled
  * connections close after POOL_IDLE_MS; a pool unused for twice that, with
- * no connection lent out and no request still to call _warm, is disposed
- * by the sweep. At most POOLS pools: past that, requests connect on their
- * own (no pool, nothing kept).
+ * no connection lent out, is disposed by the sweep. At most POOLS pools:
+ * past that, requests connect on their own (no pool, nothing kept).
  *
- * Connect ahead: once a request's response has been sent, if the pool has
- * no idle connection, one new connection is opened and parked in the pool
- * for the next request. A service that closes every connection after its
- * answer (busybox httpd) then costs the next request no TCP handshake.
- * It is opened after the response, not when the request takes its
- * connection: a service that forks per connection (busybox httpd) would
- * otherwise fork the next connection's process while the current answer is
- * being produced and forwarded, and on a small machine that fork competes
- * for the CPU with the answer (bench/RESULTS.md, "Connect ahead after the
- * response"). At most one such connect per pool is in flight, so a pool
- * holds at most one connection nobody asked for.
+ * Connect ahead: when a request has taken the pool's last idle connection
+ * (or found none), one new connection is opened in the background and
+ * parked in the pool for the next request. A service that closes every
+ * connection after its answer (busybox httpd) then costs the next request
+ * no TCP handshake, and a service that forks per connection has the next
+ * process ready. (Opening it only once the response has been sent was
+ * tried and measured slower: the fork then lands on the next request's
+ * path; bench/RESULTS.md, "h/proxy17b".) At most one such connect per pool
+ * is in flight, so a pool holds at most one connection nobody asked for.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <netinet/in.h>
@@ -42,7 +39,6 @@ typedef struct pool {
     h2o_socketpool_t sp;
     uint64_t used_ms;
     h2o_socketpool_connect_request_t *warming;   /* a connect ahead */
-    unsigned holds;             /* requests that will call _warm */
     bool disposed;              /* freed by the next sweep */
 } pool;
 
@@ -108,8 +104,8 @@ static void on_sweep(uv_timer_t *t)
             free(x);
             continue;
         }
-        if (!x->warming && !x->holds &&
-            now - x->used_ms > 2 * POOL_IDLE_MS && !lent(&x->sp)) {
+        if (!x->warming && now - x->used_ms > 2 * POOL_IDLE_MS &&
+            !lent(&x->sp)) {
             h2o_socketpool_dispose(&x->sp);
             x->disposed = true;
             g_n--;
@@ -169,7 +165,6 @@ h2o_socketpool_t *proxy_pool_for(proxy *p, h2o_iovec_t sid,
         return NULL;
     x->used_ms = uv_now(&p->loop);
     prune(&x->sp);
-    x->holds++;   /* until the request's _warm: the sweep keeps x */
     return &x->sp;
 }
 
@@ -190,8 +185,6 @@ static void on_warm(h2o_socket_t *sock, const char *err, void *data)
 void proxy_pool_warm(proxy *p, void *ref)
 {
     pool *x = ref;
-    if (x && x->holds)
-        x->holds--;
     if (!x || x->warming || x->disposed ||
         !h2o_linklist_is_empty(&x->sp._shared.sockets))
         return;

@@ -118,11 +118,9 @@ int proxy_tcp_bytes(int fd, uint64_t *moved);
 int proxy_handler_register(proxy *p, h2o_hostconf_t *host);
 
 /* pool.c: the keep-alive pool of a session's target for one user; NULL:
- * connect per request. Every call with a non-NULL *ref must be followed by
- * one _warm(ref), once the request's response has been sent: it parks a
- * new connection for the next request when the pool has none idle
- * (connect ahead). _stop: closes every pooled connection and frees the
- * pools. */
+ * connect per request. *ref is for _warm, after the request has taken its
+ * connection: it parks a new one for the next request (connect ahead).
+ * _stop: closes every pooled connection and frees the pools. */
 h2o_socketpool_t *proxy_pool_for(proxy *p, h2o_iovec_t sid,
                                  const proxy_target *t, void **ref);
 void proxy_pool_warm(proxy *p, void *ref);
