@@ -157,10 +157,11 @@ FORCE:
 
 $(BUILD)/tests/obj/%.o: tests/%.c $(BUILD)/tests/suites.inc
 	@mkdir -p $(@D)
-	$(CC) $(PROG_CFLAGS) -I$(BUILD)/tests -Itests -MMD -MP -c $< -o $@
+	$(CC) $(PROG_CFLAGS) -I$(BUILD)/tests -Itests -Idaemons/common -MMD -MP -c $< -o $@
 
 $(TEST_BIN): $(TEST_OBJS) $(STLIB)
-	$(CC) -o $@ $(TEST_OBJS) $(STLIB) $(LDFLAGS) $(LIB_LDLIBS) $(TEST_LDLIBS)
+	$(CC) -o $@ $(TEST_OBJS) $(STLIB) $(LDFLAGS) $(LIB_LDLIBS) $(TEST_LDLIBS) \
+		$(PROG_LDLIBS)
 
 $(BUILD)/tests/so/%.so: tests/so/%.c $(PUBLIC_HEADERS)
 	@mkdir -p $(@D)

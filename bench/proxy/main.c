@@ -9,7 +9,21 @@
  * connection, requests/s on 16 connections, MB/s of a large file on one
  * connection. Targets (issue 17): bulk >= 80 % of direct, added p50
  * <= 0.2 ms. Ends with one JSON line.
- *   usage: proxy [SECONDS]        (each wrk run; default 5)
+ *
+ * Same conditions for both paths: first one second of each path, not
+ * counted (the proxy's first request resolves its token with the manager;
+ * httpd's first answers fault its pages in); then the one-connection
+ * small-file runs alternate, ROUNDS rounds of direct-proxy pairs in
+ * alternating order (D P, P D, D P, ...), so a slow spell of the machine
+ * (another process, the hypervisor) lands on both paths alike. The added
+ * p50 is the median over the rounds of proxy p50 - direct p50 (each
+ * round's printed); the p50/p99/req/s shown per path are their medians.
+ * SKV_BENCH_PROXY_B=PATH runs a second sokovan-proxy (PATH: another
+ * build's) beside this build's, on LISTEN_B, in the same namespace for the
+ * same session: each round then runs direct, this proxy and that one in a
+ * rotating order, and the second's added p50 per round is printed too (a
+ * before/after under the same conditions in one run).
+ *   usage: proxy [SECONDS [ROUNDS]]   (each wrk run; default 5 and 3)
  * Needs root, /bin/busybox, wrk and the daemons beside this program
  * (<build>/bin, or $SKV_E2E_BIN); otherwise a "skipped" JSON line, exit 0.
  * SPDX-License-Identifier: Apache-2.0 */
@@ -19,11 +33,14 @@
 #include "../../tests/e2e_cluster.h"
 
 #define LISTEN "127.0.0.1:18290"
+#define LISTEN_B "127.0.0.1:18291"
 #define BULK_MB 32
 
 static e2e_cluster g;
 static char g_ns[32];
 static int g_secs = 5;
+static int g_rounds = 3;
+#define ROUNDS_MAX 15
 
 typedef struct run {
     double p50_ms, p99_ms, rps, mbps;
@@ -91,6 +108,11 @@ static int start(void)
         return -1;
     g.agent[0] = spawn_in_ns("a1", aargv);
     g.nagents = 1;
+    char *bexe = getenv("SKV_BENCH_PROXY_B");
+    char *const bargv[] = {bexe, "--data-dir", g.data, "--manager", mgr,
+                           "--listen", LISTEN_B, "--log-level", "warn", NULL};
+    if (bexe && spawn_in_ns("proxy-b", bargv) <= 0)
+        return -1;
     return g.agent[0] > 0 && spawn_in_ns("proxy", pargv) > 0 ? 0 : -1;
 }
 
@@ -191,13 +213,15 @@ static const char *after(const char *out, const char *key)
     return p;
 }
 
-/* wrk in the namespace; its figures into r. */
-static int wrk(const char *url, const char *tok, int conns, run *r)
+/* wrk in the namespace for secs seconds; its figures into r. */
+static int wrk_for(const char *url, const char *tok, int conns, int secs,
+                   run *r)
 {
     char cmd[4096], out[8192];
     snprintf(cmd, sizeof cmd, "nsenter --net=/run/netns/%s wrk -t%d -c%d "
              "-d%ds --timeout 30s --latency %s%s%s '%s' 2>&1", g_ns,
-             conns > 1 ? 2 : 1, conns, g_secs, tok ? "-H 'Authorization: Bearer " : "",
+             conns > 1 ? 2 : 1, conns, secs,
+             tok ? "-H 'Authorization: Bearer " : "",
              tok ? tok : "", tok ? "'" : "", url);
     FILE *p = popen(cmd, "r");
     if (!p)
@@ -217,23 +241,93 @@ static int wrk(const char *url, const char *tok, int conns, run *r)
     return 0;
 }
 
+static int wrk(const char *url, const char *tok, int conns, run *r)
+{
+    return wrk_for(url, tok, conns, g_secs, r);
+}
+
 typedef struct pair {
     run small[2], many[2], bulk[2];   /* [0] direct, [1] proxy */
+    run round[ROUNDS_MAX][3];         /* the alternating small runs */
+    double added[ROUNDS_MAX];         /* per round: proxy - direct p50 */
+    double added_b[ROUNDS_MAX];       /* the same for proxy B */
 } pair;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, int n)
+{
+    double s[ROUNDS_MAX];
+    memcpy(s, v, sizeof *v * (size_t)n);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/* small[via]: the medians of the rounds' figures. */
+static void small_medians(pair *x)
+{
+    for (int via = 0; via < 2; via++) {
+        double p50[ROUNDS_MAX], p99[ROUNDS_MAX], rps[ROUNDS_MAX];
+        for (int i = 0; i < g_rounds; i++) {
+            p50[i] = x->round[i][via].p50_ms;
+            p99[i] = x->round[i][via].p99_ms;
+            rps[i] = x->round[i][via].rps;
+        }
+        x->small[via].p50_ms = median(p50, g_rounds);
+        x->small[via].p99_ms = median(p99, g_rounds);
+        x->small[via].rps = median(rps, g_rounds);
+    }
+}
+
+/* Warm-up (not counted), then the alternating small-file rounds over
+ * npaths paths (direct, proxy[, proxy B]). */
+static int rounds(char small[3][300], int npaths, const char *tok, pair *x)
+{
+    run warm;
+    for (int via = 0; via < npaths; via++)
+        if (wrk_for(small[via], via ? tok : NULL, 1, 1, &warm))
+            return -1;
+    for (int i = 0; i < g_rounds; i++) {
+        for (int k = 0; k < npaths; k++) {
+            int via = (i + k) % npaths;   /* D P, then P D, ... */
+            if (wrk(small[via], via ? tok : NULL, 1, &x->round[i][via]))
+                return -1;
+        }
+        x->added[i] = x->round[i][1].p50_ms - x->round[i][0].p50_ms;
+        x->added_b[i] = x->round[i][2].p50_ms - x->round[i][0].p50_ms;
+        fprintf(stderr, "proxy: round %d: p50 direct %.3f ms, proxy %.3f ms,"
+                " added %.3f ms", i + 1, x->round[i][0].p50_ms,
+                x->round[i][1].p50_ms, x->added[i]);
+        if (npaths == 3)
+            fprintf(stderr, "; proxy B %.3f ms, added %.3f ms",
+                    x->round[i][2].p50_ms, x->added_b[i]);
+        fprintf(stderr, "\n");
+    }
+    small_medians(x);
+    return 0;
+}
 
 static int measure(const char *sid, unsigned hp, const char *tok, pair *x)
 {
-    char d[128], p[256];
+    char d[128], p[256], small[3][300], bulk[2][300];
+    snprintf(d, sizeof d, "http://127.0.0.1:%u/", hp);
+    snprintf(p, sizeof p, "http://" LISTEN "/s/%s/web/", sid);
+    for (int via = 0; via < 2; via++) {
+        snprintf(small[via], sizeof small[via], "%ssmall", via ? p : d);
+        snprintf(bulk[via], sizeof bulk[via], "%sbulk", via ? p : d);
+    }
+    snprintf(small[2], sizeof small[2], "http://" LISTEN_B "/s/%s/web/small",
+             sid);
+    if (rounds(small, getenv("SKV_BENCH_PROXY_B") ? 3 : 2, tok, x))
+        return -1;
     for (int via = 0; via < 2; via++) {
         const char *t = via ? tok : NULL;
-        snprintf(d, sizeof d, "http://127.0.0.1:%u/", hp);
-        snprintf(p, sizeof p, "http://" LISTEN "/s/%s/web/", sid);
-        char small[300], bulk[300];
-        snprintf(small, sizeof small, "%ssmall", via ? p : d);
-        snprintf(bulk, sizeof bulk, "%sbulk", via ? p : d);
-        if (wrk(small, t, 1, &x->small[via]) ||
-            wrk(small, t, 16, &x->many[via]) ||
-            wrk(bulk, t, 1, &x->bulk[via]))
+        if (wrk(small[via], t, 16, &x->many[via]) ||
+            wrk(bulk[via], t, 1, &x->bulk[via]))
             return -1;
     }
     return 0;
@@ -250,15 +344,29 @@ static void report(const pair *x)
                x->many[i].rps, x->bulk[i].mbps);
     double ratio = x->bulk[0].mbps > 0 ? x->bulk[1].mbps / x->bulk[0].mbps
                                        : 0;
-    double added = x->small[1].p50_ms - x->small[0].p50_ms;
+    double added = median(x->added, g_rounds);
     printf("bulk through the proxy: %.0f %% of direct (target >= 80 %%); "
-           "added p50: %.3f ms (target <= 0.2 ms)\n", ratio * 100, added);
-    printf("{\"bench\":\"proxy\",\"seconds\":%d,\"direct\":{\"p50_ms\":%.3f,"
+           "added p50: %.3f ms, the median of %d alternating rounds "
+           "(target <= 0.2 ms)\n", ratio * 100, added, g_rounds);
+    printf("{\"bench\":\"proxy\",\"seconds\":%d,\"rounds\":%d,"
+           "\"added_p50_rounds_ms\":[", g_secs, g_rounds);
+    for (int i = 0; i < g_rounds; i++)
+        printf("%s%.3f", i ? "," : "", x->added[i]);
+    if (getenv("SKV_BENCH_PROXY_B")) {
+        printf("],\"proxy_b\":{\"added_p50_ms\":%.3f,"
+               "\"added_p50_rounds_ms\":[", median(x->added_b, g_rounds));
+        for (int i = 0; i < g_rounds; i++)
+            printf("%s%.3f", i ? "," : "", x->added_b[i]);
+        printf("]}");
+    } else {
+        printf("]");
+    }
+    printf(",\"direct\":{\"p50_ms\":%.3f,"
            "\"p99_ms\":%.3f,\"rps_1\":%.0f,\"rps_16\":%.0f,\"bulk_mbps\":"
            "%.1f},\"proxy\":{\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"rps_1\":%.0f,"
            "\"rps_16\":%.0f,\"bulk_mbps\":%.1f},\"bulk_ratio\":%.3f,"
            "\"added_p50_ms\":%.3f,\"bulk_target_met\":%s,"
-           "\"latency_target_met\":%s}\n", g_secs, x->small[0].p50_ms,
+           "\"latency_target_met\":%s}\n", x->small[0].p50_ms,
            x->small[0].p99_ms, x->small[0].rps, x->many[0].rps,
            x->bulk[0].mbps, x->small[1].p50_ms, x->small[1].p99_ms,
            x->small[1].rps, x->many[1].rps, x->bulk[1].mbps, ratio, added,
@@ -297,8 +405,11 @@ static int bench(void)
 int main(int argc, char **argv)
 {
     char bin[PATH_MAX], self[PATH_MAX], build[PATH_MAX + 8], cmd[128];
-    if (argc > 1 && (g_secs = atoi(argv[1])) <= 0)
-        return fprintf(stderr, "usage: proxy [SECONDS]\n"), 2;
+    if ((argc > 1 && (g_secs = atoi(argv[1])) <= 0) ||
+        (argc > 2 && ((g_rounds = atoi(argv[2])) <= 0 ||
+                      g_rounds > ROUNDS_MAX)) || argc > 3)
+        return fprintf(stderr, "usage: proxy [SECONDS [ROUNDS]] (ROUNDS "
+                       "1..%d)\n", ROUNDS_MAX), 2;
     if (geteuid() != 0)
         return skipped("needs root (the agent runs containers)");
     if (access("/usr/bin/wrk", X_OK) || access("/usr/bin/nsenter", X_OK))

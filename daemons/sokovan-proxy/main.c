@@ -149,6 +149,7 @@ static int run(proxy *p)
     proxy_streams_stop(p);
     proxy_activity_stop(p);
     uv_run(&p->loop, UV_RUN_NOWAIT);   /* the timer's close callback */
+    proxy_pool_stop(p);
     skvd_pidfile_remove(p->cfg.proxy.pidfile);
     proxy_resolve_close(p);
     skv_auth_wipe(p->sk, sizeof p->sk);

@@ -4,25 +4,33 @@
  * never carries one user's or one session's request after another's (an
  * ended session's host port may soon be another session's). Idle pooled
  * connections close after POOL_IDLE_MS; a pool unused for twice that, with
- * no connection lent out, is disposed by the sweep.
+ * no connection lent out, is disposed by the sweep. At most POOLS pools:
+ * past that, requests connect on their own (no pool, nothing kept).
  *
  * Connect ahead: when a request has taken the pool's last idle connection
  * (or found none), one new connection is opened in the background and
  * parked in the pool for the next request. A service that closes every
  * connection after its answer (busybox httpd) then costs the next request
- * no TCP handshake; that handshake was most of the proxy's added latency
- * (bench/RESULTS.md, "Connect ahead"). At most one such connect per pool is
- * in flight, so a pool holds at most one connection nobody asked for.
+ * no TCP handshake, and a service that forks per connection has the next
+ * process ready. (Opening it only once the response has been sent was
+ * tried and measured slower: the fork then lands on the next request's
+ * path; bench/RESULTS.md, "h/proxy17b".) At most one such connect per pool
+ * is in flight, so a pool holds at most one connection nobody asked for.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "proxy.h"
+#include <h2o/version.h>
 
 #define POOLS 256
+#ifndef POOL_IDLE_MS   /* tests/test_proxy_pool.c sets a short one */
 #define POOL_IDLE_MS 2000
+#endif
 #define POOL_KEY 512   /* session id, user (< 256), host:port (< 72) */
 
 typedef struct pool {
@@ -30,7 +38,7 @@ typedef struct pool {
     char key[POOL_KEY];         /* "SESSION\nUSER\nHOST:PORT" */
     h2o_socketpool_t sp;
     uint64_t used_ms;
-    bool warming;               /* a connect ahead is in flight */
+    h2o_socketpool_connect_request_t *warming;   /* a connect ahead */
     bool disposed;              /* freed by the next sweep */
 } pool;
 
@@ -48,6 +56,40 @@ static size_t lent(h2o_socketpool_t *sp)
          l != &sp->_shared.sockets; l = l->next)
         idle++;
     return sp->_shared.count - idle;
+}
+
+/* An idle pooled connection as h2o 2.2 keeps it (lib/common/socketpool.c,
+ * struct pool_entry_t; the library does not export it). */
+#if H2O_VERSION_MAJOR != 2 || H2O_VERSION_MINOR != 2
+#error "pool.c mirrors h2o 2.2's idle-connection entry: check prune()"
+#endif
+typedef struct idle_entry {
+    h2o_socket_export_t sockinfo;
+    h2o_linklist_t link;
+    uint64_t added_at;
+} idle_entry;
+
+/* Close the idle connections the service has closed, before a request
+ * looks in the pool. h2o 2.2 drops such a connection too when a request
+ * meets it, but without counting it off the pool (_shared.count stays one
+ * too high for good): lent() would never reach 0 and the pool would never
+ * be swept. A parked connection is the one most likely to be found dead
+ * (the service dropped it, or the session ended). */
+static void prune(h2o_socketpool_t *sp)
+{
+    for (h2o_linklist_t *l = sp->_shared.sockets.next;
+         l != &sp->_shared.sockets;) {
+        idle_entry *e = H2O_STRUCT_FROM_MEMBER(idle_entry, link, l);
+        l = l->next;
+        char c;
+        ssize_t n = recv(e->sockinfo.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            continue;   /* alive and quiet: reusable */
+        h2o_linklist_unlink(&e->link);
+        h2o_socket_dispose_export(&e->sockinfo);
+        free(e);
+        __sync_sub_and_fetch(&sp->_shared.count, 1);
+    }
 }
 
 /* h2o_socketpool_dispose closes the pool's interval timer, and libuv ends a
@@ -122,6 +164,7 @@ h2o_socketpool_t *proxy_pool_for(proxy *p, h2o_iovec_t sid,
     if (!x)
         return NULL;
     x->used_ms = uv_now(&p->loop);
+    prune(&x->sp);
     return &x->sp;
 }
 
@@ -130,7 +173,7 @@ h2o_socketpool_t *proxy_pool_for(proxy *p, h2o_iovec_t sid,
 static void on_warm(h2o_socket_t *sock, const char *err, void *data)
 {
     pool *x = data;
-    x->warming = false;
+    x->warming = NULL;
     if (err || !sock)
         return;   /* the next request connects itself and reports it */
     int one = 1;
@@ -145,7 +188,36 @@ void proxy_pool_warm(proxy *p, void *ref)
     if (!x || x->warming || x->disposed ||
         !h2o_linklist_is_empty(&x->sp._shared.sockets))
         return;
-    x->warming = true;
-    h2o_socketpool_connect(NULL, &x->sp, &p->loop,
+    h2o_socketpool_connect(&x->warming, &x->sp, &p->loop,
                            &p->ctx.receivers.hostinfo_getaddr, on_warm, x);
+}
+
+/* The proxy stops: idle connections closed, a connect ahead cancelled, the
+ * pools freed after one loop turn (their timers' closes). A pool with a
+ * connection still lent out (a request the stop cut short) stays on the
+ * list: that connection's close would count down in it. */
+void proxy_pool_stop(proxy *p)
+{
+    for (pool *x = g_pools; x; x = x->next) {
+        if (x->warming)
+            h2o_socketpool_cancel_connect(x->warming);
+        x->warming = NULL;
+        if (!x->disposed)
+            h2o_socketpool_dispose(&x->sp);
+        x->disposed = true;
+    }
+    g_n = 0;
+    if (g_sweeping)
+        uv_close((uv_handle_t *)&g_sweep, NULL);
+    g_sweeping = false;
+    uv_run(&p->loop, UV_RUN_NOWAIT);
+    for (pool **pp = &g_pools; *pp;) {
+        pool *x = *pp;
+        if (x->sp._shared.count) {
+            pp = &x->next;
+            continue;
+        }
+        *pp = x->next;
+        free(x);
+    }
 }

@@ -119,10 +119,12 @@ int proxy_handler_register(proxy *p, h2o_hostconf_t *host);
 
 /* pool.c: the keep-alive pool of a session's target for one user; NULL:
  * connect per request. *ref is for _warm, after the request has taken its
- * connection: it parks a new one for the next request (connect ahead). */
+ * connection: it parks a new one for the next request (connect ahead).
+ * _stop: closes every pooled connection and frees the pools. */
 h2o_socketpool_t *proxy_pool_for(proxy *p, h2o_iovec_t sid,
                                  const proxy_target *t, void **ref);
 void proxy_pool_warm(proxy *p, void *ref);
+void proxy_pool_stop(proxy *p);
 
 /* tunnel.c: `sokovan app`'s upgrade to a raw byte stream. */
 void proxy_tunnel_start(proxy *p, h2o_req_t *req, const proxy_target *t);
