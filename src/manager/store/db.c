@@ -1,6 +1,7 @@
 /* db.h's calls dispatched to the engine a connection was opened with.
  * SPDX-License-Identifier: Apache-2.0 */
 #include "db_impl.h"
+#include "history_buf.h"
 #include "skv_internal.h"
 #include "state_cache.h"
 
@@ -10,6 +11,8 @@ void skv__db_close(skv__db *db)
         return;
     skv__free(db->states);
     skv__free(db->kernels);
+
+    skv__history_buf_free(db);
     db->ops->close(db);
 }
 
@@ -21,9 +24,19 @@ skv__db_kind skv__db_kind_of(const skv__db *db)
 /* A failed statement may have ended the transaction (SQLite rolls back
  * by itself on some errors; PostgreSQL aborts it): the state cache
  * forgets, as after any rollback. */
+/* A statement that may change what the open unit must undo sends the
+ * unit's savepoint first (db_unit.c); on PostgreSQL any statement does. */
+static bool opens_unit(skv__db *db, bool writes)
+{
+    return db->n_units && (writes || db->ops->kind == SKV__DB_POSTGRES);
+}
+
 int skv__db_exec(skv__db *db, const char *sql, skv_error *err)
 {
-    int rc = db->ops->exec(db, sql, err);
+    int rc = opens_unit(db, skv__db_sql_writes(sql))
+                 ? skv__db_unit_touch(db, err) : 0;
+    if (!rc)
+        rc = db->ops->exec(db, sql, err);
     if (rc < 0)
         skv__mgr_store_state_forget(db);
     return rc;
@@ -31,6 +44,7 @@ int skv__db_exec(skv__db *db, const char *sql, skv_error *err)
 
 int skv__db_begin(skv__db *db, skv_error *err)
 {
+    skv__db_units_reset(db);
     int rc = db->ops->begin(db, err);
     if (rc || !db->on_begin)
         return rc;
@@ -54,9 +68,17 @@ void skv__db_on_begin(skv__db *db, skv__db_begin_hook fn, void *arg)
     skv__mgr_store_state_forget(db);   /* a new leader: read afresh */
 }
 
+/* The buffered history rows go in before COMMIT: a committed
+ * transaction's rows always land, a failed one's never. */
 int skv__db_commit(skv__db *db, skv_error *err)
 {
-    int rc = db->ops->commit(db, err);
+    db->n_units = 0;
+    int rc = skv__history_buf_flush(db, err);
+    if (rc)
+        db->ops->rollback(db);
+    else
+        rc = db->ops->commit(db, err);
+    skv__db_units_reset(db);
     if (rc)    /* the engine rolled back */
         skv__mgr_store_state_forget(db);
     return rc;
@@ -64,6 +86,7 @@ int skv__db_commit(skv__db *db, skv_error *err)
 
 void skv__db_rollback(skv__db *db)
 {
+    skv__db_units_reset(db);
     db->ops->rollback(db);
     skv__mgr_store_state_forget(db);
 }
@@ -78,8 +101,10 @@ int skv__db_prepare(skv__db *db, const char *sql, skv__db_stmt **out,
 {
     *out = NULL;
     int rc = db->ops->prepare(db, sql, out, err);
-    if (!rc)
+    if (!rc) {
         (*out)->bind_rc = 0;
+        (*out)->writes = skv__db_sql_writes(sql);
+    }
     return rc;
 }
 
@@ -132,7 +157,12 @@ int skv__db_step(skv__db_stmt *st, skv_error *err)
 {
     if (st->bind_rc)
         return skv__err(err, st->bind_rc, "manager database: bind failed");
-    int rc = st->db->ops->step(st, err);
+    skv__db *db = st->db;
+    db->stats.steps++;
+    db->stats.writes += st->writes;
+    int rc = opens_unit(db, st->writes) ? skv__db_unit_touch(db, err) : 0;
+    if (!rc)
+        rc = db->ops->step(st, err);
     if (rc < 0)
         skv__mgr_store_state_forget(st->db);   /* as in skv__db_exec */
     return rc;

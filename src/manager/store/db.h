@@ -80,6 +80,28 @@ void skv__db_defer_errors(skv__db *db);
 typedef int (*skv__db_begin_hook)(skv__db *db, void *arg, skv_error *err);
 void skv__db_on_begin(skv__db *db, skv__db_begin_hook fn, void *arg);
 
+/* ---- units: savepoints paid for only when written ------------------------ */
+/* A unit of the open transaction (SAVEPOINT skv_unit, undone alone). Its
+ * SAVEPOINT is sent only before the first statement that writes (any
+ * statement but a SELECT; on PostgreSQL any statement at all, since a
+ * failed read there aborts the transaction and only a savepoint saves
+ * the units around it), so a unit that writes nothing costs no
+ * SAVEPOINT and no RELEASE. Units nest (SKV__DB_UNITS_MAX levels). */
+int skv__db_unit_begin(skv__db *db, skv_error *err);
+/* RELEASE when it was sent; its deferred errors (db.h) come here. */
+int skv__db_unit_release(skv__db *db, skv_error *err);
+/* ROLLBACK TO + RELEASE when it was sent; its buffered history rows go. */
+void skv__db_unit_rollback(skv__db *db);
+
+/* Counters for tests and the bench. */
+typedef struct skv__db_stats {
+    uint64_t units;        /* skv__db_unit_begin calls */
+    uint64_t savepoints;   /* SAVEPOINTs sent */
+    uint64_t steps;        /* skv__db_step calls */
+    uint64_t writes;       /* of them, first steps of writing statements */
+} skv__db_stats;
+const skv__db_stats *skv__db_stats_of(const skv__db *db);
+
 /* ---- statements --------------------------------------------------------- */
 /* Prepared statements are cached by SQL text and reused; a statement
  * already in use (a nested call) gets a fresh, uncached one. Give every

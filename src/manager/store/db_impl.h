@@ -7,6 +7,8 @@
 
 #include "db.h"
 
+#define SKV__DB_UNITS_MAX 8
+
 typedef struct skv__db_ops {
     skv__db_kind kind;
     void (*close)(skv__db *db);
@@ -43,11 +45,21 @@ struct skv__db {
     struct skv__state_cache *states;
     struct skv__kernel_cache *kernels;    /* the same epoch: kernel_cache.h */
     uint64_t epoch;
+    /* Units (db_unit.c): savepoints asked for, sent at the first write;
+     * each remembers where the history buffer stood when it began. */
+    struct skv__db_unit {
+        bool sent;            /* its SAVEPOINT went to the engine */
+        size_t rows, rows_sent;   /* history_buf.c's marks */
+    } units[SKV__DB_UNITS_MAX];
+    int n_units;
+    skv__db_stats stats;
+    struct skv__history_buf *history;   /* history_buf.c; NULL: empty */
 };
 
 struct skv__db_stmt {
     skv__db *db;
     int bind_rc;      /* first failed bind, returned by the next step */
+    bool writes;      /* not a SELECT: opens the pending units first */
 };
 
 #endif

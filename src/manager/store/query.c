@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "kernel_cache.h"
+
+#include "history_buf.h"
 #include "store_int.h"
 
 #define LIST_MAX 10000
@@ -136,7 +138,9 @@ int skv__mgr_store_session_history(skv__db *db, skv_proto_session_info *i,
                                    skv_error *err)
 {
     skv__db_stmt *st;
-    int rc = skv__db_prepare(db, "SELECT status, ts_ms, reason FROM (SELECT "
+    int rc = skv__history_buf_flush(db, err);   /* this transaction's */
+    if (!rc)
+        rc = skv__db_prepare(db, "SELECT status, ts_ms, reason FROM (SELECT "
                              "id, status, ts_ms, reason FROM session_history "
                              "WHERE session_id=? ORDER BY id DESC LIMIT 4096)"
                              " h ORDER BY id", &st, err);
@@ -226,6 +230,8 @@ int skv__mgr_store_unplaced(skv__db *db, const char *sid, char *why,
     why[0] = 0;
     int rc = skv__mgr_store_text1(db, "SELECT status_reason FROM sessions "
                                   "WHERE id=?", SKV__ARGS(sid), why, cap, err);
+    if (rc >= 0)
+        rc = skv__history_buf_flush(db, err);   /* this transaction's */
     if (rc >= 0)
         rc = skv__mgr_store_int1(db, "SELECT count(*) FROM session_history "
                                  "WHERE session_id=? AND status IN "

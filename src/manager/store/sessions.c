@@ -3,26 +3,16 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
+#include "history_buf.h"
 #include "state_cache.h"
 #include "store_int.h"
 
+/* Buffered until COMMIT or a read of the table (history_buf.c). */
 int skv__mgr_store_history_add(skv__db *db, const char *sid,
                                const char *status, const char *reason,
                                int64_t now_ms, skv_error *err)
 {
-    skv__db_stmt *st;
-    int rc = skv__db_prepare(db, "INSERT INTO session_history(session_id,"
-                             "status,ts_ms,reason) VALUES(?,?,?,?)", &st,
-                             err);
-    if (rc)
-        return rc;
-    skv__db_bind_text(st, 1, sid);
-    skv__db_bind_text(st, 2, status);
-    skv__db_bind_int64(st, 3, now_ms);
-    skv__db_bind_text(st, 4, reason);
-    rc = skv__mgr_store_run(st, err);
-    skv__db_done(st);
-    return rc;
+    return skv__history_buf_add(db, sid, status, reason, now_ms, err);
 }
 
 static bool final_name(const char *s)
