@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "kernel_cache.h"
-
 #include "history_buf.h"
 #include "store_int.h"
 
