@@ -11,7 +11,6 @@ void skv__db_close(skv__db *db)
         return;
     skv__free(db->states);
     skv__free(db->kernels);
-
     skv__history_buf_free(db);
     db->ops->close(db);
 }
@@ -21,9 +20,6 @@ skv__db_kind skv__db_kind_of(const skv__db *db)
     return db->ops->kind;
 }
 
-/* A failed statement may have ended the transaction (SQLite rolls back
- * by itself on some errors; PostgreSQL aborts it): the state cache
- * forgets, as after any rollback. */
 /* A statement that may change what the open unit must undo sends the
  * unit's savepoint first (db_unit.c); on PostgreSQL any statement does. */
 static bool opens_unit(skv__db *db, bool writes)
@@ -31,6 +27,9 @@ static bool opens_unit(skv__db *db, bool writes)
     return db->n_units && (writes || db->ops->kind == SKV__DB_POSTGRES);
 }
 
+/* A failed statement may have ended the transaction (SQLite rolls back
+ * by itself on some errors; PostgreSQL aborts it): the state cache
+ * forgets, as after any rollback. */
 int skv__db_exec(skv__db *db, const char *sql, skv_error *err)
 {
     int rc = opens_unit(db, skv__db_sql_writes(sql))
