@@ -6,6 +6,7 @@
 #include "sched_util.h"
 #include "sched_inc_scan.h"
 #include "sched_room_equiv.h"
+#include "sched_rr_equiv.h"
 #include "sched_inc_lockstep.h"
 #include "sched_auto.h"
 #include "sokovan/alloc.h"
@@ -920,6 +921,7 @@ Suite *skv_test_suite_sched(void)
     Suite *su = suite_create("sched");
     add_incremental_tcase(su);
     add_room_tcase(su);
+    add_rr_tcase(su);
     sched_auto_tcase(su);
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);

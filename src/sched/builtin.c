@@ -87,6 +87,17 @@ const skv_sched_selector skv__sel_roundrobin = {
     SKV_SCHED_SELECTOR_ABI, "roundrobin", rr_create, rr_destroy, rr_score,
     rr_placed, NULL, 0};
 
+/* The cursor of a group whose selector is this roundrobin: place.c walks
+ * the group from it and stops at the first agent that fits, which is the
+ * agent of the best rr_score (distances after the cursor are distinct). */
+bool skv__sel_rr_cursor(const skv__group *g, uint32_t *cursor)
+{
+    if (g->sel != &skv__sel_roundrobin || !g->sel_state)
+        return false;
+    *cursor = ((const rr_state *)g->sel_state)->cursor;
+    return true;
+}
+
 /* ---- sequencers ---- */
 
 static int64_t fifo_rank(void *st, const skv_sched_session_view *s,

@@ -191,6 +191,41 @@ static uint32_t choose_hinted(skv__pass *P, uint32_t si, uint32_t k,
     return SKV__NONE;
 }
 
+bool skv__sched_rr_walk = true;
+
+/* roundrobin scores an agent by its distance after the cursor in group
+ * order (builtin.c), all distinct, so the plain scan's choice is the first
+ * agent that fits walking from the cursor, and its topology candidates the
+ * next ones that fit (up to SKV__TOPO_RERANK_MAX, in score order): stop
+ * there instead of trying the whole group. The scan's miss counts every
+ * reserved agent that would fit, so a pass holding reservations scans. */
+static bool rr_choose(skv__pass *P, uint32_t si, uint32_t k,
+                      const skv_sched_kernel_view *kv, skv__miss *miss,
+                      uint32_t *out)
+{
+    const skv__group *g = P->g;
+    uint32_t cursor;
+    if (!skv__sched_rr_walk || !skv__sel_rr_cursor(g, &cursor) ||
+        (!P->ignore_resv && P->nresv))
+        return false;
+    const skv__session *x = P->s->sess[si];
+    skv__topo_want w;
+    bool rank = skv__topo_rank_wanted(P->s, g, x, x->k[k].req, &w);
+    uint32_t top[SKV__TOPO_RERANK_MAX];
+    size_t n = 0, want = rank ? SKV__TOPO_RERANK_MAX : 1;
+    uint32_t start = g->nagents ? cursor % g->nagents : 0;
+    for (uint32_t d = 0; d < g->nagents && n < want; d++) {
+        uint32_t pos = start + d < g->nagents ? start + d
+                                              : start + d - g->nagents;
+        if (candidate(P, si, k, kv, g->agents[pos], miss) !=
+            SKV_SCHED_SCORE_REJECT)
+            top[n++] = g->agents[pos];
+    }
+    *out = n == 0 ? SKV__NONE
+         : n == 1 ? top[0] : top[skv__topo_rerank(P->s, top, n, &w)];
+    return true;
+}
+
 static uint32_t choose(skv__pass *P, uint32_t si, uint32_t k, skv__miss *miss)
 {
     skv_sched *s = P->s;
@@ -200,6 +235,9 @@ static uint32_t choose(skv__pass *P, uint32_t si, uint32_t k, skv__miss *miss)
     kview(&kv, s, x, k);
     if (g->sel->hints & (SKV_SCHED_SEL_HINT_PACK | SKV_SCHED_SEL_HINT_SPREAD))
         return choose_hinted(P, si, k, &kv, miss);
+    uint32_t rr;
+    if (rr_choose(P, si, k, &kv, miss, &rr))
+        return rr;
     bool done;   /* frag/fgd: the same choice from free-state classes */
     uint32_t fast = skv__fidx_choose(P, si, k, &kv, miss, &done);
     if (done)

@@ -428,6 +428,10 @@ int skv__sched_map_verify(const skv__agent *a, skv_error *err);
 extern const skv_sched_selector skv__sel_concentrated;
 extern const skv_sched_selector skv__sel_dispersed;
 extern const skv_sched_selector skv__sel_roundrobin;
+bool skv__sel_rr_cursor(const skv__group *g, uint32_t *cursor);
+/* Test hook (suite sched, tcase "rr_walk"): false makes roundrobin score
+ * every agent as any selector does. */
+extern bool skv__sched_rr_walk;
 extern const skv_sched_sequencer skv__seq_fifo;
 extern const skv_sched_sequencer skv__seq_lifo;
 extern const skv_sched_sequencer skv__seq_priority;
