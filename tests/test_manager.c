@@ -2371,6 +2371,8 @@ START_TEST(test_group_lifetime_policy_idle)
 }
 END_TEST
 
+#include "manager_index.h"
+
 Suite *skv_test_suite_manager(void);
 Suite *skv_test_suite_manager(void)
 {
@@ -2409,5 +2411,6 @@ Suite *skv_test_suite_manager(void)
     tcase_add_test(tc, test_idle_timeout);
     tcase_add_test(tc, test_group_lifetime_policy_idle);
     suite_add_tcase(s, tc);
+    add_index_tcase(s);
     return s;
 }

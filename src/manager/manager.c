@@ -187,6 +187,7 @@ SKV_EXTERN void skv_manager_free(skv_manager *m)
         skv__mgr_agent_clear(&m->agents[i]);
     skv__free(m->agents);
     skv__free(m->conns);
+    skv__mgr_ix_free(m);
     skv__free(m->reqs);
     skv__mgr_drain_free(m);
     skv__mgr_execs_free(m);
@@ -219,9 +220,12 @@ SKV_EXTERN int skv_manager_conn_open(skv_manager *m, uint64_t conn_id,
     if (!n)
         return skv__err(err, SKV_ENOMEM, "conn_open: out of memory");
     m->conns = n;
-    skv__mgr_conn *c = &m->conns[m->n_conns++];
+    skv__mgr_conn *c = &m->conns[m->n_conns];
     memset(c, 0, sizeof *c);
     c->id = conn_id;
+    if (skv__mgr_conn_ix_add(m, m->n_conns))
+        return skv__err(err, SKV_ENOMEM, "conn_open: out of memory");
+    m->n_conns++;
     snprintf(c->peer, sizeof c->peer, "%s", peer ? peer : "?");
     skv__log(SKV_LOG_DEBUG, "manager", "connection %llu from %s",
              (unsigned long long)conn_id, c->peer);
@@ -255,6 +259,7 @@ SKV_EXTERN void skv_manager_conn_close(skv_manager *m, uint64_t conn_id,
         skv__log(SKV_LOG_INFO, "manager", "agent %s disconnected",
                  c->agent_id);
     }
+    skv__mgr_conn_ix_del(m, (size_t)(c - m->conns));
     *c = m->conns[--m->n_conns];
     skv__mgr_execs_conn_gone(m, conn_id);
     skv__mgr_reqs_conn_gone(m, conn_id);
@@ -276,10 +281,8 @@ SKV_EXTERN int skv_manager_conn_authenticated(const skv_manager *m,
 {
     if (!m)
         return SKV_EINVAL;
-    for (size_t i = 0; i < m->n_conns; i++)
-        if (m->conns[i].id == conn_id)
-            return m->conns[i].authenticated ? 1 : 0;
-    return SKV_ENOENT;
+    const skv__mgr_conn *c = skv__mgr_conn_find((skv_manager *)m, conn_id);
+    return !c ? SKV_ENOENT : c->authenticated ? 1 : 0;
 }
 
 static void count_one(void *arg, const char *name, uint64_t n)

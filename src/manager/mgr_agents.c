@@ -8,14 +8,6 @@
 #include "mgr_int.h"
 #include "mgr_app.h"
 
-skv__mgr_agent *skv__mgr_agent_find(skv_manager *m, const char *id)
-{
-    for (size_t i = 0; id && i < m->n_agents; i++)
-        if (strcmp(m->agents[i].id, id) == 0)
-            return &m->agents[i];
-    return NULL;
-}
-
 /* Find or append (zeroed) the agent named id. */
 skv__mgr_agent *skv__mgr_agent_slot(skv_manager *m, const char *id)
 {
@@ -26,9 +18,12 @@ skv__mgr_agent *skv__mgr_agent_slot(skv_manager *m, const char *id)
     if (!a)
         return NULL;
     m->agents = a;
-    a = &m->agents[m->n_agents++];
+    a = &m->agents[m->n_agents];
     memset(a, 0, sizeof *a);
     snprintf(a->id, sizeof a->id, "%s", id);
+    if (skv__mgr_agent_ix_add(m, m->n_agents))
+        return NULL; /* not counted: the next append reuses the entry */
+    m->n_agents++;
     return a;
 }
 

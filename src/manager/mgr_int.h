@@ -122,6 +122,16 @@ typedef struct skv__mgr_nonce {    /* an accepted request's nonce */
     int64_t ts_ms;
 } skv__mgr_nonce;
 
+/* A hash index over an array of the manager (mgr_index.c). */
+typedef struct skv__mgr_ixent {
+    uint32_t hash;
+    uint32_t pos1;          /* array position + 1; 0: empty */
+} skv__mgr_ixent;
+typedef struct skv__mgr_ix {
+    skv__mgr_ixent *e;
+    size_t cap, n;
+} skv__mgr_ix;
+
 struct skv_manager {
     skv__db *store;          /* store/: the only SQL speaker */
     skv_sched *sched;
@@ -142,6 +152,8 @@ struct skv_manager {
     size_t n_conns;
     skv__mgr_agent *agents;
     size_t n_agents;
+    skv__mgr_ix agent_ix;    /* by id; kept by agent_slot (never removed) */
+    skv__mgr_ix conn_ix;     /* by id; kept by conn_open / conn_close */
     skv__mgr_req *reqs;
     size_t n_reqs;
     uint64_t next_req;
@@ -307,6 +319,13 @@ void skv__mgr_outbox_free(skv_manager *m);
 
 /* ---- connections and sending --------------------------------------------- */
 skv__mgr_conn *skv__mgr_conn_find(skv_manager *m, uint64_t id);
+/* The indexes (mgr_index.c): add the entry at pos after appending it;
+ * conn_ix_del before the array moves its last entry into pos. */
+int skv__mgr_agent_ix_add(skv_manager *m, size_t pos);
+int skv__mgr_conn_ix_add(skv_manager *m, size_t pos);
+void skv__mgr_conn_ix_del(skv_manager *m, size_t pos);
+void skv__mgr_ix_free(skv_manager *m);
+int skv__mgr_ix_verify(skv_manager *m, skv_error *err);
 /* A request on conn passed signature verification (manager.c). */
 void skv__mgr_conn_authenticated(skv_manager *m, uint64_t id);
 void skv__mgr_send_frame(skv_manager *m, uint64_t conn, void *frame,

@@ -6,14 +6,6 @@
 
 #include "mgr_int.h"
 
-skv__mgr_conn *skv__mgr_conn_find(skv_manager *m, uint64_t id)
-{
-    for (size_t i = 0; i < m->n_conns; i++)
-        if (m->conns[i].id == id)
-            return &m->conns[i];
-    return NULL;
-}
-
 /* Takes ownership of frame. Inside a transaction the frame waits for the
  * commit (mgr_outbox.c). A failing send marks the connection dead; the
  * next tick forgets it (never re-entering the host from here). */

@@ -156,21 +156,37 @@ static uint32_t level_rerank(skv__pass *P, uint32_t si, uint32_t k,
     return tied[skv__topo_rerank(P->s, tied, n, &w)];
 }
 
+/* What the free-device index can rule out for kernel k: agents with fewer
+ * than lo free devices, agents without device room when it asks for any
+ * device slot, agents whose shared room is below need (the largest shared
+ * amount). */
+typedef struct prune {
+    uint32_t lo;
+    bool devices;
+    skv_qty need;
+} prune;
+
+static prune prune_of(const skv_sched *s, const skv__session *x, uint32_t k)
+{
+    prune p = {min_free(s, x, k), false, 0};
+    const skv_qty *req = (x->mode == SKV_SCHED_SINGLE_NODE && x->nk > 1)
+                             ? x->total : x->k[k].req;
+    for (int j = 0; j < NSL; j++) {
+        p.devices |= req[j] && ((s->whole_mask | s->share_mask) & (1u << j));
+        if ((s->share_mask & (1u << j)) && req[j] > p.need)
+            p.need = req[j];
+    }
+    return p;
+}
+
 static uint32_t choose_hinted(skv__pass *P, uint32_t si, uint32_t k,
                               const skv_sched_kernel_view *kv, skv__miss *miss)
 {
     bool pack = P->g->sel->hints & SKV_SCHED_SEL_HINT_PACK;
-    const skv__session *x = P->s->sess[si];
-    uint32_t lo = min_free(P->s, x, k);
-    const skv_qty *req = (x->mode == SKV_SCHED_SINGLE_NODE && x->nk > 1)
-                             ? x->total : x->k[k].req;
-    bool devices = false;
-    skv_qty need = 0; /* the largest shared amount: room below it cannot fit */
-    for (int j = 0; j < NSL; j++) {
-        devices |= req[j] && ((P->s->whole_mask | P->s->share_mask) & (1u << j));
-        if ((P->s->share_mask & (1u << j)) && req[j] > need)
-            need = req[j];
-    }
+    prune pr = prune_of(P->s, P->s->sess[si], k);
+    uint32_t lo = pr.lo;
+    bool devices = pr.devices;
+    skv_qty need = pr.need;
     /* levels: agents without device room last (only device-free kernels
      * can use them), then by free devices in the hint's order */
     for (uint32_t step = 0; step < SKV__NBUCKETS; step++) {
@@ -193,11 +209,24 @@ static uint32_t choose_hinted(skv__pass *P, uint32_t si, uint32_t k,
 
 bool skv__sched_rr_walk = true;
 
+/* The index's verdict on a, as choose_hinted reads it per bucket: its
+ * trial would fail, so skipping it leaves the scan's choice (a walk that
+ * finds nothing, the common case of a full cluster, then reads one byte
+ * and one room per agent instead of trying each). */
+static bool rr_ruled_out(const skv__group *g, const skv__agent *a,
+                         const prune *pr)
+{
+    if (a->bkey == SKV__BUCKET_FULL ? pr->devices : a->bkey < pr->lo)
+        return true;
+    return g->bucket[a->bkey].room[a->bpos] < pr->need;
+}
+
 /* roundrobin scores an agent by its distance after the cursor in group
  * order (builtin.c), all distinct, so the plain scan's choice is the first
  * agent that fits walking from the cursor, and its topology candidates the
  * next ones that fit (up to SKV__TOPO_RERANK_MAX, in score order): stop
- * there instead of trying the whole group. The scan's miss counts every
+ * there instead of trying the whole group, passing over agents the
+ * free-device index rules out untried. The scan's miss counts every
  * reserved agent that would fit, so a pass holding reservations scans. */
 static bool rr_choose(skv__pass *P, uint32_t si, uint32_t k,
                       const skv_sched_kernel_view *kv, skv__miss *miss,
@@ -214,11 +243,13 @@ static bool rr_choose(skv__pass *P, uint32_t si, uint32_t k,
     uint32_t top[SKV__TOPO_RERANK_MAX];
     size_t n = 0, want = rank ? SKV__TOPO_RERANK_MAX : 1;
     uint32_t start = g->nagents ? cursor % g->nagents : 0;
+    prune pr = prune_of(P->s, x, k);
     for (uint32_t d = 0; d < g->nagents && n < want; d++) {
         uint32_t pos = start + d < g->nagents ? start + d
                                               : start + d - g->nagents;
-        if (candidate(P, si, k, kv, g->agents[pos], miss) !=
-            SKV_SCHED_SCORE_REJECT)
+        if (!rr_ruled_out(g, P->s->agents[g->agents[pos]], &pr) &&
+            candidate(P, si, k, kv, g->agents[pos], miss) !=
+                SKV_SCHED_SCORE_REJECT)
             top[n++] = g->agents[pos];
     }
     *out = n == 0 ? SKV__NONE
