@@ -2372,6 +2372,7 @@ START_TEST(test_group_lifetime_policy_idle)
 END_TEST
 
 #include "manager_index.h"
+#include "manager_units_conns.h"
 
 Suite *skv_test_suite_manager(void);
 Suite *skv_test_suite_manager(void)
@@ -2412,5 +2413,6 @@ Suite *skv_test_suite_manager(void)
     tcase_add_test(tc, test_group_lifetime_policy_idle);
     suite_add_tcase(s, tc);
     add_index_tcase(s);
+    add_batch_conns_tcase(s);
     return s;
 }

@@ -28,6 +28,7 @@ typedef struct skv__mgr_conn {
     bool plaintext;                 /* network without encryption */
     bool dead;                      /* the send callback failed */
     bool authenticated;             /* a signed request was verified */
+    uint64_t in_batch;              /* mgr_units.c: the batch listing it */
 } skv__mgr_conn;
 
 typedef enum skv__mgr_agent_state {
@@ -187,6 +188,7 @@ struct skv_manager {
         size_t after_mark;            /* the after queue before the unit */
         uint64_t *conns;              /* agents whose events it holds */
         size_t n_conns, cap_conns;
+        uint64_t settled;             /* batches settled: this is + 1 */
         struct skv__mgr_step *after;  /* scheduler steps after its commit */
         size_t n_after, cap_after;
     } batch;

@@ -26,13 +26,16 @@ typedef struct skv__mgr_step {
     char sid[SKV__MGR_ID_MAX];
 } skv__mgr_step;
 
+/* Each connection at most once in the list, found through the connection
+ * index and its stamp (the batch that listed it) rather than a scan of
+ * the list: a tick at a thousand agents holds events of hundreds. A
+ * connection already closed has nothing left to disconnect. */
 static void note_conn(skv_manager *m, uint64_t conn)
 {
-    if (!conn)
-        return;     /* the pass's units: no agent behind them */
-    for (size_t i = 0; i < m->batch.n_conns; i++)
-        if (m->batch.conns[i] == conn)
-            return;
+    skv__mgr_conn *c = conn ? skv__mgr_conn_find(m, conn) : NULL;
+    uint64_t batch = m->batch.settled + 1;
+    if (!c || c->in_batch == batch)
+        return;     /* the pass's units (conn 0): no agent behind them */
     if (m->batch.n_conns == m->batch.cap_conns) {
         size_t cap = m->batch.cap_conns ? 2 * m->batch.cap_conns : 16;
         uint64_t *v = skv__reallocarray(m->batch.conns, cap, sizeof *v);
@@ -42,6 +45,7 @@ static void note_conn(skv_manager *m, uint64_t conn)
         m->batch.cap_conns = cap;
     }
     m->batch.conns[m->batch.n_conns++] = conn;
+    c->in_batch = batch;
 }
 
 void skv__mgr_units_join(skv_manager *m, uint64_t conn, int64_t now_ms)
@@ -165,6 +169,7 @@ void skv__mgr_units_settle(skv_manager *m, bool ok)
         disconnect(m, m->batch.conns[i]);
     m->batch.n_after = m->batch.after_mark = 0;
     m->batch.n_conns = 0;
+    m->batch.settled++;     /* every stamp of this batch goes stale */
 }
 
 void skv__mgr_units_free(skv_manager *m)
