@@ -4,7 +4,8 @@
  * registrations, re-registrations on a new connection, heartbeats,
  * disconnects, agents lost to the heartbeat timeout, cordon / drain /
  * uncordon, and clients connecting and leaving in hundreds (so the
- * connection index grows and deletes out of long probe runs).
+ * connection index grows and deletes out of long probe runs). The ticks'
+ * heartbeat deadline (mgr_tick.c) is checked against a scan at each step.
  * Included by test_manager.c after its helpers.
  * SPDX-License-Identifier: Apache-2.0 */
 #ifndef SKV_TEST_MANAGER_INDEX_H
@@ -39,6 +40,30 @@ static void ix_agree(skv_manager *m, const uint64_t *ids, size_t nids)
             scan = m->conns[j].id == ids[i] ? &m->conns[j] : NULL;
         ck_assert_ptr_eq(skv__mgr_conn_find(m, ids[i]), scan);
     }
+}
+
+/* The ticks' heartbeat deadline (mgr_tick.c) against a scan: never after
+ * the earliest deadline of an agent not lost (else a silent agent would
+ * be lost late), next_tick_ms never later than that deadline, and after
+ * a tick no agent not lost is past its deadline. */
+static void ix_hb_agree(skv_manager *m, int64_t now, bool ticked)
+{
+    int64_t due = INT64_MAX;
+    for (size_t i = 0; i < m->n_agents; i++) {
+        const skv__mgr_agent *a = &m->agents[i];
+        int64_t d = a->last_hb_ms + (int64_t)m->hb_timeout_ms + 1;
+        if (a->state == SKV__AGENT_LOST)
+            continue;
+        ck_assert_msg(!ticked || now < d, "agent %s silent since %lld, not "
+                      "lost at %lld", a->id, (long long)a->last_hb_ms,
+                      (long long)now);
+        if (d < due)
+            due = d;
+    }
+    ck_assert_int_le(m->hb_due_ms, due);
+    if (due != INT64_MAX)
+        ck_assert_int_le(skv_manager_next_tick_ms(m, now),
+                         due > now ? due - now : 0);
 }
 
 static void ix_register(skv_manager *m, uint64_t conn, int agent, int64_t now)
@@ -101,6 +126,7 @@ START_TEST(test_index_agrees)
         int a = 1 + (int)ix_rnd(&rng, IX_AGENTS);
         char id[16];
         snprintf(id, sizeof id, "a%d", a);
+        bool ticked = false;
         switch (ix_rnd(&rng, 8)) {
         case 0: case 1: { /* (re-)register on a fresh connection */
             uint64_t c = 0x10000 + ix_rnd(&rng, 1ull << 40);
@@ -151,6 +177,7 @@ START_TEST(test_index_agrees)
         case 6: {         /* time passes: silent agents are lost */
             now += (int64_t)ix_rnd(&rng, 1500);
             tick(m, now);
+            ticked = true;
             skv_manager_stats st = {SKV_MANAGER_STATS_VERSION};
             SKV_CK_OK(skv_manager_get_stats(m, &st, NULL), NULL);
             lost += st.agents_lost;
@@ -158,10 +185,12 @@ START_TEST(test_index_agrees)
         }
         default:
             tick(m, now);
+            ticked = true;
             break;
         }
         out_clear();
         ix_agree(m, ids, nids);
+        ix_hb_agree(m, now, ticked);
     }
     ck_assert_uint_gt(m->n_agents, IX_AGENTS / 2);  /* most registered */
     ck_assert_uint_gt(lost, 0);                     /* and some were lost */

@@ -24,6 +24,7 @@ skv__mgr_agent *skv__mgr_agent_slot(skv_manager *m, const char *id)
     if (skv__mgr_agent_ix_add(m, m->n_agents))
         return NULL; /* not counted: the next append reuses the entry */
     m->n_agents++;
+    skv__mgr_hb_note(m, a);   /* last_hb_ms 0 until it registers */
     return a;
 }
 

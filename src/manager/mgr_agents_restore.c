@@ -17,6 +17,7 @@ static int restore_one(skv_manager *m, const skv__mgr_store_agent *row,
              row->address ? row->address : "");
     a->state = SKV__AGENT_KNOWN;
     a->last_hb_ms = now_ms;   /* it gets a full timeout to come back */
+    skv__mgr_hb_note(m, a);
     skv_proto_device *d = NULL;
     size_t n = 0;
     int rc = skv__mgr_store_devices(m->store, row->id, &d, &n, err);

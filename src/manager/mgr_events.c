@@ -19,6 +19,7 @@ skv__mgr_agent *skv__mgr_reporter(skv_manager *m, const skv__mgr_call *c,
         return skv__err(err, SKV_ESTATE, "agent '%s' is not registered on "
                         "this connection", agent_id), NULL;
     a->last_hb_ms = c->now_ms;
+    skv__mgr_hb_note(m, a);
     return a;
 }
 

@@ -163,6 +163,7 @@ struct skv_manager {
     bool dirty;              /* something changed: run a pass soon */
     int64_t last_pass_ms;
     int64_t last_sweep_ms;
+    int64_t hb_due_ms;       /* mgr_tick.c: no heartbeat deadline before */
     skv_manager_stats st;
     struct skv__mgr_metrics *metrics; /* mgr_metrics.h; NULL until bound */
     char *cluster_cidr;               /* mgr_net.c */
@@ -277,6 +278,8 @@ typedef struct skv__mgr_topo {
 bool skv__mgr_topo_build(skv__mgr_topo *t, const skv__mgr_layout *l,
                          char *const *ids, const int32_t *numa, size_t n);
 void skv__mgr_agent_lost(skv_manager *m, skv__mgr_agent *a, int64_t now_ms);
+/* After a->last_hb_ms was set: its deadline may be the earliest. */
+void skv__mgr_hb_note(skv_manager *m, const skv__mgr_agent *a);
 
 /* ---- batched submissions (mgr_batch.c) ----------------------------------- */
 int skv__mgr_batch_unit(skv_manager *m, int64_t now_ms, skv_error *err);

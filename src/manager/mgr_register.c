@@ -183,6 +183,7 @@ int skv__mgr_on_register(skv_manager *m, const skv__mgr_call *c,
     snprintf(conn->agent_id, sizeof conn->agent_id, "%s", a->id);
     a->state = SKV__AGENT_ALIVE;
     a->last_hb_ms = c->now_ms;
+    skv__mgr_hb_note(m, a);
     skv__log(SKV_LOG_INFO, "manager", "agent %s registered (group %s, %zu "
              "devices, %zu kernels)", a->id, a->group, r->n_devices,
              r->n_kernels);

@@ -83,18 +83,44 @@ static void close_dead(skv_manager *m, int64_t now)
     }
 }
 
+/* hb_due_ms is at most the earliest deadline (last heartbeat + timeout
+ * + 1) of an agent not lost: every write of a last_hb_ms lowers it when
+ * needed, a heartbeat's later deadline leaves it low. So the ticks (one
+ * per loop iteration) scan the agents only once it has passed, and the
+ * scan sets it exactly again: at a thousand agents three scans of the
+ * array per iteration were the ticks' cost. */
+void skv__mgr_hb_note(skv_manager *m, const skv__mgr_agent *a)
+{
+    int64_t due = a->last_hb_ms + (int64_t)m->hb_timeout_ms + 1;
+    if (due < m->hb_due_ms)
+        m->hb_due_ms = due;
+}
+
+static void lose_silent(skv_manager *m, int64_t now_ms)
+{
+    if (now_ms < m->hb_due_ms)
+        return;
+    int64_t due = INT64_MAX;
+    for (size_t i = 0; i < m->n_agents; i++) {
+        skv__mgr_agent *a = &m->agents[i];
+        int64_t d = a->last_hb_ms + (int64_t)m->hb_timeout_ms + 1;
+        if (a->state == SKV__AGENT_LOST)
+            continue;
+        if (now_ms >= d)
+            skv__mgr_agent_lost(m, a, now_ms);
+        else if (d < due)
+            due = d;
+    }
+    m->hb_due_ms = due;
+}
+
 SKV_EXTERN int skv_manager_tick(skv_manager *m, int64_t now_ms,
                                 skv_error *err)
 {
     if (!m)
         return skv__err(err, SKV_EINVAL, "manager_tick: NULL manager");
     close_dead(m, now_ms);
-    for (size_t i = 0; i < m->n_agents; i++) {
-        skv__mgr_agent *a = &m->agents[i];
-        if (a->state != SKV__AGENT_LOST &&
-            now_ms - a->last_hb_ms > (int64_t)m->hb_timeout_ms)
-            skv__mgr_agent_lost(m, a, now_ms);
-    }
+    lose_silent(m, now_ms);
     skv__mgr_routes_flush(m);
     if (now_ms - m->last_sweep_ms >= SWEEP_MS) {
         m->last_sweep_ms = now_ms;
@@ -125,11 +151,7 @@ SKV_EXTERN int64_t skv_manager_next_tick_ms(const skv_manager *m,
     if (!m || m->dirty || m->n_nonces || m->batch.open)
         return 0;
     int64_t t = m->last_sweep_ms + SWEEP_MS - now_ms;
-    for (size_t i = 0; i < m->n_agents; i++) {
-        const skv__mgr_agent *a = &m->agents[i];
-        int64_t d = a->last_hb_ms + (int64_t)m->hb_timeout_ms + 1 - now_ms;
-        if (a->state != SKV__AGENT_LOST && d < t)
-            t = d;
-    }
+    if (m->hb_due_ms < now_ms + t)      /* early at worst: see lose_silent */
+        t = m->hb_due_ms - now_ms;
     return t > 0 ? t : 0;
 }
