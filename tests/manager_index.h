@@ -5,7 +5,8 @@
  * disconnects, agents lost to the heartbeat timeout, cordon / drain /
  * uncordon, and clients connecting and leaving in hundreds (so the
  * connection index grows and deletes out of long probe runs). The ticks'
- * heartbeat deadline (mgr_tick.c) is checked against a scan at each step.
+ * heartbeat and drain deadlines (mgr_tick.c, mgr_ops.c) are checked against
+ * a scan at each step.
  * Included by test_manager.c after its helpers.
  * SPDX-License-Identifier: Apache-2.0 */
 #ifndef SKV_TEST_MANAGER_INDEX_H
@@ -42,6 +43,28 @@ static void ix_agree(skv_manager *m, const uint64_t *ids, size_t nids)
     }
 }
 
+/* The same for drains (mgr_ops.c): ops_due_ms never after the grace
+ * deadline of a draining agent not drained yet, none of them past it
+ * after a tick, and no drained mark left on an agent no longer draining
+ * (it would keep a later drain from running). */
+static void ix_drain_agree(skv_manager *m, int64_t now, bool ticked)
+{
+    for (size_t i = 0; i < m->n_agents; i++) {
+        const skv__mgr_agent *a = &m->agents[i];
+        if (a->ops != SKV__OPS_DRAINING) {
+            ck_assert_msg(!a->drain_done, "agent %s not draining, marked "
+                          "drained", a->id);
+            continue;
+        }
+        if (a->drain_done)
+            continue;
+        ck_assert_int_le(m->ops_due_ms, a->drain_deadline_ms);
+        ck_assert_msg(!ticked || now < a->drain_deadline_ms, "agent %s not "
+                      "drained at %lld, grace over at %lld", a->id,
+                      (long long)now, (long long)a->drain_deadline_ms);
+    }
+}
+
 /* The ticks' heartbeat deadline (mgr_tick.c) against a scan: never after
  * the earliest deadline of an agent not lost (else a silent agent would
  * be lost late), next_tick_ms never later than that deadline, and after
@@ -64,6 +87,7 @@ static void ix_hb_agree(skv_manager *m, int64_t now, bool ticked)
     if (due != INT64_MAX)
         ck_assert_int_le(skv_manager_next_tick_ms(m, now),
                          due > now ? due - now : 0);
+    ix_drain_agree(m, now, ticked);
 }
 
 static void ix_register(skv_manager *m, uint64_t conn, int agent, int64_t now)

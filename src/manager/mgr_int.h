@@ -164,6 +164,7 @@ struct skv_manager {
     int64_t last_pass_ms;
     int64_t last_sweep_ms;
     int64_t hb_due_ms;       /* mgr_tick.c: no heartbeat deadline before */
+    int64_t ops_due_ms;      /* mgr_ops.c: no drain deadline before */
     skv_manager_stats st;
     struct skv__mgr_metrics *metrics; /* mgr_metrics.h; NULL until bound */
     char *cluster_cidr;               /* mgr_net.c */

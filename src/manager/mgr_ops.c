@@ -81,6 +81,19 @@ static int reply_agent(skv_manager *m, const skv__mgr_call *c,
     return rc;
 }
 
+/* ops_due_ms is at most the earliest grace deadline of a draining agent
+ * not drained yet, so the ticks scan the agents only once it has passed
+ * (skv__mgr_ops_tick). A drain_done flag is cleared when the agent leaves
+ * the draining state (the scan did that at every tick): draining it again
+ * later drains again, draining it twice keeps the first deadline. */
+static void ops_note(skv_manager *m, skv__mgr_agent *a)
+{
+    if (a->ops != SKV__OPS_DRAINING)
+        a->drain_done = false;
+    else if (!a->drain_done && a->drain_deadline_ms < m->ops_due_ms)
+        m->ops_due_ms = a->drain_deadline_ms;
+}
+
 int skv__mgr_on_admin_agent(skv_manager *m, const skv__mgr_call *c,
                             skv_error *err)
 {
@@ -111,6 +124,7 @@ int skv__mgr_on_admin_agent(skv_manager *m, const skv__mgr_call *c,
                  skv__mgr_ops_name(st), c->who->user);
     a->ops = st;
     a->drain_deadline_ms = deadline;
+    ops_note(m, a);
     apply(m, a);
     return reply_agent(m, c, a, err);
 }
@@ -129,6 +143,7 @@ void skv__mgr_ops_registered(skv_manager *m, skv__mgr_agent *a)
     }
     a->ops = ops_parse(st);
     a->drain_deadline_ms = deadline;
+    ops_note(m, a);
     apply(m, a);
     skv__mgr_health_reapply(m, a);
 }
@@ -181,13 +196,22 @@ static void drain_now(skv_manager *m, skv__mgr_agent *a, int64_t now)
                  "(%s)", a->id, n, o.drain_action);
 }
 
+/* A drain that failed stays due: tried again at the next tick. */
 void skv__mgr_ops_tick(skv_manager *m, int64_t now_ms)
 {
+    if (now_ms < m->ops_due_ms)
+        return;
+    int64_t due = INT64_MAX;
+    m->ops_due_ms = INT64_MAX;      /* lowered by what the drains note */
     for (size_t i = 0; i < m->n_agents; i++) {
         skv__mgr_agent *a = &m->agents[i];
-        if (a->ops != SKV__OPS_DRAINING)
-            a->drain_done = false;
-        else if (!a->drain_done && now_ms >= a->drain_deadline_ms)
+        if (a->ops != SKV__OPS_DRAINING || a->drain_done)
+            continue;
+        if (now_ms >= a->drain_deadline_ms)
             drain_now(m, a, now_ms);
+        if (!a->drain_done && a->drain_deadline_ms < due)
+            due = a->drain_deadline_ms;
     }
+    if (due < m->ops_due_ms)
+        m->ops_due_ms = due;
 }

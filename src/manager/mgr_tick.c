@@ -101,6 +101,7 @@ static void lose_silent(skv_manager *m, int64_t now_ms)
     if (now_ms < m->hb_due_ms)
         return;
     int64_t due = INT64_MAX;
+    m->hb_due_ms = INT64_MAX;       /* lowered by what the losses note */
     for (size_t i = 0; i < m->n_agents; i++) {
         skv__mgr_agent *a = &m->agents[i];
         int64_t d = a->last_hb_ms + (int64_t)m->hb_timeout_ms + 1;
@@ -111,7 +112,8 @@ static void lose_silent(skv_manager *m, int64_t now_ms)
         else if (d < due)
             due = d;
     }
-    m->hb_due_ms = due;
+    if (due < m->hb_due_ms)
+        m->hb_due_ms = due;
 }
 
 SKV_EXTERN int skv_manager_tick(skv_manager *m, int64_t now_ms,
