@@ -156,6 +156,15 @@ int skv__mgr_admin_gops_fill(skv__db *db,
                              skv_proto_admin_resource_group_reply *rp,
                              skv_error *err);
 
+/* cache.c: the answer of kind (a letter) about a, b, c (NULL: none) from
+ * memory, n bytes into out; remember notes one (store/admin_cache.h). */
+bool skv__mgr_admin_cached(skv__mgr_admin_ctx *ctx, char kind, const char *a,
+                           const char *b, const char *c, void *out,
+                           size_t n);
+void skv__mgr_admin_remember(skv__mgr_admin_ctx *ctx, char kind,
+                             const char *a, const char *b, const char *c,
+                             const void *val, size_t n);
+
 /* Join a string vector into "a,b,c" (store/admin_store.h splits). */
 char *skv__mgr_admin_join(char *const *v, size_t n);
 

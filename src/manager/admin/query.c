@@ -16,7 +16,8 @@ int skv__mgr_admin_user(skv__mgr_admin_ctx *ctx, skv__mgr_user_info *out,
                         const char *user, skv_error *err)
 {
     int rc = check_args(ctx, out, user, "user", err);
-    if (rc)
+    if (rc || skv__mgr_admin_cached(ctx, 'u', user, NULL, NULL, out,
+                                    sizeof *out))
         return rc;
     skv__mgr_store_admin_user_row row;
     rc = skv__mgr_store_admin_user_get(ctx->db, user, &row, err);
@@ -28,6 +29,7 @@ int skv__mgr_admin_user(skv__mgr_admin_ctx *ctx, skv__mgr_user_info *out,
     snprintf(out->domain, sizeof out->domain, "%s", row.domain);
     snprintf(out->role, sizeof out->role, "%s", row.role);
     out->active = row.active;
+    skv__mgr_admin_remember(ctx, 'u', user, NULL, NULL, out, sizeof *out);
     return 0;
 }
 
@@ -41,13 +43,11 @@ static int active_user(skv__mgr_admin_ctx *ctx, skv__mgr_user_info *u,
     return rc;
 }
 
-int skv__mgr_admin_user_in_project(skv__mgr_admin_ctx *ctx, const char *user,
-                                   const char *project, skv_error *err)
+static int in_project(skv__mgr_admin_ctx *ctx, const char *user,
+                      const char *project, skv_error *err)
 {
     skv__mgr_user_info u;
-    int rc = check_args(ctx, project, user, "user_in_project", err);
-    if (!rc)
-        rc = active_user(ctx, &u, user, err);
+    int rc = active_user(ctx, &u, user, err);
     if (rc)
         return rc;
     bool active;
@@ -66,4 +66,17 @@ int skv__mgr_admin_user_in_project(skv__mgr_admin_ctx *ctx, const char *user,
         return rc;
     return rc ? 0 : skv__err(err, SKV_EPERM, "user '%s' is not a member of "
                              "project '%s'", user, project);
+}
+
+int skv__mgr_admin_user_in_project(skv__mgr_admin_ctx *ctx, const char *user,
+                                   const char *project, skv_error *err)
+{
+    char ok = 1;
+    int rc = check_args(ctx, project, user, "user_in_project", err);
+    if (rc || skv__mgr_admin_cached(ctx, 'p', user, project, NULL, &ok, 1))
+        return rc;
+    rc = in_project(ctx, user, project, err);
+    if (!rc)
+        skv__mgr_admin_remember(ctx, 'p', user, project, NULL, &ok, 1);
+    return rc;
 }

@@ -32,12 +32,9 @@ static int group_row(skv__mgr_admin_ctx *ctx, bool *active, char *types,
     return rc < 0 ? rc : 0;
 }
 
-int skv__mgr_admin_group_allows(skv__mgr_admin_ctx *ctx, const char *user,
-                                const char *group, const char *session_type,
-                                skv_error *err)
+static int allows(skv__mgr_admin_ctx *ctx, const char *user,
+                  const char *group, const char *session_type, skv_error *err)
 {
-    if (!ctx || !ctx->db || !user || !group || !session_type)
-        return skv__err(err, SKV_EINVAL, "admin group_allows: NULL argument");
     skv__mgr_user_info u;
     bool active = false;
     char types[256];
@@ -71,11 +68,28 @@ int skv__mgr_admin_group_allows(skv__mgr_admin_ctx *ctx, const char *user,
     return 0;
 }
 
+int skv__mgr_admin_group_allows(skv__mgr_admin_ctx *ctx, const char *user,
+                                const char *group, const char *session_type,
+                                skv_error *err)
+{
+    if (!ctx || !ctx->db || !user || !group || !session_type)
+        return skv__err(err, SKV_EINVAL, "admin group_allows: NULL argument");
+    char ok = 1;
+    if (skv__mgr_admin_cached(ctx, 'g', user, group, session_type, &ok, 1))
+        return 0;
+    int rc = allows(ctx, user, group, session_type, err);
+    if (!rc)
+        skv__mgr_admin_remember(ctx, 'g', user, group, session_type, &ok, 1);
+    return rc;
+}
+
 int skv__mgr_admin_group(skv__mgr_admin_ctx *ctx, skv__mgr_group_info *out,
                          const char *group, skv_error *err)
 {
     if (!ctx || !ctx->db || !out || !group)
         return skv__err(err, SKV_EINVAL, "admin group: NULL argument");
+    if (skv__mgr_admin_cached(ctx, 'G', group, NULL, NULL, out, sizeof *out))
+        return 0;
     skv__mgr_group_info gi;
     memset(&gi, 0, sizeof gi);
     int rc = skv__mgr_store_admin_group_info(ctx->db, group,
@@ -104,6 +118,7 @@ int skv__mgr_admin_group(skv__mgr_admin_ctx *ctx, skv__mgr_group_info *out,
     gi.max_lifetime_ms = l.max_lifetime_ms > 0 ? (uint64_t)l.max_lifetime_ms
                                                : 0;
     *out = gi;
+    skv__mgr_admin_remember(ctx, 'G', group, NULL, NULL, &gi, sizeof gi);
     return 0;
 }
 
@@ -113,6 +128,11 @@ int skv__mgr_admin_group_numa(skv__mgr_admin_ctx *ctx, char *out,
 {
     if (!ctx || !ctx->db || !out || !outsz || !group)
         return skv__err(err, SKV_EINVAL, "admin group_numa: NULL argument");
+    char pol[24];      /* the longest policy name fits */
+    if (skv__mgr_admin_cached(ctx, 'n', group, NULL, NULL, pol, sizeof pol)) {
+        snprintf(out, outsz, "%s", pol);
+        return 0;
+    }
     int rc = skv__mgr_store_admin_group_numa(ctx->db, group, out, outsz, err);
     if (rc == 0)
         return skv__err(err, SKV_ENOENT, "resource group '%s' does not "
@@ -126,15 +146,17 @@ int skv__mgr_admin_group_numa(skv__mgr_admin_ctx *ctx, char *out,
         return skv__err(err, SKV_ESTATE, "resource group '%s': stored "
                         "numa_policy '%s' is not 'prefer-single-node' or "
                         "'interleaved'", group, out);
+    /* Only a whole name is kept: a caller's short buffer clipped it. */
+    if (strlen(out) < sizeof pol && strlen(out) + 1 < outsz) {
+        snprintf(pol, sizeof pol, "%s", out);
+        skv__mgr_admin_remember(ctx, 'n', group, NULL, NULL, pol, sizeof pol);
+    }
     return 0;
 }
 
-int skv__mgr_admin_user_limits(skv__mgr_admin_ctx *ctx,
-                               skv__mgr_user_limits *out, const char *user,
-                               skv_error *err)
+static int limits(skv__mgr_admin_ctx *ctx, skv__mgr_user_limits *out,
+                  const char *user, skv_error *err)
 {
-    if (!ctx || !ctx->db || !out || !user)
-        return skv__err(err, SKV_EINVAL, "admin user_limits: NULL argument");
     memset(out, 0, sizeof *out);
     int rc = skv__mgr_admin_need(ctx, SKV__MGR_STORE_ADMIN_USERS, "user",
                                  user, err);
@@ -153,4 +175,18 @@ int skv__mgr_admin_user_limits(skv__mgr_admin_ctx *ctx,
         snprintf(out->policy, sizeof out->policy, "%s", pol);
     }
     return rc < 0 ? rc : 0;
+}
+
+int skv__mgr_admin_user_limits(skv__mgr_admin_ctx *ctx,
+                               skv__mgr_user_limits *out, const char *user,
+                               skv_error *err)
+{
+    if (!ctx || !ctx->db || !out || !user)
+        return skv__err(err, SKV_EINVAL, "admin user_limits: NULL argument");
+    if (skv__mgr_admin_cached(ctx, 'l', user, NULL, NULL, out, sizeof *out))
+        return 0;
+    int rc = limits(ctx, out, user, err);
+    if (!rc)
+        skv__mgr_admin_remember(ctx, 'l', user, NULL, NULL, out, sizeof *out);
+    return rc;
 }

@@ -54,6 +54,9 @@ struct skv__db {
     int n_units;
     skv__db_stats stats;
     struct skv__history_buf *history;   /* history_buf.c; NULL: empty */
+    /* The admin answers of the submit path (admin_cache.h), valid in
+     * the epoch they were noted in. */
+    struct skv__admin_cache *admin_cache;
 };
 
 struct skv__db_stmt {
