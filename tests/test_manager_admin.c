@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../src/manager/admin/admin.h"
+#include "../src/manager/store/admin_cache.h"
 #include "../src/manager/store/admin_store.h"
 #include "../src/manager/store/migrate.h"
 #include "skv_test.h"
@@ -778,6 +779,9 @@ START_TEST(test_group_crud)
     /* A stored value that is no policy (a hand-edited row) is not passed
      * on to an agent. */
     sql(&f, "UPDATE resource_groups SET numa_policy='x' WHERE name='gpu'");
+    /* (by hand means offline: the manager starts again afterwards and
+     * keeps no admin answer from before) */
+    skv__mgr_store_admin_cache_forget(f.sdb);
     ck_assert_int_eq(skv__mgr_admin_group_numa(&f.ctx, np, sizeof np, "gpu",
                                                &e), SKV_ESTATE);
     ck_assert_ptr_nonnull(strstr(e.message, "stored numa_policy 'x'"));

@@ -96,6 +96,12 @@ void skv__mgr_store_admin_cache_end(skv__db *db)
     c->gen++;
 }
 
+void skv__mgr_store_admin_cache_forget(skv__db *db)
+{
+    if (db->admin_cache)
+        db->admin_cache->gen++;
+}
+
 void skv__mgr_store_admin_cache_stats(skv__db *db, uint64_t *hits,
                                       uint64_t *misses)
 {

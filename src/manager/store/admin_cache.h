@@ -60,6 +60,10 @@ void skv__mgr_store_admin_cache_put(skv__db *db, const char *key,
  * SKV_ENOMEM when it cannot, and the transaction must not begin. */
 int skv__mgr_store_admin_cache_hold(skv__db *db, skv_error *err);
 void skv__mgr_store_admin_cache_end(skv__db *db);
+/* Everything becomes a miss: the rows were changed behind the manager's
+ * back (a test editing the file by hand stands for an offline edit
+ * followed by a restart). */
+void skv__mgr_store_admin_cache_forget(skv__db *db);
 /* Lookups answered from memory and missed, for tests. */
 void skv__mgr_store_admin_cache_stats(skv__db *db, uint64_t *hits,
                                       uint64_t *misses);
