@@ -13,8 +13,8 @@
  *    under it) and its commit or rollback forgets everything;
  *  - every way the connection's writes can be undone (rollback, failed
  *    commit, ROLLBACK TO, a failed statement) and a new leader's fence
- *    bump the connection's epoch (db.c, tx.c, admin_tx.c; state_cache.h),
- *    and an entry of an older epoch is a miss;
+ *    bump the connection's epoch (db.c, tx.c, db_unit.c, admin_tx.c;
+ *    state_cache.h), and an entry of an older epoch is a miss;
  *  - nobody else writes these rows while the manager runs. SQLite: the
  *    manager holds the file in locking_mode=EXCLUSIVE (open.c) from its
  *    first write on, so no other process can even read it, let alone
