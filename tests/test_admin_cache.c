@@ -349,8 +349,9 @@ static uint64_t misses(fx *f)
     return m;
 }
 
-/* A change rolled back, or one made inside the core's transaction that
- * is rolled back with it, leaves the old answers; a fence forgets them. */
+/* A change rolled back, or one made inside the core's transaction or
+ * unit that is rolled back with it, leaves the old answers; a fence
+ * forgets them. */
 static void rollback_fence(bool pg)
 {
     fx f;
@@ -365,6 +366,16 @@ static void rollback_fence(bool pg)
     user_put(&f, SKV_PROTO_ADMIN_UPDATE, user_row("eve", NULL, 0, NULL, 0));
     refused(&f, "eve", "default", "default", 1, SKV_EPERM, "not active");
     skv__db_rollback(f.db);
+    admitted(&f, "eve", "default", "default", 1);
+    /* The same inside one of the core's units (db_unit.c's lazy
+     * savepoint), undone alone while its transaction commits. */
+    SKV_CK_OK(skv__db_begin(f.db, &e), &e);
+    SKV_CK_OK(skv__db_unit_begin(f.db, &e), &e);
+    user_put(&f, SKV_PROTO_ADMIN_UPDATE, user_row("eve", NULL, 0, NULL, 0));
+    refused(&f, "eve", "default", "default", 1, SKV_EPERM, "not active");
+    skv__db_unit_rollback(f.db);
+    admitted(&f, "eve", "default", "default", 1);
+    SKV_CK_OK(skv__db_commit(f.db, &e), &e);
     admitted(&f, "eve", "default", "default", 1);
     /* and the other way round: read inside, kept after the rollback */
     SKV_CK_OK(skv__db_begin(f.db, &e), &e);
