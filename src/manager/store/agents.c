@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
+#include "dispatch_cache.h"
 #include "store_int.h"
 
 static int agent_row(skv__db *db, const skv_proto_agent_register *r,
@@ -27,6 +28,8 @@ static int agent_row(skv__db *db, const skv_proto_agent_register *r,
     skv__db_bind_int64(st, 6, now_ms);
     rc = skv__mgr_store_run(st, err);
     skv__db_done(st);
+    if (!rc)
+        skv__mgr_store_dc_agent_note(db, r->agent_id, r->address);
     return rc;
 }
 
@@ -158,6 +161,7 @@ int skv__mgr_store_agents_alive(skv__db *db,
         skv__mgr_store_agent a = {
             skv__db_column_text(st, 0), skv__db_column_text(st, 1),
             skv__db_column_text(st, 2), skv__db_column_text(st, 3)};
+        skv__mgr_store_dc_agent_note(db, a.id, a.address);
         rc = fn(arg, &a);
     }
     skv__db_done(st);

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
+#include "dispatch_cache.h"
 #include "kernel_cache.h"
 #include "store_int.h"
 
@@ -87,8 +88,14 @@ int skv__mgr_store_kernel_slots(skv__db *db, const char *kid,
                                 skv_slots **out, skv_error *err)
 {
     skv__db_stmt *st;
+    const skv__kc_kernel *k;
+    char *image = NULL;
     *out = NULL;
-    int rc = skv__db_prepare(db, "SELECT slots FROM kernels WHERE id=?", &st,
+    int rc = skv__mgr_store_kernel_spec_cached(db, kid, &k, &image, out, err);
+    skv__free(image);
+    if (rc)
+        return rc < 0 ? rc : 0;
+    rc = skv__db_prepare(db, "SELECT slots FROM kernels WHERE id=?", &st,
                              err);
     if (rc)
         return rc;

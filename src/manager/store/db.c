@@ -11,6 +11,7 @@ void skv__db_close(skv__db *db)
         return;
     skv__free(db->states);
     skv__free(db->kernels);
+    skv__free(db->dispatch);
     skv__history_buf_free(db);
     skv__free(db->admin_cache);
     db->ops->close(db);

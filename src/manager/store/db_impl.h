@@ -44,6 +44,7 @@ struct skv__db {
      * every rollback, failed commit and fence, all in db.c / tx.c. */
     struct skv__state_cache *states;
     struct skv__kernel_cache *kernels;    /* the same epoch: kernel_cache.h */
+    struct skv__dispatch_cache *dispatch; /* and dispatch_cache.h */
     uint64_t epoch;
     /* Units (db_unit.c): savepoints asked for, sent at the first write;
      * each remembers where the history buffer stood when it began. */

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
+#include "dispatch_cache.h"
 #include "kernel_cache.h"
 #include "store_int.h"
 
@@ -71,6 +72,19 @@ static int session_row(skv__db *db, const skv_proto_session_submit *s,
     return rc;
 }
 
+/* The row's image and slots for the dispatch cache: kernel.create reads
+ * them back within the same pass. Out of memory: not noted, a miss. */
+static void note_spec(skv__db *db, const char *sid, size_t i,
+                      const char *image, const skv_slots *slots)
+{
+    void *buf = NULL;
+    size_t len = 0;
+    if (slots && skv_slots_encode(&buf, &len, slots, NULL))
+        return;
+    skv__mgr_store_dc_spec_note(db, sid, (int)i, image, buf, len);
+    skv_free(buf);
+}
+
 static int kernel_rows(skv__db *db, const skv_proto_session_submit *s,
                        const char *sid, const skv_slots *const *req, size_t n,
                        skv_error *err)
@@ -93,6 +107,8 @@ static int kernel_rows(skv__db *db, const skv_proto_session_submit *s,
         rc = skv__mgr_store_bind_slots(st, 6, req[i], err);
         if (!rc)
             rc = skv__mgr_store_run(st, err);
+        if (!rc)
+            note_spec(db, sid, i, k->image ? k->image : s->image, req[i]);
     }
     skv__db_done(st);
     return rc;
