@@ -224,6 +224,10 @@ void skv__mgr_nonce_hook_admin(skv_manager *m);
 int skv__mgr_session_set(skv_manager *m, const char *sid,
                          skv_manager_session_state s, const char *reason,
                          int64_t now_ms, skv_error *err);
+int skv__mgr_session_set_ended(skv_manager *m, const char *sid,
+                               skv_manager_session_state s,
+                               const char *reason, int exit_code,
+                               int64_t now_ms, skv_error *err);
 int skv__mgr_session_get_state(skv_manager *m, const char *sid,
                                skv_manager_session_state *out,
                                skv_error *err);

@@ -12,29 +12,57 @@
 #include "mgr_int.h"
 #include "mgr_metrics.h"
 
-static int alloc_row(skv_manager *m, const char *kid, const char *dev,
-                     const char *slot, skv_qty amount, bool whole,
-                     skv_error *err)
+/* A kernel's allocation rows, written as one statement once all are
+ * known (store/alloc.c). The strings are the agent's and the result's. */
+typedef struct {
+    skv__mgr_store_alloc *v;
+    size_t n;
+} alloc_rows;
+
+static void alloc_row(alloc_rows *r, const char *kid, const char *dev,
+                      const char *slot, skv_qty amount, bool whole)
 {
-    skv__mgr_store_alloc a = {kid, dev, slot, amount, whole, "", ""};
-    return skv__mgr_store_alloc_add(m->store, &a, 1, err);
+    skv__mgr_store_alloc *a = &r->v[r->n++];
+    memset(a, 0, sizeof *a);
+    a->kernel_id = kid;
+    a->device_id = dev;
+    a->slot = slot;
+    a->amount = amount;
+    a->whole = whole;
 }
 
 /* Pooled slots (e.g. memory) belong to a device of the agent, not to the
  * scheduler's devices: one row per pooled slot the kernel asked for. */
 static int pooled_rows(skv_manager *m, const char *kid,
-                       const skv__mgr_agent *a, skv_error *err)
+                       const skv__mgr_agent *a, alloc_rows *r,
+                       skv_error *err)
 {
     skv_slots *req = NULL;
     int rc = skv__mgr_store_kernel_slots(m->store, kid, &req, err);
     for (size_t j = 0; !rc && req && j < a->n_pool; j++) {
         skv_qty q = skv_slots_get(req, a->pool_slot[j]);
         if (q > 0)
-            rc = alloc_row(m, kid, a->pool_dev[j], a->pool_slot[j], q, false,
-                           err);
+            alloc_row(r, kid, a->pool_dev[j], a->pool_slot[j], q, false);
     }
     skv_slots_free(req);
     return rc;
+}
+
+static int device_rows(const skv_sched_result *res, const char *kid,
+                       const skv_sched_kernel_placement *kp,
+                       const skv__mgr_agent *a, alloc_rows *r,
+                       skv_error *err)
+{
+    for (size_t d = 0; d < kp->n_devices; d++) {
+        const skv_sched_device_share *sh = &kp->devices[d];
+        if (sh->device >= a->n_dev || sh->slot >= res->n_slots)
+            return skv__err(err, SKV_ESTATE, "placement of %s names device "
+                            "%u of agent '%s' that it does not have", kid,
+                            sh->device, a->id);
+        alloc_row(r, kid, a->dev_ids[sh->device], res->slot_names[sh->slot],
+                  sh->amount, sh->whole);
+    }
+    return 0;
 }
 
 static int kernel_rows(skv_manager *m, const skv_sched_result *res,
@@ -46,20 +74,22 @@ static int kernel_rows(skv_manager *m, const skv_sched_result *res,
     if (!a)
         return skv__err(err, SKV_ENOENT, "placement on unknown agent '%s'",
                         kp->agent_id);
+    alloc_rows r = {skv__calloc(kp->n_devices + a->n_pool + 1, sizeof *r.v),
+                    0};
+    if (!r.v)
+        return skv__err(err, SKV_ENOMEM, "out of memory");
     /* ids change at every requeue (mgr_suspect.c) */
     int rc = skv__mgr_kernel_id_at(m, sid, kp->kernel, kid, sizeof kid, err);
     if (!rc)
         rc = skv__mgr_store_kernel_place(m->store, kid, kp->agent_id, err);
-    for (size_t d = 0; !rc && d < kp->n_devices; d++) {
-        const skv_sched_device_share *sh = &kp->devices[d];
-        if (sh->device >= a->n_dev || sh->slot >= res->n_slots)
-            return skv__err(err, SKV_ESTATE, "placement of %s names device "
-                            "%u of agent '%s' that it does not have", kid,
-                            sh->device, a->id);
-        rc = alloc_row(m, kid, a->dev_ids[sh->device],
-                       res->slot_names[sh->slot], sh->amount, sh->whole, err);
-    }
-    return rc ? rc : pooled_rows(m, kid, a, err);
+    if (!rc)
+        rc = device_rows(res, kid, kp, a, &r, err);
+    if (!rc)
+        rc = pooled_rows(m, kid, a, &r, err);
+    if (!rc && r.n)
+        rc = skv__mgr_store_alloc_add(m->store, r.v, r.n, err);
+    skv__free(r.v);
+    return rc;
 }
 
 /* A cluster session's network is decided with its placement: its subnet
