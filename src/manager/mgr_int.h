@@ -83,6 +83,13 @@ typedef struct skv__mgr_agent {
                                  (mgr_topology.c) */
 } skv__mgr_agent;
 
+/* A kernel.create to a can be sent now (mgr_create.c; a pass places the
+ * kernels on such agents as PREPARING, mgr_pass.c). */
+static inline bool skv__mgr_agent_takes_creates(const skv__mgr_agent *a)
+{
+    return a && a->conn && a->state == SKV__AGENT_ALIVE;
+}
+
 typedef enum skv__mgr_req_kind {
     SKV__REQ_CREATE = 1,
     SKV__REQ_DESTROY = 2,
@@ -510,6 +517,8 @@ void skv__mgr_send_creates_sessions(skv_manager *m, const char *const *sids,
                                     size_t n, const char *agent_id,
                                     int64_t now_ms);
 /* The same inside the caller's open transaction (the pass's). */
+int skv__mgr_creates_placed(skv_manager *m, const char *sid, size_t expect,
+                            int64_t now_ms, skv_error *err);
 void skv__mgr_creates_units(skv_manager *m, const char *const *sids,
                             size_t n, const char *agent_id, int64_t now_ms);
 /* Put a placed session back to PENDING (preemption, lost agent). */

@@ -1,10 +1,12 @@
 /* A scheduling pass: run skv_sched_pass (decide), record every placement
- * in one transaction (session SCHEDULED, kernels with their agent and
- * per-device allocation, a cluster session's subnets and key seed) with
- * the recorded sessions' kernel.create units (the same path an agent's
- * reconnect takes; the frames leave from the outbox after the commit),
- * then handle preemptions
- * (victims are destroyed and requeued).
+ * in one transaction, each as a unit: its kernels with their agent and
+ * per-device allocation, a cluster session's subnets and key seed, the
+ * session's state, and the kernel.create frames for its kernels on agents
+ * that take them (the outbox; they leave after the commit). Those
+ * kernels and their session are written PREPARING at once (the history
+ * keeps SCHEDULED before it): a status written twice per row in one
+ * transaction cost two UPDATEs and index moves each. Then handle
+ * preemptions (victims are destroyed and requeued).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 #include <time.h>
@@ -65,9 +67,11 @@ static int device_rows(const skv_sched_result *res, const char *kid,
     return 0;
 }
 
+/* A kernel on an agent that takes creates now is placed as PREPARING:
+ * its create goes out in the same unit (skv__mgr_creates_placed). */
 static int kernel_rows(skv_manager *m, const skv_sched_result *res,
                        const char *sid, const skv_sched_kernel_placement *kp,
-                       skv_error *err)
+                       size_t *sends, skv_error *err)
 {
     char kid[SKV__MGR_ID_MAX];
     const skv__mgr_agent *a = skv__mgr_agent_find(m, kp->agent_id);
@@ -80,8 +84,12 @@ static int kernel_rows(skv_manager *m, const skv_sched_result *res,
         return skv__err(err, SKV_ENOMEM, "out of memory");
     /* ids change at every requeue (mgr_suspect.c) */
     int rc = skv__mgr_kernel_id_at(m, sid, kp->kernel, kid, sizeof kid, err);
+    bool send = skv__mgr_agent_takes_creates(a);
     if (!rc)
-        rc = skv__mgr_store_kernel_place(m->store, kid, kp->agent_id, err);
+        rc = skv__mgr_store_kernel_place_as(m->store, kid, kp->agent_id,
+                                            send ? "PREPARING" : "SCHEDULED",
+                                            err);
+    *sends += send;
     if (!rc)
         rc = device_rows(res, kid, kp, a, &r, err);
     if (!rc)
@@ -110,33 +118,50 @@ static int network(skv_manager *m, const skv_sched_placement *p,
     return rc;
 }
 
-static int placement_rows(skv_manager *m, const skv_sched_result *res,
-                          const skv_sched_placement *p, int64_t now,
-                          skv_error *err)
+/* SCHEDULED, then PREPARING at once when creates go out in this unit: the
+ * history has both, the row is written once. */
+static int session_row(skv_manager *m, const skv_sched_placement *p,
+                       size_t sends, int64_t now, skv_error *err)
 {
-    int rc = 0;
-    for (size_t k = 0; !rc && k < p->n_kernels; k++)
-        rc = kernel_rows(m, res, p->session_id, &p->kernels[k], err);
+    char why[SKV__MGR_ID_MAX + 32];
+    snprintf(why, sizeof why, "placed (main kernel on %s)",
+             p->n_kernels ? p->kernels[0].agent_id : "?");
+    if (!sends)
+        return skv__mgr_session_set(m, p->session_id, SKV_SESSION_SCHEDULED,
+                                    why, now, err);
+    int rc = skv__mgr_history_add(m, p->session_id, "SCHEDULED", why, now,
+                                  err);
     if (!rc)
-        rc = network(m, p, err);
-    if (!rc) {
-        char why[SKV__MGR_ID_MAX + 32];
-        snprintf(why, sizeof why, "placed (main kernel on %s)",
-                 p->n_kernels ? p->kernels[0].agent_id : "?");
-        rc = skv__mgr_session_set(m, p->session_id, SKV_SESSION_SCHEDULED,
-                                  why, now, err);
-    }
+        rc = skv__mgr_session_set(m, p->session_id, SKV_SESSION_PREPARING,
+                                  "kernel.create sent", now, err);
     return rc;
 }
 
-/* One placement as a unit of the pass's transaction: a failure undoes it
- * alone and puts its session back to pending. */
+static int placement_rows(skv_manager *m, const skv_sched_result *res,
+                          const skv_sched_placement *p, int64_t now,
+                          size_t *sends, skv_error *err)
+{
+    int rc = 0;
+    for (size_t k = 0; !rc && k < p->n_kernels; k++)
+        rc = kernel_rows(m, res, p->session_id, &p->kernels[k], sends, err);
+    if (!rc)
+        rc = network(m, p, err);
+    return rc ? rc : session_row(m, p, *sends, now, err);
+}
+
+/* One placement and its creates as a unit of the pass's transaction: a
+ * failure undoes it alone and puts its session back to pending. */
 static bool record_one(skv_manager *m, const skv_sched_result *res,
                        const skv_sched_placement *p, int64_t now)
 {
     skv_error e = SKV_ERROR_INIT;
+    size_t sends = 0;
     int rc = skv__mgr_store_savepoint(m->store, &e);
-    if (!rc && !(rc = placement_rows(m, res, p, now, &e)))
+    if (!rc)
+        rc = placement_rows(m, res, p, now, &sends, &e);
+    if (!rc)
+        rc = skv__mgr_creates_placed(m, p->session_id, sends, now, &e);
+    if (!rc)
         rc = skv__mgr_store_release(m->store, &e);
     if (!rc)
         return true;
@@ -147,10 +172,10 @@ static bool record_one(skv_manager *m, const skv_sched_result *res,
     return false;
 }
 
-/* Decide, persist: every placement of the pass and the kernel.create
- * units of the sessions recorded (marked PREPARING, their frames in the
- * outbox) in one unit of the tick's batch (mgr_units.c); the creates
- * leave once the batch committed, and go back to pending if it fails. */
+/* Decide, persist: every placement of the pass with its kernel.create
+ * frames (in the outbox) in one unit of the tick's batch (mgr_units.c);
+ * the creates leave once the batch committed, and go back to pending if
+ * it fails. */
 static size_t record(skv_manager *m, const skv_sched_result *res,
                      int64_t now, const char **placed)
 {
@@ -163,8 +188,6 @@ static size_t record(skv_manager *m, const skv_sched_result *res,
             placed[n++] = res->placements[i].session_id;
             skv__mgr_after(m, SKV__AFTER_PLACED, placed[n - 1], false, now);
         }
-    if (!rc)
-        skv__mgr_creates_units(m, placed, n, NULL, now);
     if (!rc)
         rc = skv__mgr_commit(m, &e);
     if (rc)

@@ -9,15 +9,25 @@
 #include "kernel_cache.h"
 #include "store_int.h"
 
+/* status: SCHEDULED, or PREPARING when its kernel.create goes out in the
+ * same unit (mgr_pass.c): one write instead of two. */
+int skv__mgr_store_kernel_place_as(skv__db *db, const char *kid,
+                                   const char *agent, const char *status,
+                                   skv_error *err)
+{
+    int rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET agent_id=?, "
+                                      "status=? WHERE id=?",
+                                      SKV__ARGS(agent, status, kid), NULL,
+                                      err);
+    if (!rc)
+        skv__mgr_store_kc_set(db, kid, status, agent);
+    return rc;
+}
+
 int skv__mgr_store_kernel_place(skv__db *db, const char *kid,
                                 const char *agent, skv_error *err)
 {
-    int rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET agent_id=?, "
-                                      "status='SCHEDULED' WHERE id=?",
-                                      SKV__ARGS(agent, kid), NULL, err);
-    if (!rc)
-        skv__mgr_store_kc_set(db, kid, "SCHEDULED", agent);
-    return rc;
+    return skv__mgr_store_kernel_place_as(db, kid, agent, "SCHEDULED", err);
 }
 
 /* One multi-row INSERT per chunk (multirow.c): a kernel's rows (a device

@@ -117,6 +117,9 @@ typedef struct skv__mgr_store_alloc {
 } skv__mgr_store_alloc;
 int skv__mgr_store_kernel_place(skv__db *db, const char *kid,
                                 const char *agent, skv_error *err);
+int skv__mgr_store_kernel_place_as(skv__db *db, const char *kid,
+                                   const char *agent, const char *status,
+                                   skv_error *err);
 int skv__mgr_store_alloc_add(skv__db *db, const skv__mgr_store_alloc *a,
                              size_t n, skv_error *err);
 int skv__mgr_store_alloc_of(skv__db *db, const char *kid,
