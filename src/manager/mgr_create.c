@@ -289,7 +289,7 @@ static void creates_unit(skv_manager *m, const char *sid,
 /* A pass's placement, in its unit (mgr_pass.c): the kernels on agents
  * that take creates were placed as PREPARING and the session made
  * PREPARING with them; this sends their creates. A failure fails the
- * unit, placement included, and drops the frames. */
+ * unit, placement included; the unit drops the frames. */
 int skv__mgr_creates_placed(skv_manager *m, const char *sid, size_t expect,
                             int64_t now_ms, skv_error *err)
 {
@@ -298,13 +298,10 @@ int skv__mgr_creates_placed(skv_manager *m, const char *sid, size_t expect,
     if (rc)
         return rc;
     c.placed = true;
-    size_t mark = skv__mgr_outbox_mark(m);
     rc = send_all(m, &c, sid, NULL, now_ms, err);
     if (!rc && c.sent != expect)    /* the rows would not say what went */
         rc = skv__err(err, SKV_ESTATE, "%s: %zu kernel.create sent, %zu "
                       "placed as PREPARING", sid, c.sent, expect);
-    if (rc)
-        skv__mgr_outbox_drop(m, mark, err ? err->message : "kernel.create");
     ctx_free(&c);
     return rc;
 }

@@ -155,7 +155,7 @@ static bool record_one(skv_manager *m, const skv_sched_result *res,
                        const skv_sched_placement *p, int64_t now)
 {
     skv_error e = SKV_ERROR_INIT;
-    size_t sends = 0;
+    size_t sends = 0, mark = skv__mgr_outbox_mark(m);
     int rc = skv__mgr_store_savepoint(m->store, &e);
     if (!rc)
         rc = placement_rows(m, res, p, now, &sends, &e);
@@ -166,6 +166,7 @@ static bool record_one(skv_manager *m, const skv_sched_result *res,
     if (!rc)
         return true;
     skv__mgr_store_rollback_to(m->store);
+    skv__mgr_outbox_drop(m, mark, e.message);    /* its creates */
     skv__log(SKV_LOG_ERROR, "manager", "placement of %s not recorded (%s); "
              "back to pending", p->session_id, e.message);
     skv_sched_requeue(m->sched, p->session_id, now, NULL);
