@@ -309,8 +309,8 @@ int skv__mgr_creates_placed(skv_manager *m, const char *sid, size_t expect,
 /* The outbox's send step for recorded sessions: kernel.create for their
  * placed, unstarted kernels (on agent_id only when given), all marked
  * PREPARING in one transaction, sent once it committed. */
-void skv__mgr_creates_units(skv_manager *m, const char *const *sids,
-                            size_t n, const char *agent_id, int64_t now_ms)
+static void creates_units(skv_manager *m, const char *const *sids, size_t n,
+                          const char *agent_id, int64_t now_ms)
 {
     for (size_t i = 0; i < n; i++)
         creates_unit(m, sids[i], agent_id, now_ms);
@@ -325,7 +325,7 @@ void skv__mgr_send_creates_sessions(skv_manager *m, const char *const *sids,
     skv_error e = SKV_ERROR_INIT;
     int rc = skv__mgr_begin(m, &e);
     if (!rc)
-        skv__mgr_creates_units(m, sids, n, agent_id, now_ms);
+        creates_units(m, sids, n, agent_id, now_ms);
     if (!rc)
         rc = skv__mgr_commit(m, &e);
     if (rc) {
