@@ -438,10 +438,16 @@ START_TEST(test_lifecycle)
     ck_assert_int_eq(show(m, ADMIN, &ad, sid, &rep, T0 + 7), 0);
     ck_assert_str_eq(rep.session.status, "TERMINATED");
     ck_assert_int_eq(rep.session.exit_code, 3);
-    ck_assert_uint_ge(rep.session.n_history, 5);
-    ck_assert_str_eq(rep.session.history[0].status, "PENDING");
-    ck_assert_str_eq(rep.session.history[rep.session.n_history - 1].status,
-                     "TERMINATED");
+    /* every state in order, SCHEDULED too though the pass writes the row
+     * PREPARING at once (mgr_pass.c) */
+    static const char *const states[] = {"PENDING", "SCHEDULED", "PREPARING",
+                                         "RUNNING", "TERMINATED"};
+    ck_assert_uint_eq(rep.session.n_history, 5);
+    for (size_t i = 0; i < 5; i++)
+        ck_assert_str_eq(rep.session.history[i].status, states[i]);
+    ck_assert_str_eq(rep.session.history[1].reason, "placed (main kernel on "
+                     "a1)");
+    ck_assert_int_eq(rep.session.history[1].timestamp_ms, T0 + 2);
     ck_assert_uint_eq(rep.session.n_kernels, 1);
     ck_assert_str_eq(rep.session.kernels[0].agent_id, "a1");
     skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &rep);
@@ -735,7 +741,7 @@ START_TEST(test_restart)
                                              NULL, T0 + 6));
     tick(m, T0 + 7);
     answer_create(m, take_create(k4), k4, T0 + 8);
-    send_exit(m, &ag, done, k4, 0, T0 + 9);
+    send_exit(m, &ag, done, k4, 4, T0 + 9);
     snprintf(pend, sizeof pend, "%s", submit(m, ADMIN, &ad, "cpu=16",
                                              "batch", NULL, T0 + 10));
     tick(m, T0 + 11);
@@ -745,6 +751,20 @@ START_TEST(test_restart)
     expect_status(m, &ad, run, "RUNNING", T0 + 101);
     expect_status(m, &ad, prep, "PREPARING", T0 + 102);
     expect_status(m, &ad, done, "TERMINATED", T0 + 103);
+    /* the end's columns come back from the database: one UPDATE writes
+     * the final status, its times and the exit code (store/sessions.c) */
+    skv_proto_session_show_reply rep;
+    ck_assert_int_eq(show(m, ADMIN, &ad, done, &rep, T0 + 103), 0);
+    ck_assert_int_eq(rep.session.exit_code, 4);
+    ck_assert_int_eq(rep.session.started_ms, T0 + 8);
+    ck_assert_int_eq(rep.session.finished_ms, T0 + 9);
+    ck_assert_str_eq(rep.session.status_reason, "exited");
+    ck_assert_str_eq(rep.session.history[rep.session.n_history - 1].status,
+                     "TERMINATED");
+    ck_assert_uint_eq(rep.session.n_kernels, 1);
+    ck_assert_str_eq(rep.session.kernels[0].status, "TERMINATED");
+    ck_assert_int_eq(rep.session.kernels[0].exit_code, 4);
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &rep);
     expect_status(m, &ad, pend, "PENDING", T0 + 104);
     /* nothing is created twice */
     report_two(m, &ag, run, k1, prep, k2, T0 + 110);

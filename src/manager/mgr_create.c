@@ -19,6 +19,8 @@ typedef struct create_ctx {
     char subnet[32];                   /* of the kernel being sent */
     char domain[SKV__MGR_ID_MAX], project[SKV__MGR_ID_MAX];
     char owner[SKV__MGR_ID_MAX];
+    bool placed;    /* in the placement's unit: PREPARING already written */
+    size_t sent;
 } create_ctx;
 
 static void hosts_free(skv_proto_kernel_create *kc)
@@ -225,11 +227,12 @@ static int send_kernel(skv_manager *m, create_ctx *c, const char *kid,
         return rc;
     rc = 0;
     skv__mgr_agent *a = skv__mgr_agent_find(m, row.agent);
-    if (a && a->conn && a->state == SKV__AGENT_ALIVE &&
+    if (skv__mgr_agent_takes_creates(a) &&
         (!agent_id || !strcmp(agent_id, row.agent)))
         rc = send_one(m, c, kid, &row, a, err);
     skv__mgr_store_kernel_row_free(&row);
-    if (rc == 1 && skv__mgr_kernel_set(m, kid, "PREPARING", err))
+    if (rc == 1 && !c->placed &&
+        skv__mgr_kernel_set(m, kid, "PREPARING", err))
         rc = SKV_EIO;
     if (rc == 1)
         skv__mgr_metrics_create_sent(m, kid, now);
@@ -248,6 +251,7 @@ static int send_all(skv_manager *m, create_ctx *c, const char *sid,
         rc = send_kernel(m, c, ids[i], agent_id, now, err);
         if (rc == 1) {
             sent++;
+            c->sent++;
             rc = 0;
         }
     }
@@ -282,11 +286,31 @@ static void creates_unit(skv_manager *m, const char *sid,
     ctx_free(&c);
 }
 
+/* A pass's placement, in its unit (mgr_pass.c): the kernels on agents
+ * that take creates were placed as PREPARING and the session made
+ * PREPARING with them; this sends their creates. A failure fails the
+ * unit, placement included; the unit drops the frames. */
+int skv__mgr_creates_placed(skv_manager *m, const char *sid, size_t expect,
+                            int64_t now_ms, skv_error *err)
+{
+    create_ctx c;
+    int rc = ctx_load(m, sid, &c, err);
+    if (rc)
+        return rc;
+    c.placed = true;
+    rc = send_all(m, &c, sid, NULL, now_ms, err);
+    if (!rc && c.sent != expect)    /* the rows would not say what went */
+        rc = skv__err(err, SKV_ESTATE, "%s: %zu kernel.create sent, %zu "
+                      "placed as PREPARING", sid, c.sent, expect);
+    ctx_free(&c);
+    return rc;
+}
+
 /* The outbox's send step for recorded sessions: kernel.create for their
  * placed, unstarted kernels (on agent_id only when given), all marked
  * PREPARING in one transaction, sent once it committed. */
-void skv__mgr_creates_units(skv_manager *m, const char *const *sids,
-                            size_t n, const char *agent_id, int64_t now_ms)
+static void creates_units(skv_manager *m, const char *const *sids, size_t n,
+                          const char *agent_id, int64_t now_ms)
 {
     for (size_t i = 0; i < n; i++)
         creates_unit(m, sids[i], agent_id, now_ms);
@@ -301,7 +325,7 @@ void skv__mgr_send_creates_sessions(skv_manager *m, const char *const *sids,
     skv_error e = SKV_ERROR_INIT;
     int rc = skv__mgr_begin(m, &e);
     if (!rc)
-        skv__mgr_creates_units(m, sids, n, agent_id, now_ms);
+        creates_units(m, sids, n, agent_id, now_ms);
     if (!rc)
         rc = skv__mgr_commit(m, &e);
     if (rc) {

@@ -83,6 +83,13 @@ typedef struct skv__mgr_agent {
                                  (mgr_topology.c) */
 } skv__mgr_agent;
 
+/* Whether a kernel.create can go to agent a now (mgr_create.c; a pass
+ * places the kernels on such agents as PREPARING, mgr_pass.c). */
+static inline bool skv__mgr_agent_takes_creates(const skv__mgr_agent *a)
+{
+    return a && a->conn && a->state == SKV__AGENT_ALIVE;
+}
+
 typedef enum skv__mgr_req_kind {
     SKV__REQ_CREATE = 1,
     SKV__REQ_DESTROY = 2,
@@ -224,6 +231,10 @@ void skv__mgr_nonce_hook_admin(skv_manager *m);
 int skv__mgr_session_set(skv_manager *m, const char *sid,
                          skv_manager_session_state s, const char *reason,
                          int64_t now_ms, skv_error *err);
+int skv__mgr_session_set_ended(skv_manager *m, const char *sid,
+                               skv_manager_session_state s,
+                               const char *reason, int exit_code,
+                               int64_t now_ms, skv_error *err);
 int skv__mgr_session_get_state(skv_manager *m, const char *sid,
                                skv_manager_session_state *out,
                                skv_error *err);
@@ -505,9 +516,10 @@ void skv__mgr_send_creates_session(skv_manager *m, const char *sid,
 void skv__mgr_send_creates_sessions(skv_manager *m, const char *const *sids,
                                     size_t n, const char *agent_id,
                                     int64_t now_ms);
-/* The same inside the caller's open transaction (the pass's). */
-void skv__mgr_creates_units(skv_manager *m, const char *const *sids,
-                            size_t n, const char *agent_id, int64_t now_ms);
+/* A pass's placement unit: its creates, expect of them (the kernels it
+ * placed as PREPARING); SKV_ESTATE when another number went. */
+int skv__mgr_creates_placed(skv_manager *m, const char *sid, size_t expect,
+                            int64_t now_ms, skv_error *err);
 /* Put a placed session back to PENDING (preemption, lost agent). */
 int skv__mgr_session_requeue(skv_manager *m, const char *sid,
                              const char *reason, int64_t now_ms,

@@ -140,10 +140,8 @@ int skv__mgr_session_finish(skv_manager *m, const char *sid, int64_t now_ms,
         snprintf(reason, sizeof reason, "exit code %d", fi.exit_code);
     rc = skv__mgr_begin(m, err);
     if (!rc)
-        rc = skv__mgr_store_session_exit_code(m->store, sid, fi.exit_code,
-                                              err);
-    if (!rc)
-        rc = skv__mgr_session_set(m, sid, fin, reason, now_ms, err);
+        rc = skv__mgr_session_set_ended(m, sid, fin, reason, fi.exit_code,
+                                        now_ms, err);
     if (rc) {
         skv__mgr_rollback(m);
         return rc;

@@ -39,6 +39,12 @@ int skv__mgr_history_add(skv_manager *m, const char *sid, const char *status,
                                       err);
 }
 
+static void log_set(const char *sid, const char *name, const char *reason)
+{
+    skv__log(SKV_LOG_INFO, "manager", "session %s -> %s%s%s", sid, name,
+             reason ? ": " : "", reason ? reason : "");
+}
+
 /* Set status, reason and the timestamp columns that go with the state. */
 int skv__mgr_session_set(skv_manager *m, const char *sid,
                          skv_manager_session_state s, const char *reason,
@@ -48,8 +54,21 @@ int skv__mgr_session_set(skv_manager *m, const char *sid,
     int rc = skv__mgr_store_session_status(m->store, sid, name, reason,
                                            now_ms, err);
     if (!rc)
-        skv__log(SKV_LOG_INFO, "manager", "session %s -> %s%s%s", sid, name,
-                 reason ? ": " : "", reason ? reason : "");
+        log_set(sid, name, reason);
+    return rc;
+}
+
+/* The final state s with the session's exit code, in one row update. */
+int skv__mgr_session_set_ended(skv_manager *m, const char *sid,
+                               skv_manager_session_state s,
+                               const char *reason, int exit_code,
+                               int64_t now_ms, skv_error *err)
+{
+    const char *name = skv_manager_session_state_name(s);
+    int rc = skv__mgr_store_session_ended(m->store, sid, name, reason,
+                                          exit_code, now_ms, err);
+    if (!rc)
+        log_set(sid, name, reason);
     return rc;
 }
 

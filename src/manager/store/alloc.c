@@ -5,37 +5,62 @@
 #include <string.h>
 
 #include "dispatch_cache.h"
+#include "history_buf.h"
 #include "kernel_cache.h"
 #include "store_int.h"
+
+/* status: SCHEDULED, or PREPARING when its kernel.create goes out in the
+ * same unit (mgr_pass.c): one write instead of two. */
+int skv__mgr_store_kernel_place_as(skv__db *db, const char *kid,
+                                   const char *agent, const char *status,
+                                   skv_error *err)
+{
+    int rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET agent_id=?, "
+                                      "status=? WHERE id=?",
+                                      SKV__ARGS(agent, status, kid), NULL,
+                                      err);
+    if (!rc)
+        skv__mgr_store_kc_set(db, kid, status, agent);
+    return rc;
+}
 
 int skv__mgr_store_kernel_place(skv__db *db, const char *kid,
                                 const char *agent, skv_error *err)
 {
-    int rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET agent_id=?, "
-                                      "status='SCHEDULED' WHERE id=?",
-                                      SKV__ARGS(agent, kid), NULL, err);
-    if (!rc)
-        skv__mgr_store_kc_set(db, kid, "SCHEDULED", agent);
+    return skv__mgr_store_kernel_place_as(db, kid, agent, "SCHEDULED", err);
+}
+
+/* One multi-row INSERT per chunk (multirow.c): a kernel's rows (a device
+ * share and its pooled memory, usually) were one statement each. */
+static int alloc_chunk(skv__db *db, const skv__mgr_store_alloc *a, size_t n,
+                       skv_error *err)
+{
+    char sql[2048];
+    skv__db_stmt *st;
+    int rc = skv__db_values_sql(sql, sizeof sql, "INSERT INTO kernel_alloc"
+                                "(kernel_id,device_id,slot,amount,whole) "
+                                "VALUES", 5, n, "", err);
+    if (rc || (rc = skv__db_prepare(db, sql, &st, err)))
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        int p = (int)i * 5;
+        skv__db_bind_text(st, p + 1, a[i].kernel_id);
+        skv__db_bind_text(st, p + 2, a[i].device_id);
+        skv__db_bind_text(st, p + 3, a[i].slot);
+        skv__db_bind_int64(st, p + 4, a[i].amount);
+        skv__db_bind_int64(st, p + 5, a[i].whole);
+    }
+    rc = skv__mgr_store_run(st, err);
+    skv__db_done(st);
     return rc;
 }
 
 int skv__mgr_store_alloc_add(skv__db *db, const skv__mgr_store_alloc *a,
                              size_t n, skv_error *err)
 {
-    skv__db_stmt *st = NULL;
-    int rc = skv__db_prepare(db, "INSERT INTO kernel_alloc(kernel_id,"
-                             "device_id,slot,amount,whole) VALUES(?,?,?,?,?)",
-                             &st, err);
-    for (size_t i = 0; !rc && i < n; i++) {
-        skv__db_reset(st);
-        skv__db_bind_text(st, 1, a[i].kernel_id);
-        skv__db_bind_text(st, 2, a[i].device_id);
-        skv__db_bind_text(st, 3, a[i].slot);
-        skv__db_bind_int64(st, 4, a[i].amount);
-        skv__db_bind_int64(st, 5, a[i].whole);
-        rc = skv__mgr_store_run(st, err);
-    }
-    skv__db_done(st);
+    int rc = 0;
+    for (size_t k = 0; !rc && n; a += k, n -= k)
+        rc = alloc_chunk(db, a, k = skv__db_chunk(n), err);
     return rc;
 }
 

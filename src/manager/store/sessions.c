@@ -30,16 +30,18 @@ static void note_state(skv__db *db, const char *sid, const char *status)
 }
 
 /* started_ms is set once, at the first RUNNING; finished_ms at every
- * final state (NULL binds keep the column as it is). */
-int skv__mgr_store_session_status(skv__db *db, const char *sid,
-                                  const char *status, const char *reason,
-                                  int64_t now_ms, skv_error *err)
+ * final state, exit_code with it when the caller has one (NULL binds keep
+ * the column as it is): a session's end is one statement. */
+static int status_row(skv__db *db, const char *sid, const char *status,
+                      const char *reason, const int *exit_code,
+                      int64_t now_ms, skv_error *err)
 {
     skv__db_stmt *st;
     int rc = skv__db_prepare(db, "UPDATE sessions SET status=?, "
                              "status_reason=?, started_ms=COALESCE(started_ms,"
-                             " ?), finished_ms=COALESCE(?, finished_ms) "
-                             "WHERE id=?", &st, err);
+                             " ?), finished_ms=COALESCE(?, finished_ms), "
+                             "exit_code=COALESCE(?, exit_code) WHERE id=?",
+                             &st, err);
     if (rc)
         return rc;
     skv__db_bind_text(st, 1, status);
@@ -52,7 +54,11 @@ int skv__mgr_store_session_status(skv__db *db, const char *sid,
         skv__db_bind_int64(st, 4, now_ms);
     else
         skv__db_bind_null(st, 4);
-    skv__db_bind_text(st, 5, sid);
+    if (exit_code)
+        skv__db_bind_int64(st, 5, *exit_code);
+    else
+        skv__db_bind_null(st, 5);
+    skv__db_bind_text(st, 6, sid);
     rc = skv__mgr_store_run(st, err);
     if (!rc && skv__db_changes(st) == 0)
         rc = skv__err(err, SKV_ENOENT, "no session '%s'", sid);
@@ -62,6 +68,21 @@ int skv__mgr_store_session_status(skv__db *db, const char *sid,
     if (!rc)
         rc = skv__mgr_store_history_add(db, sid, status, reason, now_ms, err);
     return rc;
+}
+
+int skv__mgr_store_session_status(skv__db *db, const char *sid,
+                                  const char *status, const char *reason,
+                                  int64_t now_ms, skv_error *err)
+{
+    return status_row(db, sid, status, reason, NULL, now_ms, err);
+}
+
+int skv__mgr_store_session_ended(skv__db *db, const char *sid,
+                                 const char *status, const char *reason,
+                                 int exit_code, int64_t now_ms,
+                                 skv_error *err)
+{
+    return status_row(db, sid, status, reason, &exit_code, now_ms, err);
 }
 
 int skv__mgr_store_session_state(skv__db *db, const char *sid,
@@ -91,21 +112,6 @@ int skv__mgr_store_session_end(skv__db *db, const char *sid,
                                     "end_reason=? WHERE id=? AND end_status "
                                     "IS NULL", SKV__ARGS(end_status, reason,
                                                          sid), NULL, err);
-}
-
-int skv__mgr_store_session_exit_code(skv__db *db, const char *sid, int code,
-                                     skv_error *err)
-{
-    skv__db_stmt *st;
-    int rc = skv__db_prepare(db, "UPDATE sessions SET exit_code=? WHERE id=?",
-                             &st, err);
-    if (rc)
-        return rc;
-    skv__db_bind_int64(st, 1, code);
-    skv__db_bind_text(st, 2, sid);
-    rc = skv__mgr_store_run(st, err);
-    skv__db_done(st);
-    return rc;
 }
 
 /* started: 0 binds NULL (never started). */

@@ -31,14 +31,17 @@ int skv__mgr_store_history_add(skv__db *db, const char *sid,
 int skv__mgr_store_session_status(skv__db *db, const char *sid,
                                   const char *status, const char *reason,
                                   int64_t now_ms, skv_error *err);
+/* The same with the exit code: the final state in one statement. */
+int skv__mgr_store_session_ended(skv__db *db, const char *sid,
+                                 const char *status, const char *reason,
+                                 int exit_code, int64_t now_ms,
+                                 skv_error *err);
 int skv__mgr_store_session_state(skv__db *db, const char *sid,
                                  skv_manager_session_state *out,
                                  skv_error *err);
 int skv__mgr_store_session_end(skv__db *db, const char *sid,
                                const char *end_status, const char *reason,
                                skv_error *err);
-int skv__mgr_store_session_exit_code(skv__db *db, const char *sid, int code,
-                                     skv_error *err);
 int skv__mgr_store_session_started(skv__db *db, const char *sid,
                                    int64_t started, skv_error *err);
 int skv__mgr_store_session_times(skv__db *db, const char *sid,
@@ -114,6 +117,9 @@ typedef struct skv__mgr_store_alloc {
 } skv__mgr_store_alloc;
 int skv__mgr_store_kernel_place(skv__db *db, const char *kid,
                                 const char *agent, skv_error *err);
+int skv__mgr_store_kernel_place_as(skv__db *db, const char *kid,
+                                   const char *agent, const char *status,
+                                   skv_error *err);
 int skv__mgr_store_alloc_add(skv__db *db, const skv__mgr_store_alloc *a,
                              size_t n, skv_error *err);
 int skv__mgr_store_alloc_of(skv__db *db, const char *kid,
