@@ -2,20 +2,34 @@
  * its per-device shares (kernel_alloc), read back for kernel.create and
  * reconciliation, and undone at a requeue.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <stdlib.h>
 #include <string.h>
 
+#include "create_cache.h"
 #include "dispatch_cache.h"
 #include "kernel_cache.h"
 #include "store_int.h"
 
+/* Whether kid is PENDING as the kernel cache knows it: then it has no
+ * allocation rows (create_cache.h). */
+static bool pending(skv__db *db, const char *kid)
+{
+    const char *sid = NULL;
+    const skv__kc_kernel *k = skv__mgr_store_kc_kernel(db, kid, &sid);
+    return k && !strcmp(k->status, "PENDING");
+}
+
 int skv__mgr_store_kernel_place(skv__db *db, const char *kid,
                                 const char *agent, skv_error *err)
 {
+    bool fresh = pending(db, kid);
     int rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET agent_id=?, "
                                       "status='SCHEDULED' WHERE id=?",
                                       SKV__ARGS(agent, kid), NULL, err);
     if (!rc)
         skv__mgr_store_kc_set(db, kid, "SCHEDULED", agent);
+    if (!rc && fresh)    /* the rows the pass adds next are all it has */
+        skv__mgr_store_cc_alloc_start(db, kid);
     return rc;
 }
 
@@ -34,12 +48,22 @@ int skv__mgr_store_alloc_add(skv__db *db, const skv__mgr_store_alloc *a,
         skv__db_bind_int64(st, 4, a[i].amount);
         skv__db_bind_int64(st, 5, a[i].whole);
         rc = skv__mgr_store_run(st, err);
+        if (!rc)
+            skv__mgr_store_cc_alloc_note(db, &a[i]);
     }
     skv__db_done(st);
     return rc;
 }
 
-/* The rows of kid in a stable order (device, slot). */
+static int alloc_cmp(const void *x, const void *y)
+{
+    const skv__mgr_store_alloc *a = x, *b = y;
+    int d = strcmp(a->dev_buf, b->dev_buf);
+    return d ? d : strcmp(a->slot_buf, b->slot_buf);
+}
+
+/* The rows of kid in (device, slot) byte order, whatever the engine's
+ * collation: the order the cache keeps them in (create_cache.h). */
 int skv__mgr_store_alloc_of(skv__db *db, const char *kid,
                             skv__mgr_store_alloc **out, size_t *n,
                             skv_error *err)
@@ -47,7 +71,10 @@ int skv__mgr_store_alloc_of(skv__db *db, const char *kid,
     skv__db_stmt *st;
     *out = NULL;
     *n = 0;
-    int rc = skv__db_prepare(db, "SELECT device_id, slot, amount, whole FROM"
+    int rc = skv__mgr_store_cc_alloc(db, kid, out, n, err);
+    if (rc)
+        return rc < 0 ? rc : 0;
+    rc = skv__db_prepare(db, "SELECT device_id, slot, amount, whole FROM"
                              " kernel_alloc WHERE kernel_id=? ORDER BY "
                              "device_id, slot", &st, err);
     if (rc)
@@ -70,6 +97,8 @@ int skv__mgr_store_alloc_of(skv__db *db, const char *kid,
         v->whole = skv__db_column_int64(st, 3) != 0;
     }
     skv__db_done(st);
+    if (*n > 1)
+        qsort(*out, *n, sizeof **out, alloc_cmp);
     for (size_t i = 0; i < *n; i++) {    /* after the last realloc */
         (*out)[i].device_id = (*out)[i].dev_buf;
         (*out)[i].slot = (*out)[i].slot_buf;
@@ -113,6 +142,7 @@ int skv__mgr_store_session_unplace(skv__db *db, const char *sid,
                                    skv_error *err)
 {
     skv__mgr_store_kc_drop(db, sid);    /* new ids: read afresh */
+    skv__mgr_store_cc_alloc_forget(db);
     int rc = skv__mgr_store_exec_text(db, "DELETE FROM kernel_alloc WHERE "
                                       "kernel_id IN (SELECT id FROM kernels "
                                       "WHERE session_id=?)", SKV__ARGS(sid),
