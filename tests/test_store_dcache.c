@@ -143,6 +143,16 @@ static bool allocated(skv__db *db, const char *sid)
     return n > 0;
 }
 
+static bool pending(skv__db *db, const char *kid)
+{
+    char st[16];
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv__mgr_store_text1(db, "SELECT status FROM kernels WHERE id=?",
+                                  SKV__ARGS(kid), st, sizeof st, &e);
+    ck_assert_int_ge(rc, 0);
+    return rc == SKV__DB_ROW && !strcmp(st, "PENDING");
+}
+
 static void write_one(skv__db *db, unsigned *seed)
 {
     char sid[16], kid[64];
@@ -169,9 +179,11 @@ static void write_one(skv__db *db, unsigned *seed)
         break;
     case 5: if (rand_r(seed) % 3 == 0)
             rc = skv__mgr_store_session_unplace(db, sid, &e);
-        else {    /* rows of a kernel placed earlier, or not at all */
+        else {    /* more rows of a kernel placed earlier (never of a
+                     PENDING one: the pass writes them after placing) */
             pick_kid(db, seed, kid, sizeof kid);
-            rc = alloc_rows(db, seed, kid, &e);
+            if (*kid && !pending(db, kid))
+                rc = alloc_rows(db, seed, kid, &e);
         }
         break;
     default: if (rand_r(seed) % 3 == 0 && !allocated(db, sid))
