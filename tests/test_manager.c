@@ -1589,6 +1589,110 @@ START_TEST(test_dependencies)
 }
 END_TEST
 
+/* A dependant pending across a restart keeps its dependency known to the
+ * scheduler when that one ends (the restore path notes the dependants it
+ * hands over, mgr_deps.c); once no live session depends on anything, a
+ * session's end looks at nothing. */
+START_TEST(test_dependencies_restart)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 0);
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    register_agent(m, &ag, "cpu=4", "mem=8g", NULL, 0, T0);
+    char a[64], b[64], ka[96], kb[96];
+    snprintf(a, sizeof a, "%s", submit(m, ADMIN, &ad, "cpu=1", "batch", NULL,
+                                       T0 + 1));
+    tick(m, T0 + 2);
+    answer_create(m, take_create(ka), ka, T0 + 3);
+    ck_assert_int_eq(submit_dep(m, &ad, a, b, T0 + 4), 0);
+    tick(m, T0 + 5);
+    ck_assert_int_eq(count_type(AGENT, SKV_PROTO_KERNEL_CREATE), 0);
+    skv_manager_free(m);   /* "crash" */
+    out_clear();
+    m = open_mgr(T0 + 100, 0);
+    ck_assert_uint_eq(m->deps.n, 1);    /* b, from the restore */
+    skv_proto_kernel_report rk = {0};
+    skv_proto_device_alloc al = {"cpu", slots("cpu=1")};
+    rk.session_id = a;
+    rk.kernel_id = ka;
+    rk.status = "running";
+    rk.alloc = &al;
+    rk.n_alloc = 1;
+    register_agent(m, &ag, "cpu=4", "mem=8g", &rk, 1, T0 + 101);
+    skv_slots_free(al.slots);
+    expect_status(m, &ad, a, "RUNNING", T0 + 102);
+    expect_status(m, &ad, b, "PENDING", T0 + 103);
+    send_exit(m, &ag, a, ka, 0, T0 + 104);
+    tick(m, T0 + 105);
+    answer_create(m, take_create(kb), kb, T0 + 106);
+    expect_status(m, &ad, b, "RUNNING", T0 + 107);
+    send_exit(m, &ag, b, kb, 0, T0 + 108);
+    expect_status(m, &ad, b, "TERMINATED", T0 + 109);
+    ck_assert_uint_eq(m->deps.n, 0);    /* b ended: nothing depends */
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
+/* The group policy kernel.create carries (allow_unenforced_shares) is
+ * the one in force when the create is built: an admin change between a
+ * session's submission and its dispatch is honoured, though the policy
+ * is answered from memory (store/ops.c, the admin cache). */
+static bool create_allows(void)
+{
+    skv_proto_kernel_create kc;
+    ck_assert(take(AGENT, SKV_PROTO_KERNEL_CREATE, &kc, NULL));
+    bool allow = kc.allow_unenforced_shares;
+    skv_proto_body_free(SKV_PROTO_KERNEL_CREATE, &kc);
+    return allow;
+}
+
+static void group_unenforced(skv_manager *m, const cred *ad, const char *v,
+                             int64_t now)
+{
+    skv_proto_admin_resource_group rq;
+    memset(&rq, 0, sizeof rq);
+    rq.op = SKV_PROTO_ADMIN_UPDATE;
+    rq.group.name = "default";
+    rq.group.active = 1;
+    rq.group.allow_unenforced_fractions = (char *)v;
+    ck_assert_int_eq(feed(m, ADMIN, SKV_PROTO_ADMIN_RESOURCE_GROUP, &rq, ad,
+                          now, NULL), 0);
+    skv_proto_error er = {0};
+    if (take(ADMIN, SKV_PROTO_ERROR, &er, NULL))
+        ck_abort_msg("admin.resource_group: %s", er.message);
+    ck_assert(take(ADMIN, SKV_PROTO_ADMIN_RESOURCE_GROUP_REPLY, NULL, NULL));
+}
+
+START_TEST(test_create_group_policy)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 0);
+    cred ag, ad;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    register_agent(m, &ag, "cpu=4", "mem=8g", NULL, 0, T0);
+    submit(m, ADMIN, &ad, "cpu=1", "batch", NULL, T0 + 1);
+    tick(m, T0 + 2);
+    ck_assert(!create_allows());
+    submit(m, ADMIN, &ad, "cpu=1", "batch", NULL, T0 + 3);
+    group_unenforced(m, &ad, "on", T0 + 4);
+    tick(m, T0 + 5);
+    ck_assert(create_allows());
+    submit(m, ADMIN, &ad, "cpu=1", "batch", NULL, T0 + 6);
+    tick(m, T0 + 7);
+    ck_assert(create_allows());
+    submit(m, ADMIN, &ad, "cpu=1", "batch", NULL, T0 + 8);
+    group_unenforced(m, &ad, "off", T0 + 9);
+    tick(m, T0 + 10);
+    ck_assert(!create_allows());
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
 /* A connection is authenticated by its first verified request, not by
  * frames that fail verification or decoding. */
 START_TEST(test_conn_authenticated)
@@ -2422,6 +2526,8 @@ Suite *skv_test_suite_manager(void)
     tcase_add_test(tc, test_request_timeouts);
     tcase_add_test(tc, test_label_constraint);
     tcase_add_test(tc, test_dependencies);
+    tcase_add_test(tc, test_dependencies_restart);
+    tcase_add_test(tc, test_create_group_policy);
     tcase_add_test(tc, test_cluster_network);
     tcase_add_test(tc, test_route_deltas);
     tcase_add_test(tc, test_outbox_after_commit);

@@ -11,7 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../src/manager/store/admin_cache.h"
+#include "../src/manager/store/create_cache.h"
 #include "../src/manager/store/dispatch_cache.h"
+#include "../src/manager/store/ops.h"
 #include "../src/manager/store/schema.h"
 #include "../src/manager/store/store_int.h"
 #include "pg_harness.h"
@@ -25,8 +28,10 @@ static const char *const ADDRS[] = {"10.0.0.1:6001", "10.0.0.2:6002",
     "host-b:7000", NULL, ""};
 static const char *const IMAGES[] = {"img/a", "img/b:2", NULL};
 
+static const char *const SLOTS[] = {"cpu", "mem", "cuda.shares"};
+
 static char dir[64], path[96];
-static int nsess;
+static int nsess, ndev;
 
 static void setup(void)
 {
@@ -109,6 +114,45 @@ static void pick_kid(skv__db *db, unsigned *seed, char *kid, size_t cap)
     skv__db_done(st);
 }
 
+/* 0..2 allocation rows for kid, each on a device of its own (the key
+ * never repeats), as a pass writes them after a placement. */
+static int alloc_rows(skv__db *db, unsigned *seed, const char *kid,
+                      skv_error *e)
+{
+    int rc = 0;
+    for (int n = *kid ? rand_r(seed) % 3 : 0; !rc && n > 0; n--) {
+        char dev[16];
+        snprintf(dev, sizeof dev, "d%d", ndev++);
+        skv__mgr_store_alloc a = {kid, dev, SLOTS[rand_r(seed) % 3],
+                                  rand_r(seed) % 1000 + 1,
+                                  rand_r(seed) % 2 == 0, "", ""};
+        rc = skv__mgr_store_alloc_add(db, &a, 1, e);
+    }
+    return rc;
+}
+
+/* Whether sid's kernels hold allocation rows: their ids are renewed only
+ * after unplacing deleted them (the rows refer to the ids). */
+static bool allocated(skv__db *db, const char *sid)
+{
+    int64_t n = 0;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__mgr_store_int1(db, "SELECT count(*) FROM kernel_alloc a "
+              "JOIN kernels k ON k.id=a.kernel_id WHERE k.session_id=?",
+              SKV__ARGS(sid), &n, &e), &e);
+    return n > 0;
+}
+
+static bool pending(skv__db *db, const char *kid)
+{
+    char st[16];
+    skv_error e = SKV_ERROR_INIT;
+    int rc = skv__mgr_store_text1(db, "SELECT status FROM kernels WHERE id=?",
+                                  SKV__ARGS(kid), st, sizeof st, &e);
+    ck_assert_int_ge(rc, 0);
+    return rc == SKV__DB_ROW && !strcmp(st, "PENDING");
+}
+
 static void write_one(skv__db *db, unsigned *seed)
 {
     char sid[16], kid[64];
@@ -127,14 +171,22 @@ static void write_one(skv__db *db, unsigned *seed)
     case 2:
     case 3: pick_kid(db, seed, kid, sizeof kid);
         rc = skv__mgr_store_kernel_place(db, kid, agent, &e);
+        if (!rc)
+            rc = alloc_rows(db, seed, kid, &e);
         break;
     case 4: pick_kid(db, seed, kid, sizeof kid);
         rc = skv__mgr_store_kernel_set(db, kid, "RUNNING", &e);
         break;
     case 5: if (rand_r(seed) % 3 == 0)
             rc = skv__mgr_store_session_unplace(db, sid, &e);
+        else {    /* more rows of a kernel placed earlier (never of a
+                     PENDING one: the pass writes them after placing) */
+            pick_kid(db, seed, kid, sizeof kid);
+            if (*kid && !pending(db, kid))
+                rc = alloc_rows(db, seed, kid, &e);
+        }
         break;
-    default: if (rand_r(seed) % 3 == 0)
+    default: if (rand_r(seed) % 3 == 0 && !allocated(db, sid))
             rc = skv__mgr_store_kernel_ids_renew(db, sid, &e);
         break;
     }
@@ -215,6 +267,73 @@ static void check_kernel(skv__db *db, skv__db_stmt *st, int step)
     skv_slots_free(truth);
 }
 
+/* kid's allocation rows equal the table's, in (device, slot) order. */
+static void check_alloc(skv__db *db, const char *kid, int step)
+{
+    skv__mgr_store_alloc *v = NULL;
+    size_t n = 0, m = 0;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__mgr_store_alloc_of(db, kid, &v, &n, &e), &e);
+    skv__db_stmt *st;
+    SKV_CK_OK(skv__db_prepare(db, "SELECT device_id, slot, amount, whole "
+              "FROM kernel_alloc WHERE kernel_id=? ORDER BY device_id, slot",
+              &st, &e), &e);
+    skv__db_bind_text(st, 1, kid);
+    for (; skv__db_step(st, &e) == SKV__DB_ROW; m++) {
+        ck_assert_msg(m < n, "step %d: %s: %zu rows, the table has more",
+                      step, kid, n);
+        ck_assert_msg(!strcmp(v[m].device_id, skv__db_column_text(st, 0)) &&
+                      !strcmp(v[m].slot, skv__db_column_text(st, 1)) &&
+                      v[m].amount == skv__db_column_int64(st, 2) &&
+                      v[m].whole == (skv__db_column_int64(st, 3) != 0),
+                      "step %d: %s row %zu: %s %s %lld, the table says %s %s"
+                      " %lld", step, kid, m, v[m].device_id, v[m].slot,
+                      (long long)v[m].amount, skv__db_column_text(st, 0),
+                      skv__db_column_text(st, 1),
+                      (long long)skv__db_column_int64(st, 2));
+    }
+    skv__db_done(st);
+    ck_assert_msg(m == n, "step %d: %s: %zu rows, the table has %zu", step,
+                  kid, n, m);
+    skv__free(v);
+}
+
+/* sid's submit body and owners equal the row's; no row: SKV_ENOENT. */
+static void check_submit(skv__db *db, const char *sid, int step)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv__db_stmt *st;
+    SKV_CK_OK(skv__db_prepare(db, "SELECT spec, domain, project, owner FROM "
+              "sessions WHERE id=?", &st, &e), &e);
+    skv__db_bind_text(st, 1, sid);
+    bool row = skv__db_step(st, &e) == SKV__DB_ROW;
+    char dom[SKV__STORE_ID_MAX], proj[SKV__STORE_ID_MAX], own[SKV__STORE_ID_MAX];
+    const void *body = NULL;
+    size_t len = 0;
+    if (skv__mgr_store_cc_submit(db, sid, &body, &len, dom, proj, own)) {
+        size_t tlen = 0;
+        const void *truth = row ? skv__db_column_blob(st, 0, &tlen) : NULL;
+        ck_assert_msg(row, "step %d: %s is cached, not in the table", step,
+                      sid);
+        ck_assert_msg(len == tlen && !memcmp(body, truth, len) &&
+                      !strcmp(dom, skv__db_column_text(st, 1)) &&
+                      !strcmp(proj, skv__db_column_text(st, 2)) &&
+                      !strcmp(own, skv__db_column_text(st, 3)),
+                      "step %d: %s: the cached body differs", step, sid);
+    }
+    skv__db_done(st);
+    skv_proto_session_submit sub;
+    memset(&sub, 0, sizeof sub);
+    int rc = skv__mgr_store_session_submit(db, sid, &sub, dom, proj, own, &e);
+    ck_assert_msg(rc == (row ? 0 : SKV_ENOENT), "step %d: %s: %d", step, sid,
+                  rc);
+    if (!rc) {
+        ck_assert_str_eq(sub.resource_group, "g");
+        ck_assert_str_eq(own, "u");
+        skv_proto_body_free(SKV_PROTO_SESSION_SUBMIT, &sub);
+    }
+}
+
 static void check_all(skv__db *db, int step)
 {
     skv__db_stmt *st;
@@ -223,11 +342,14 @@ static void check_all(skv__db *db, int step)
         char sid[16];
         snprintf(sid, sizeof sid, "s%d", i);
         check_hosts(db, sid, step);
+        check_submit(db, sid, step);
     }
     SKV_CK_OK(skv__db_prepare(db, "SELECT id, idx, image, agent_id, slots "
                               "FROM kernels ORDER BY id", &st, &e), &e);
-    while (skv__db_step(st, &e) == SKV__DB_ROW)
+    while (skv__db_step(st, &e) == SKV__DB_ROW) {
         check_kernel(db, st, step);
+        check_alloc(db, skv__db_column_text(st, 0), step);
+    }
     skv__db_done(st);
     skv__mgr_store_kernel_row r;
     ck_assert_int_eq(skv__mgr_store_kernel_get(db, "no-such", &r, &e), 0);
@@ -239,7 +361,7 @@ static void check_all(skv__db *db, int step)
 static void run_sequence(skv__db *db, unsigned seed)
 {
     skv_error e = SKV_ERROR_INIT;
-    nsess = 0;
+    nsess = ndev = 0;
     for (int step = 0; step < STEPS;) {
         SKV_CK_OK(skv__db_begin(db, &e), &e);
         for (int u = rand_r(&seed) % 4; u >= 0; u--) {
@@ -264,6 +386,12 @@ static void run_sequence(skv__db *db, unsigned seed)
     skv__mgr_store_dc_stats(db, &hits, &misses);
     /* Most answers come from memory, or the test shows nothing. */
     ck_assert_msg(hits > misses, "hits %llu misses %llu",
+                  (unsigned long long)hits, (unsigned long long)misses);
+    skv__mgr_store_cc_stats(db, &hits, &misses);
+    /* Every kernel and session is checked at every step, most of them
+     * long placed or inserted before a rollback: misses dominate here;
+     * what matters is that answers from memory were checked. */
+    ck_assert_msg(hits > 100, "create cache: hits %llu misses %llu",
                   (unsigned long long)hits, (unsigned long long)misses);
 }
 
@@ -337,6 +465,66 @@ START_TEST(test_dcache_fence)
 }
 END_TEST
 
+static int allowed(skv__db *db)
+{
+    skv__mgr_store_gops o;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__mgr_store_group_ops(db, "g", &o, &e), &e);
+    return o.allow_unenforced;
+}
+
+static void allow_set(skv__db *db, int v)
+{
+    skv__mgr_store_gops o;
+    skv_error e = SKV_ERROR_INIT;
+    skv__mgr_store_gops_default(&o);
+    o.allow_unenforced = v;
+    SKV_CK_OK(skv__mgr_store_group_ops_set(db, "g", &o, &e), &e);
+}
+
+/* A group's policy, asked at every kernel.create, is answered from the
+ * admin cache and reads as the row does after an admin change committed
+ * or rolled back (admin/tx.c holds the cache around it). */
+START_TEST(test_dcache_group_ops)
+{
+    skv__db *db = open_sqlite();
+    skv_error e = SKV_ERROR_INIT;
+    uint64_t h0 = 0, h1 = 0, m = 0;
+    SKV_CK_OK(skv__mgr_store_ops_schema(db, &e), &e);
+    ck_assert_int_eq(allowed(db), 0);        /* no row: the defaults */
+    skv__mgr_store_admin_cache_stats(db, &h0, &m);
+    ck_assert_int_eq(allowed(db), 0);
+    skv__mgr_store_admin_cache_stats(db, &h1, &m);
+    ck_assert_uint_eq(h1, h0 + 1);           /* from memory */
+    /* committed */
+    SKV_CK_OK(skv__mgr_store_admin_cache_hold(db, &e), &e);
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    allow_set(db, 1);
+    ck_assert_int_eq(allowed(db), 1);
+    SKV_CK_OK(skv__db_commit(db, &e), &e);
+    skv__mgr_store_admin_cache_end(db);
+    ck_assert_int_eq(allowed(db), 1);
+    ck_assert_int_eq(allowed(db), 1);
+    /* rolled back */
+    SKV_CK_OK(skv__mgr_store_admin_cache_hold(db, &e), &e);
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    allow_set(db, 0);
+    ck_assert_int_eq(allowed(db), 0);
+    skv__db_rollback(db);
+    skv__mgr_store_admin_cache_end(db);
+    ck_assert_int_eq(allowed(db), 1);
+    /* deleted */
+    SKV_CK_OK(skv__mgr_store_admin_cache_hold(db, &e), &e);
+    SKV_CK_OK(skv__mgr_store_group_ops_delete(db, "g", &e), &e);
+    skv__mgr_store_admin_cache_end(db);
+    ck_assert_int_eq(allowed(db), 0);
+    /* a write outside an admin transaction forgets it too */
+    allow_set(db, 1);
+    ck_assert_int_eq(allowed(db), 1);
+    skv__db_close(db);
+}
+END_TEST
+
 Suite *skv_test_suite_store_dcache(void);
 Suite *skv_test_suite_store_dcache(void)
 {
@@ -346,6 +534,7 @@ Suite *skv_test_suite_store_dcache(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_dcache_sequence_sqlite);
     tcase_add_test(tc, test_dcache_fence);
+    tcase_add_test(tc, test_dcache_group_ops);
     suite_add_tcase(s, tc);
     TCase *pg = tcase_create("store_dcache_pg");
     tcase_set_timeout(pg, 300);

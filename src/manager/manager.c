@@ -193,6 +193,7 @@ SKV_EXTERN void skv_manager_free(skv_manager *m)
     skv__mgr_execs_free(m);
     skv__mgr_idle_free(m);
     skv__mgr_batch_close(m);    /* commits what was accepted */
+    skv__mgr_deps_free(m);
     skv__mgr_outbox_free(m);    /* sends nothing */
     skv__mgr_vf_close(m);       /* keeps resumable uploads' temp files */
     skv__mgr_db_close(m);

@@ -202,6 +202,12 @@ struct skv_manager {
         size_t n_after, cap_after;
     } batch;
     bool routes_dirty;                /* mgr_routes.c: a route changed */
+    struct {                          /* mgr_deps.c: sessions handed to
+                                         the scheduler with dependencies */
+        struct skv__mgr_dependent *v;
+        size_t n, cap;
+        bool unsure;                  /* one not noted: read the database */
+    } deps;
     struct skv__mgr_vf *vf;           /* mgr_vfolder*.c: storage hosts */
     struct skv__mgr_execs *execs;     /* mgr_exec.c: relayed execs */
     struct skv__mgr_idle *idle;       /* mgr_idle.c: sessions' activity */
@@ -472,6 +478,11 @@ int skv__mgr_spec_build(skv__mgr_spec *out, const skv_proto_session_submit *s,
 void skv__mgr_spec_free(skv__mgr_spec *x);
 /* Drop dependencies that already ended well; strict: refuse ones that ended
  * badly or do not exist. */
+/* x (its dependencies after skv__mgr_spec_deps) was just handed to the
+ * scheduler as pending (mgr_deps.c). Out of memory: from then on every
+ * session end reads the pending specs in the database, as before. */
+void skv__mgr_deps_note(skv_manager *m, const skv__mgr_spec *x);
+void skv__mgr_deps_free(skv_manager *m);
 int skv__mgr_spec_deps(skv_manager *m, skv__mgr_spec *x, bool strict,
                        skv_error *err);
 /* Remove an ended session from the scheduler when nothing pending may

@@ -127,6 +127,8 @@ int skv__mgr_readmit(skv_manager *m, const char *sid, const char *status,
         rc = skv__mgr_spec_deps(m, &x, false, err);
     if (!rc && !strcmp(status, "PENDING")) {
         rc = skv_sched_submit(m->sched, &x.spec, created, err);
+        if (!rc)
+            skv__mgr_deps_note(m, &x);
     } else if (!rc) {
         x.spec.n_depends = 0;   /* placed: its dependencies were met */
         adopt_buf b = {0};

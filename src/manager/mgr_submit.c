@@ -172,6 +172,8 @@ static int admit(skv_manager *m, const skv__mgr_call *c,
     rc = insert(m, s, sid, domain, &x, c->now_ms, err);
     if (!rc)
         queued = !(rc = skv_sched_submit(m->sched, &x.spec, c->now_ms, err));
+    if (queued)
+        skv__mgr_deps_note(m, &x);
     skv__mgr_spec_free(&x);
     rc = skv__mgr_batch_unit_end(m, sid, rc, err);
     if (rc && queued) {

@@ -1,7 +1,8 @@
 /* The admin rows the manager asks on every submission (is the user
  * active, a member of the project, may its domain use the group, which
- * limits and NUMA default apply), kept in memory so a submission in steady
- * state costs no admin SELECT. The admin plane (admin/query*.c) stores the
+ * limits and NUMA default apply), and a group's operations policy at every
+ * kernel.create (ops.c), kept in memory so a submission in steady state
+ * costs no admin SELECT. The admin plane (admin/query*.c) stores the
  * answers it built from the rows here, under a key naming the question.
  *
  * What makes a cached answer right is that it reads exactly as the rows

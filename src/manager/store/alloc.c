@@ -2,12 +2,23 @@
  * its per-device shares (kernel_alloc), read back for kernel.create and
  * reconciliation, and undone at a requeue.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <stdlib.h>
 #include <string.h>
 
+#include "create_cache.h"
 #include "dispatch_cache.h"
 #include "history_buf.h"
 #include "kernel_cache.h"
 #include "store_int.h"
+
+/* Whether kid is PENDING as the kernel cache knows it: then it has no
+ * allocation rows (create_cache.h). */
+static bool pending(skv__db *db, const char *kid)
+{
+    const char *sid = NULL;
+    const skv__kc_kernel *k = skv__mgr_store_kc_kernel(db, kid, &sid);
+    return k && !strcmp(k->status, "PENDING");
+}
 
 /* status: SCHEDULED, or PREPARING when its kernel.create goes out in the
  * same unit (mgr_pass.c): one write instead of two. */
@@ -15,12 +26,15 @@ int skv__mgr_store_kernel_place_as(skv__db *db, const char *kid,
                                    const char *agent, const char *status,
                                    skv_error *err)
 {
+    bool fresh = pending(db, kid);
     int rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET agent_id=?, "
                                       "status=? WHERE id=?",
                                       SKV__ARGS(agent, status, kid), NULL,
                                       err);
     if (!rc)
         skv__mgr_store_kc_set(db, kid, status, agent);
+    if (!rc && fresh)    /* the rows the pass adds next are all it has */
+        skv__mgr_store_cc_alloc_start(db, kid);
     return rc;
 }
 
@@ -52,6 +66,8 @@ static int alloc_chunk(skv__db *db, const skv__mgr_store_alloc *a, size_t n,
     }
     rc = skv__mgr_store_run(st, err);
     skv__db_done(st);
+    for (size_t i = 0; !rc && i < n; i++)
+        skv__mgr_store_cc_alloc_note(db, &a[i]);
     return rc;
 }
 
@@ -64,7 +80,15 @@ int skv__mgr_store_alloc_add(skv__db *db, const skv__mgr_store_alloc *a,
     return rc;
 }
 
-/* The rows of kid in a stable order (device, slot). */
+static int alloc_cmp(const void *x, const void *y)
+{
+    const skv__mgr_store_alloc *a = x, *b = y;
+    int d = strcmp(a->dev_buf, b->dev_buf);
+    return d ? d : strcmp(a->slot_buf, b->slot_buf);
+}
+
+/* The rows of kid in (device, slot) byte order, whatever the engine's
+ * collation: the order the cache keeps them in (create_cache.h). */
 int skv__mgr_store_alloc_of(skv__db *db, const char *kid,
                             skv__mgr_store_alloc **out, size_t *n,
                             skv_error *err)
@@ -72,7 +96,10 @@ int skv__mgr_store_alloc_of(skv__db *db, const char *kid,
     skv__db_stmt *st;
     *out = NULL;
     *n = 0;
-    int rc = skv__db_prepare(db, "SELECT device_id, slot, amount, whole FROM"
+    int rc = skv__mgr_store_cc_alloc(db, kid, out, n, err);
+    if (rc)
+        return rc < 0 ? rc : 0;
+    rc = skv__db_prepare(db, "SELECT device_id, slot, amount, whole FROM"
                              " kernel_alloc WHERE kernel_id=? ORDER BY "
                              "device_id, slot", &st, err);
     if (rc)
@@ -95,6 +122,8 @@ int skv__mgr_store_alloc_of(skv__db *db, const char *kid,
         v->whole = skv__db_column_int64(st, 3) != 0;
     }
     skv__db_done(st);
+    if (*n > 1)
+        qsort(*out, *n, sizeof **out, alloc_cmp);
     for (size_t i = 0; i < *n; i++) {    /* after the last realloc */
         (*out)[i].device_id = (*out)[i].dev_buf;
         (*out)[i].slot = (*out)[i].slot_buf;
@@ -138,6 +167,7 @@ int skv__mgr_store_session_unplace(skv__db *db, const char *sid,
                                    skv_error *err)
 {
     skv__mgr_store_kc_drop(db, sid);    /* new ids: read afresh */
+    skv__mgr_store_cc_alloc_forget(db);
     int rc = skv__mgr_store_exec_text(db, "DELETE FROM kernel_alloc WHERE "
                                       "kernel_id IN (SELECT id FROM kernels "
                                       "WHERE session_id=?)", SKV__ARGS(sid),

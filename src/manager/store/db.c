@@ -1,5 +1,6 @@
 /* db.h's calls dispatched to the engine a connection was opened with.
  * SPDX-License-Identifier: Apache-2.0 */
+#include "create_cache.h"
 #include "db_impl.h"
 #include "history_buf.h"
 #include "skv_internal.h"
@@ -12,6 +13,7 @@ void skv__db_close(skv__db *db)
     skv__free(db->states);
     skv__free(db->kernels);
     skv__free(db->dispatch);
+    skv__mgr_store_cc_free(db);
     skv__history_buf_free(db);
     skv__free(db->admin_cache);
     db->ops->close(db);

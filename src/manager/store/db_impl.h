@@ -45,6 +45,7 @@ struct skv__db {
     struct skv__state_cache *states;
     struct skv__kernel_cache *kernels;    /* the same epoch: kernel_cache.h */
     struct skv__dispatch_cache *dispatch; /* and dispatch_cache.h */
+    struct skv__create_cache *create;     /* and create_cache.h */
     uint64_t epoch;
     /* Units (db_unit.c): savepoints asked for, sent at the first write;
      * each remembers where the history buffer stood when it began. */

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
+#include "create_cache.h"
 #include "dispatch_cache.h"
 #include "kernel_cache.h"
 #include "store_int.h"
@@ -22,14 +23,9 @@ static int total_slots(skv_slots **out, const skv_slots *const *req,
 
 static int bind_session(skv__db_stmt *st, const skv_proto_session_submit *s,
                         const char *sid, const char *domain, int64_t now,
-                        const skv_slots *total, skv_error *err)
+                        const void *blob, size_t len, const skv_slots *total,
+                        skv_error *err)
 {
-    void *blob = NULL;
-    size_t len = 0;
-    int rc = skv_proto_body_encode(&blob, &len, SKV_PROTO_SESSION_SUBMIT, s,
-                                   err);
-    if (rc)
-        return rc;
     skv__db_bind_text(st, 1, sid);
     skv__db_bind_text(st, 2, s->name);
     skv__db_bind_text(st, 3, s->owner);
@@ -42,8 +38,7 @@ static int bind_session(skv__db_stmt *st, const skv_proto_session_submit *s,
     skv__db_bind_int64(st, 10, s->cluster_size);
     skv__db_bind_text(st, 11, s->image);
     skv__db_bind_blob(st, 12, blob, len);
-    skv_free(blob);
-    rc = skv__mgr_store_bind_slots(st, 13, total, err);
+    int rc = skv__mgr_store_bind_slots(st, 13, total, err);
     skv__db_bind_int64(st, 14, now);
     skv__db_bind_text(st, 15, s->client_token);
     return rc;
@@ -56,7 +51,12 @@ static int session_row(skv__db *db, const skv_proto_session_submit *s,
 {
     skv_slots *total = NULL;
     skv__db_stmt *st = NULL;
+    void *blob = NULL;
+    size_t len = 0;
     int rc = total_slots(&total, req, n, err);
+    if (!rc)
+        rc = skv_proto_body_encode(&blob, &len, SKV_PROTO_SESSION_SUBMIT, s,
+                                   err);
     if (!rc)
         rc = skv__db_prepare(db,
             "INSERT INTO sessions(id,name,owner,domain,project,resource_group,"
@@ -64,10 +64,15 @@ static int session_row(skv__db *db, const skv_proto_session_submit *s,
             "status,created_ms,client_token) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,"
             "'PENDING',?,?)", &st, err);
     if (!rc)
-        rc = bind_session(st, s, sid, domain, now, total, err);
+        rc = bind_session(st, s, sid, domain, now, blob, len, total, err);
     if (!rc)
         rc = skv__mgr_store_run(st, err);
+    /* kernel.create reads the body back once the session is placed */
+    if (!rc)
+        skv__mgr_store_cc_submit_note(db, sid, blob, len, domain, s->project,
+                                      s->owner);
     skv__db_done(st);
+    skv_free(blob);
     skv_slots_free(total);
     return rc;
 }

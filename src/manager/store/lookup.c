@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
+#include "create_cache.h"
 #include "store_int.h"
 
 /* sid and status of owner's earlier submission with token ("" none). */
@@ -29,13 +30,20 @@ int skv__mgr_store_session_by_token(skv__db *db, const char *owner,
 }
 
 /* The submit body as accepted and the session's resolved owners; each
- * buffer SKV__STORE_ID_MAX. */
+ * buffer SKV__STORE_ID_MAX. From memory while the insert's note holds
+ * (create_cache.h). */
 int skv__mgr_store_session_submit(skv__db *db, const char *sid,
                                   skv_proto_session_submit *out,
                                   char *domain, char *project, char *owner,
                                   skv_error *err)
 {
     skv__db_stmt *st;
+    const void *body = NULL;
+    size_t blen = 0;
+    if (skv__mgr_store_cc_submit(db, sid, &body, &blen, domain, project,
+                                 owner))
+        return skv_proto_body_decode(out, SKV_PROTO_SESSION_SUBMIT, body,
+                                     blen, err);
     int rc = skv__db_prepare(db, "SELECT spec, domain, project, owner FROM "
                              "sessions WHERE id=?", &st, err);
     if (rc)

@@ -8,6 +8,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
+#include "admin_cache.h"
 #include "migrate.h"
 #include "store_int.h"
 
@@ -115,18 +116,45 @@ int skv__mgr_store_group_ops_set(skv__db *db, const char *name,
     skv__db_bind_int64(st, 5, g->allow_unenforced ? 1 : 0);
     rc = skv__mgr_store_run(st, err);
     skv__db_done(st);
+    /* Only admin/groups.c writes, inside an admin transaction whose end
+     * forgets the cached policies anyway; this covers any other caller. */
+    skv__mgr_store_admin_cache_forget(db);
     return rc;
 }
 
 int skv__mgr_store_group_ops_delete(skv__db *db, const char *name,
                                     skv_error *err)
 {
+    skv__mgr_store_admin_cache_forget(db);
     return skv__mgr_store_exec_text(db, "DELETE FROM group_ops WHERE name=?",
                                     SKV__ARGS(name), NULL, err);
 }
 
+/* The admin cache's key of name's policy ("O", then the name): false when
+ * it does not fit (then it is not cached). */
+static bool gops_key(char *k, size_t cap, const char *name)
+{
+    int n = snprintf(k, cap, "O\x1f%s", name);
+    return n > 0 && (size_t)n < cap;
+}
+
+/* Asked for every kernel.create (mgr_create.c): a group's policy is an
+ * admin row, cached and forgotten as the submit path's (admin_cache.h). */
 int skv__mgr_store_group_ops(skv__db *db, const char *name,
                              skv__mgr_store_gops *out, skv_error *err)
+{
+    char key[SKV__ADMIN_CACHE_KEY];
+    bool keyed = gops_key(key, sizeof key, name);
+    if (keyed && skv__mgr_store_admin_cache_get(db, key, out, sizeof *out))
+        return 0;
+    int rc = skv__mgr_store_group_ops_read(db, name, out, err);
+    if (!rc && keyed)
+        skv__mgr_store_admin_cache_put(db, key, out, sizeof *out);
+    return rc;
+}
+
+int skv__mgr_store_group_ops_read(skv__db *db, const char *name,
+                                  skv__mgr_store_gops *out, skv_error *err)
 {
     skv__db_stmt *st;
     skv__mgr_store_gops_default(out);

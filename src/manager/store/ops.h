@@ -30,9 +30,12 @@ int skv__mgr_store_group_ops_set(skv__db *db, const char *name,
                                  const skv__mgr_store_gops *g, skv_error *err);
 int skv__mgr_store_group_ops_delete(skv__db *db, const char *name,
                                     skv_error *err);
-/* The group's policy (the defaults without a row). */
+/* The group's policy (the defaults without a row), from the admin cache
+ * when it has it (admin_cache.h); _read always asks the database. */
 int skv__mgr_store_group_ops(skv__db *db, const char *name,
                              skv__mgr_store_gops *out, skv_error *err);
+int skv__mgr_store_group_ops_read(skv__db *db, const char *name,
+                                  skv__mgr_store_gops *out, skv_error *err);
 int skv__mgr_store_sessions_on_device(skv__db *db, const char *agent,
                                       const char *device, char ***out,
                                       size_t *n, skv_error *err);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "create_cache.h"
 #include "kernel_cache.h"
 #include "store_int.h"
 
@@ -96,6 +97,7 @@ int skv__mgr_store_kernel_ids_renew(skv__db *db, const char *sid,
     size_t n = 0;
     skv__db_stmt *st = NULL;
     skv__mgr_store_kc_drop(db, sid);    /* the cache follows no renames */
+    skv__mgr_store_cc_alloc_forget(db);
     int rc = kernels_of(db, sid, &k, &n, err);
     if (!rc)
         rc = skv__db_prepare(db, "UPDATE kernels SET id=? WHERE id=?", &st,
@@ -189,6 +191,7 @@ static int restore_kernel(skv__db *db, const char *sid,
 {
     skv__db_stmt *st;
     skv__mgr_store_kc_drop(db, sid);    /* an old id back: read afresh */
+    skv__mgr_store_cc_alloc_forget(db); /* and its rows (INSERT below) */
     int rc = skv__db_prepare(db, "UPDATE kernels SET id=?, agent_id=?, "
                              "container_id=?, status='RUNNING', exit_code="
                              "NULL, reason=NULL WHERE session_id=? AND idx=?",
