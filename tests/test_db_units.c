@@ -146,6 +146,56 @@ START_TEST(test_units_failed_unit_rows)
 }
 END_TEST
 
+/* Optimistic units (PostgreSQL, skv__db_defer_releases): the failing
+ * unit's release does not see its error, so the whole transaction fails
+ * at COMMIT and nothing of it lands (rows, history). The same units again
+ * without it (the manager's careful mode): the failing unit is refused
+ * alone at its release and the others commit. */
+static int unit_put(skv__db *db, const char *status, const char *k,
+                    skv_error *e)
+{
+    int rc = skv__mgr_store_savepoint(db, e);
+    if (rc)
+        return rc;
+    add(db, status);
+    if (!(rc = put_t(db, k, e)))
+        rc = skv__mgr_store_release(db, e);
+    if (rc)
+        skv__mgr_store_rollback_to(db);
+    return rc;
+}
+
+START_TEST(test_units_optimistic_then_careful)
+{
+    skv__db *db = open_engine(1);
+    if (!db)
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    char h[256];
+    SKV_CK_OK(put_t(db, "dup", &e), &e);
+    skv__db_defer_errors(db);
+    skv__db_defer_releases(db);
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    SKV_CK_OK(unit_put(db, "A", "a", &e), &e);
+    SKV_CK_OK(unit_put(db, "B", "dup", &e), &e);   /* not known yet */
+    ck_assert_int_eq(unit_put(db, "C", "c", &e), 0);
+    ck_assert_int_eq(skv__db_commit(db, &e), SKV_EEXIST);
+    history(db, h, sizeof h);
+    ck_assert_str_eq(h, "");
+    ck_assert_int_eq(count(db, "SELECT count(*) FROM t"), 1);
+    skv__db_defer_errors(db);    /* careful: releases wait */
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    SKV_CK_OK(unit_put(db, "A", "a", &e), &e);
+    ck_assert_int_eq(unit_put(db, "B", "dup", &e), SKV_EEXIST);
+    SKV_CK_OK(unit_put(db, "C", "c", &e), &e);
+    SKV_CK_OK(skv__db_commit(db, &e), &e);
+    history(db, h, sizeof h);
+    ck_assert_str_eq(h, "A,C");
+    ck_assert_int_eq(count(db, "SELECT count(*) FROM t"), 3);
+    skv__db_close(db);
+}
+END_TEST
+
 /* A rolled-back transaction's rows never land, not even with the next
  * transaction's commit. */
 START_TEST(test_units_rollback_drops_rows)
@@ -350,6 +400,7 @@ Suite *skv_test_suite_db_units(void)
     TCase *tc = tcase_create("db_units");
     tcase_add_loop_test(tc, test_units_failed_unit_rows, 0, 2);
     tcase_add_loop_test(tc, test_units_rollback_drops_rows, 0, 2);
+    tcase_add_test(tc, test_units_optimistic_then_careful);
     tcase_add_loop_test(tc, test_units_failed_commit_drops_rows, 0, 2);
     tcase_add_loop_test(tc, test_units_read_sees_own_rows, 0, 2);
     tcase_add_loop_test(tc, test_units_reflush_at_commit, 0, 2);

@@ -2497,6 +2497,7 @@ END_TEST
 
 #include "manager_index.h"
 #include "manager_units_conns.h"
+#include "manager_pg_units.h"
 
 Suite *skv_test_suite_manager(void);
 Suite *skv_test_suite_manager(void)
@@ -2532,6 +2533,7 @@ Suite *skv_test_suite_manager(void)
     tcase_add_test(tc, test_route_deltas);
     tcase_add_test(tc, test_outbox_after_commit);
     tcase_add_test(tc, test_submit_batch);
+    tcase_add_test(tc, test_pg_optimistic_batch_then_careful);
     tcase_add_test(tc, test_kernel_events_batch);
     tcase_add_test(tc, test_kernel_events_batch_fails);
     tcase_add_test(tc, test_pass_batch_fails);

@@ -186,6 +186,8 @@ struct skv_manager {
     size_t n_out, cap_out;
     struct {                          /* mgr_batch.c: submissions */
         bool open;                    /* a batch transaction is open */
+        bool optimistic;              /* its units' releases do not wait */
+        unsigned careful;             /* batches left in careful mode */
         size_t mark;                  /* the outbox before this unit */
         char (*sids)[32];             /* sessions recorded in it */
         size_t n, cap;
@@ -304,6 +306,8 @@ int skv__mgr_batch_unit(skv_manager *m, int64_t now_ms, skv_error *err);
 int skv__mgr_batch_unit_end(skv_manager *m, const char *sid, int rc,
                             skv_error *err);
 int skv__mgr_batch_commit(skv_manager *m, int64_t now_ms, skv_error *err);
+/* A unit's release failed (careful mode is kept on longer). */
+void skv__mgr_batch_refused(skv_manager *m);
 void skv__mgr_batch_close(skv_manager *m);
 
 /* ---- kernel events in the batch (mgr_units.c) ---------------------------- */

@@ -79,6 +79,7 @@ int skv__mgr_unit_commit(skv_manager *m, skv_error *err)
 {
     int rc = skv__mgr_store_release(m->store, err);
     if (rc) {
+        skv__mgr_batch_refused(m);
         skv__mgr_unit_rollback(m);
         return rc;
     }

@@ -64,6 +64,12 @@ void skv__db_defer_errors(skv__db *db)
         db->ops->defer_errors(db);
 }
 
+void skv__db_defer_releases(skv__db *db)
+{
+    if (db->ops->defer_releases)
+        db->ops->defer_releases(db);
+}
+
 void skv__db_on_begin(skv__db *db, skv__db_begin_hook fn, void *arg)
 {
     db->on_begin = fn;

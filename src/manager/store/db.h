@@ -73,6 +73,14 @@ bool skv__db_in_transaction(skv__db *db);
  * send such statements in one pipeline (db_pg_pipe.c). Ends with the
  * transaction. SQLite reports every error at once, which keeps it. */
 void skv__db_defer_errors(skv__db *db);
+/* Deferred errors, and more: a unit's release does not wait for the
+ * writes under it either, so an error in any unit surfaces at the next
+ * statement that needs an answer (a read, COMMIT) and fails the whole
+ * transaction. For a caller that undoes the whole transaction's effects
+ * when its COMMIT fails and runs the next one without this, to refuse
+ * the failing unit alone (the manager's batch, mgr_batch.c). Ends with
+ * the transaction; a no-op on SQLite, whose errors are never late. */
+void skv__db_defer_releases(skv__db *db);
 /* Run fn inside every transaction right after BEGIN; when it fails the
  * transaction is rolled back and BEGIN fails with its error. The lease
  * installs the leader's epoch check here (lease.c), so no write

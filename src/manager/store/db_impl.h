@@ -18,6 +18,7 @@ typedef struct skv__db_ops {
     void (*rollback)(skv__db *db);
     bool (*in_transaction)(skv__db *db);
     void (*defer_errors)(skv__db *db);  /* NULL: errors are never late */
+    void (*defer_releases)(skv__db *db);    /* NULL: likewise */
     int (*prepare)(skv__db *db, const char *sql, skv__db_stmt **out,
                    skv_error *err);
     void (*done)(skv__db_stmt *st);

@@ -157,6 +157,7 @@ static const skv__db_ops pg_ops = {
     .rollback = pg_rollback,
     .in_transaction = pg_in_transaction,
     .defer_errors = skv__pg_defer_errors,
+    .defer_releases = skv__pg_defer_releases,
     .prepare = skv__pg_prepare,
     .done = skv__pg_done,
     .reset = skv__pg_reset,

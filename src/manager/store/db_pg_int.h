@@ -57,6 +57,7 @@ typedef struct pg_db {
     unsigned next_name;
     /* Deferred errors (skv__db_defer_errors, db_pg_pipe.c). */
     bool defer;         /* asked for, until the transaction ends */
+    bool optimistic;    /* releases do not wait either (same span) */
     bool in_tx;         /* BEGIN sent (or queued) by pg_begin */
     pg_pending *pend;
     size_t n_pend, cap_pend;
@@ -87,6 +88,7 @@ void skv__pg_free_stmt(pg_stmt *s);
 
 /* The pipeline of a transaction with deferred errors (db_pg_pipe.c). */
 void skv__pg_defer_errors(skv__db *db);
+void skv__pg_defer_releases(skv__db *db);
 /* Statements may be queued now: deferred errors asked for, BEGIN sent. */
 bool skv__pg_queueing(const pg_db *d);
 /* The sticky error of a queued statement as rc/err; 0 when none. */

@@ -32,6 +32,12 @@ void skv__pg_defer_errors(skv__db *db)
     skv__pg_db(db)->defer = true;
 }
 
+void skv__pg_defer_releases(skv__db *db)
+{
+    skv__pg_db(db)->defer = true;
+    skv__pg_db(db)->optimistic = true;
+}
+
 bool skv__pg_queueing(const pg_db *d)
 {
     return d->defer && d->in_tx;
@@ -296,11 +302,14 @@ static int savepoint(pg_db *d, const char *sql, const char *name,
 }
 
 /* A release waits for the writes under it: the unit it ends must learn
- * whether they failed before it is taken as done. */
+ * whether they failed before it is taken as done. Not when the caller
+ * asked for optimistic units (skv__db_defer_releases): a failure then
+ * sticks, and fails the next read or the COMMIT, and with it the whole
+ * transaction; one round trip per unit that wrote is saved. */
 static int release(pg_db *d, const char *sql, const char *name,
                    skv_error *err)
 {
-    bool wait = data_queued(d);
+    bool wait = !d->optimistic && data_queued(d);
     int rc = skv__pg_queue(d, NULL, sql, false, err);
     if (!rc && wait)
         rc = skv__pg_sync(d, NULL, err);
@@ -365,6 +374,7 @@ void skv__pg_pipe_end(pg_db *d)
     if (d->n_pend)
         skv__pg_sync(d, NULL, NULL);
     d->defer = false;
+    d->optimistic = false;
     d->in_tx = false;
     d->fail_rc = 0;
     d->n_sp = 0;
