@@ -72,22 +72,6 @@ static int vet(skv__db *db, const char *path, skv_error *err)
     return rc;
 }
 
-/* SQLite serves a connection's small, short-lived allocations (bound
- * values, cursors, unpacked keys of every statement step) from its
- * lookaside pool and falls back to malloc when the pool is used up; the
- * default pool (40 slots of 1,200 bytes) is used up all the time under
- * the manager's batches. LOOKASIDE_SLOTS slots cost 1.2 MB per open
- * database. Must run before the connection allocates anything; when it
- * fails SQLite keeps its default pool, which is only slower. */
-#define LOOKASIDE_SLOT 1200
-#define LOOKASIDE_SLOTS 1000
-
-static void lookaside(sqlite3 *h)
-{
-    sqlite3_db_config(h, SQLITE_DBCONFIG_LOOKASIDE, NULL, LOOKASIDE_SLOT,
-                      LOOKASIDE_SLOTS);
-}
-
 static int open_file(const char *path, bool fresh, skv__db **out,
                      skv_error *err)
 {
@@ -101,7 +85,6 @@ static int open_file(const char *path, bool fresh, skv__db **out,
         sqlite3_close_v2(h);
         return rc;
     }
-    lookaside(h);
     return skv__db_wrap_sqlite(h, out, err);
 }
 
