@@ -492,8 +492,8 @@ START_TEST(test_authorization)
 END_TEST
 
 Suite *skv_test_suite_auth(void);
-/* HMAC-SHA256 against RFC 4231's test cases 1 and 2, twice each (the
- * context is copied from a shared template per MAC), so a wrong digest
+/* HMAC-SHA256 against RFC 4231's test cases 1 and 2, twice each (a
+ * context reused or copied per MAC must not carry state), so a wrong digest
  * or a key left over from the last MAC cannot sign frames unnoticed. */
 static void hmac_hex(const void *key, size_t klen, const char *data,
                      char hex[65])

@@ -13,40 +13,20 @@
  * provider locks on every request. */
 static EVP_MD *g_md;
 static EVP_MAC *g_mac;
-/* An HMAC context with its digest set and no key, copied per MAC: naming
- * the digest in each EVP_MAC_init fetched SHA256 again every time (a
- * provider lookup under an error mark; about half of verifying a frame's
- * signature in the manager's profile). Read-only once made. */
-static EVP_MAC_CTX *g_hmac_sha256;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-
-static EVP_MAC_CTX *hmac_template(void)
-{
-    EVP_MAC_CTX *c = g_mac ? EVP_MAC_CTX_new(g_mac) : NULL;
-    OSSL_PARAM p[] = {
-        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, "SHA256", 0),
-        OSSL_PARAM_construct_end()};
-    if (c && EVP_MAC_CTX_set_params(c, p) != 1) {
-        EVP_MAC_CTX_free(c);
-        c = NULL;
-    }
-    return c;
-}
 
 static void fetch_algs(void)
 {
     g_md = EVP_MD_fetch(NULL, "SHA256", NULL);
     g_mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-    g_hmac_sha256 = hmac_template();
 }
 
 static int algs(skv_error *err)
 {
     pthread_once(&g_once, fetch_algs);
-    return g_md && g_mac && g_hmac_sha256
-               ? 0
-               : skv__err(err, SKV_ENOTSUP, "libcrypto has no "
-                          "SHA256/HMAC (OpenSSL providers?)");
+    return g_md && g_mac ? 0
+                         : skv__err(err, SKV_ENOTSUP, "libcrypto has no "
+                                    "SHA256/HMAC (OpenSSL providers?)");
 }
 
 int skv__sha256_init(skv__sha256 *h, skv_error *err)
@@ -94,8 +74,11 @@ int skv__hmac256_init(skv__hmac256 *h, const void *key, size_t key_len,
     h->ctx = NULL;
     h->bad = false;
     int rc = algs(err);
-    EVP_MAC_CTX *c = rc ? NULL : EVP_MAC_CTX_dup(g_hmac_sha256);
-    if (!rc && (!c || EVP_MAC_init(c, key, key_len, NULL) != 1)) {
+    EVP_MAC_CTX *c = rc ? NULL : EVP_MAC_CTX_new(g_mac);
+    OSSL_PARAM p[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, "SHA256", 0),
+        OSSL_PARAM_construct_end()};
+    if (!rc && (!c || EVP_MAC_init(c, key, key_len, p) != 1)) {
         EVP_MAC_CTX_free(c);
         return skv__err(err, SKV_ENOMEM, "hmac-sha256: cannot set up a "
                         "context");
