@@ -394,7 +394,7 @@ static void malloc_tune(void)
 /* SQLite counts every allocation it makes (for its memory statistics,
  * sqlite3_memory_used and sqlite3_status), under a global mutex, unless
  * told not to; nothing in the manager reads those counters, and the
- * bookkeeping was ~4 % of its CPU at 1,000 agents (bench/RESULTS.md,
+ * bookkeeping was ~2 % of its CPU at 1,000 agents (bench/RESULTS.md,
  * h/sqlcpu14). The switch is process-wide and must come before SQLite
  * initializes, so it is the program's to flip: the library never calls
  * sqlite3_config; tests/check-sql.sh allows this call. */
