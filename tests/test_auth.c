@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "skv_internal.h"
+#include "skv_sha256.h"
 #include "skv_test.h"
 #include "sokovan/auth.h"
 #include "sokovan/proto.h"
@@ -491,12 +492,46 @@ START_TEST(test_authorization)
 END_TEST
 
 Suite *skv_test_suite_auth(void);
+/* HMAC-SHA256 against RFC 4231's test cases 1 and 2, twice each (a
+ * context reused or copied per MAC must not carry state), so a wrong digest
+ * or a key left over from the last MAC cannot sign frames unnoticed. */
+static void hmac_hex(const void *key, size_t klen, const char *data,
+                     char hex[65])
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv__hmac256 h;
+    uint8_t mac[SKV__SHA256_BYTES];
+    SKV_CK_OK(skv__hmac256_init(&h, key, klen, &e), &e);
+    skv__hmac256_update(&h, data, strlen(data));
+    SKV_CK_OK(skv__hmac256_final(&h, mac, &e), &e);
+    skv__hmac256_free(&h);
+    for (int i = 0; i < SKV__SHA256_BYTES; i++)
+        snprintf(hex + 2 * i, 3, "%02x", mac[i]);
+}
+
+START_TEST(test_hmac_sha256_vectors)
+{
+    uint8_t k1[20];
+    memset(k1, 0x0b, sizeof k1);
+    char hex[65];
+    for (int round = 0; round < 2; round++) {
+        hmac_hex(k1, sizeof k1, "Hi There", hex);
+        ck_assert_str_eq(hex, "b0344c61d8db38535ca8afceaf0bf12b"
+                              "881dc200c9833da726e9376c2e32cff7");
+        hmac_hex("Jefe", 4, "what do ya want for nothing?", hex);
+        ck_assert_str_eq(hex, "5bdcc146bf60754e6a042426089575c7"
+                              "5a003f089d2739839dec58b964ec3843");
+    }
+}
+END_TEST
+
 Suite *skv_test_suite_auth(void)
 {
     Suite *s = suite_create("auth");
     TCase *tc = tcase_create("auth");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_keypair_generate);
+    tcase_add_test(tc, test_hmac_sha256_vectors);
     tcase_add_test(tc, test_key_checks);
     tcase_add_test(tc, test_canonical_and_sign);
     tcase_add_test(tc, test_verify_and_tamper);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -396,6 +397,22 @@ static void make_stale_socket(const char *path)
     close(fd);
 }
 
+/* A log line as the daemons write it (daemons/common/log.c): UTC stamp
+ * with milliseconds, level, module or program, message, newline. */
+static void assert_log_line(const char *err, const char *module,
+                            const char *msg)
+{
+    char pat[256];
+    regex_t re;
+    snprintf(pat, sizeof(pat), "^[0-9]{4}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:"
+             "[0-5][0-9]:[0-6][0-9]\\.[0-9]{3}Z info %s: %s$", module, msg);
+    ck_assert_int_eq(regcomp(&re, pat, REG_EXTENDED | REG_NEWLINE |
+                             REG_NOSUB), 0);
+    int rc = regexec(&re, err, 0, NULL, 0);
+    regfree(&re);
+    ck_assert_msg(rc == 0, "no line like '%s' in:\n%s", pat, err);
+}
+
 START_TEST(manager_starts_and_stops_cleanly)
 {
     prog_run *r = calloc(1, sizeof(*r));
@@ -456,6 +473,8 @@ START_TEST(manager_starts_and_stops_cleanly)
     ck_assert_int_eq(access(sock, F_OK), -1);
     ck_assert_int_eq(access(pidf, F_OK), -1);
     assert_contains(r->err, "stopped");
+    assert_log_line(r->err, "sokovan-manager", "stopped");
+    assert_log_line(r->err, "manager", "opened [^ ]+/data");
     remove_dir();
     free(r2);
     free(r);

