@@ -483,6 +483,52 @@ START_TEST(test_lifecycle)
 }
 END_TEST
 
+/* Session ids grow with time (mgr_ids.c: index appends): "s-", the
+ * second in 8 hex digits, a counter in 8; a restart in the same second
+ * starts its counter elsewhere, and a clock stepped back changes nothing
+ * about uniqueness. */
+static void submit_id(skv_manager *m, const cred *ad, int64_t now, char *out)
+{
+    snprintf(out, 64, "%s", submit(m, ADMIN, ad, "cpu=1", "batch", NULL,
+                                   now));
+    ck_assert_uint_eq(strlen(out), 18);
+    ck_assert_uint_eq(strspn(out + 2, "0123456789abcdef"), 16);
+    char secs[16];
+    snprintf(secs, sizeof secs, "%08llx", (unsigned long long)(now / 1000));
+    ck_assert_int_eq(strncmp(out + 2, secs, 8), 0);
+}
+
+START_TEST(test_session_ids)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 0);
+    cred ad;
+    read_key(&ad, "admin.key");
+    char id[6][64];
+    submit_id(m, &ad, T0 + 1, id[0]);
+    submit_id(m, &ad, T0 + 2, id[1]);
+    submit_id(m, &ad, T0 + 1500, id[2]);
+    ck_assert_int_lt(strcmp(id[0], id[1]), 0);
+    ck_assert_int_lt(strcmp(id[1], id[2]), 0);
+    skv_manager_free(m);
+    out_clear();
+    m = open_mgr(T0 + 1600, 0);
+    submit_id(m, &ad, T0 + 1600, id[3]);   /* the same second as id[2] */
+    submit_id(m, &ad, T0 - 5000, id[4]);   /* the clock went back */
+    submit_id(m, &ad, T0 + 2500, id[5]);
+    for (int i = 0; i < 6; i++)
+        for (int j = i + 1; j < 6; j++)
+            ck_assert_str_ne(id[i], id[j]);
+    skv_proto_session_show_reply rep;
+    for (int i = 0; i < 6; i++) {
+        ck_assert_int_eq(show(m, ADMIN, &ad, id[i], &rep, T0 + 2600), 0);
+        ck_assert_str_eq(rep.session.status, "PENDING");
+        skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &rep);
+    }
+    skv_manager_free(m);
+}
+END_TEST
+
 START_TEST(test_refused_frames)
 {
     setup_dir();
@@ -2507,6 +2553,7 @@ Suite *skv_test_suite_manager(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_state_names);
     tcase_add_test(tc, test_lifecycle);
+    tcase_add_test(tc, test_session_ids);
     tcase_add_test(tc, test_refused_frames);
     tcase_add_test(tc, test_conn_authenticated);
     tcase_add_test(tc, test_users_isolated);

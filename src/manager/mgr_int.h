@@ -20,6 +20,7 @@
 #include "store/topology.h"
 
 #define SKV__MGR_ID_MAX 256
+#define SKV__MGR_SID_MAX 32  /* a new session id and its NUL (mgr_ids.c) */
 
 typedef struct skv__mgr_conn {
     uint64_t id;
@@ -214,6 +215,10 @@ struct skv_manager {
     struct skv__mgr_execs *execs;     /* mgr_exec.c: relayed execs */
     struct skv__mgr_idle *idle;       /* mgr_idle.c: sessions' activity */
     uint32_t idle_cpu_percent;        /* options v7 */
+    struct {                          /* mgr_ids.c: session ids */
+        bool seeded;
+        uint32_t next;
+    } ids;
 };
 
 /* ---- database (mgr_open.c, mgr_tx.c) ------------------------------------ */
@@ -396,6 +401,9 @@ int skv__mgr_on_kernel_exit(skv_manager *m, const skv__mgr_call *c,
                             skv_error *err);
 int skv__mgr_on_agent_stats(skv_manager *m, const skv__mgr_call *c,
                             skv_error *err);
+/* mgr_ids.c: a new session id, ordered by time (see there). */
+int skv__mgr_session_id_new(skv_manager *m, int64_t now_ms,
+                            char out[SKV__MGR_SID_MAX], skv_error *err);
 int skv__mgr_on_submit(skv_manager *m, const skv__mgr_call *c,
                        skv_error *err);
 int skv__mgr_session_info(skv_manager *m, skv_proto_session_info *out,

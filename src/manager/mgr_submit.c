@@ -124,18 +124,6 @@ static int insert(skv_manager *m, const skv_proto_session_submit *s,
     return rc;
 }
 
-static int new_id(char *sid, skv_error *err)
-{
-    uint8_t r[SKV_AUTH_NONCE_BYTES];
-    int rc = skv_auth_nonce_generate(r, err);
-    if (rc)
-        return rc;
-    char *p = sid + snprintf(sid, 4, "s-");
-    for (int i = 0; i < 8; i++)
-        p += snprintf(p, 3, "%02x", r[i]);
-    return 0;
-}
-
 static int reply_ref(skv_manager *m, const skv__mgr_call *c, const char *sid,
                      const char *status)
 {
@@ -148,9 +136,9 @@ static int admit(skv_manager *m, const skv__mgr_call *c,
                  skv_proto_session_submit *s, const char *domain,
                  skv_error *err)
 {
-    char sid[32];
+    char sid[SKV__MGR_SID_MAX];
     skv__mgr_spec x;
-    int rc = new_id(sid, err);
+    int rc = skv__mgr_session_id_new(m, c->now_ms, sid, err);
     if (!rc)
         rc = skv__mgr_spec_build(&x, s, sid, domain, s->project, s->owner,
                                  err);
