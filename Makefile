@@ -51,7 +51,7 @@ DEB_PACKAGES := build-essential pkg-config libuv1-dev libsqlite3-dev \
 	check hwloc runc iproute2 procps python3 busybox-static tar \
 	python3-venv python3-setuptools python3-wheel-whl python3-websocket \
 	python3-websockets wrk openssl golang-go mmdebstrap openssh-client \
-	xfsprogs
+	xfsprogs libgoogle-perftools-dev
 # make fuzz (tests/fuzz/run.sh): clang and its libFuzzer/sanitizer runtimes,
 # only a recommendation of clang-14, which deps does not install
 DEB_PACKAGES += clang libclang-rt-14-dev
@@ -65,6 +65,13 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(LIB_PKGS) $(PROG_PKGS) 2>/dev/nul
 LIB_LDLIBS := $(shell $(PKG_CONFIG) --libs $(LIB_PKGS) 2>/dev/null) $(LIB_LIBS)
 PROG_LDLIBS := $(shell $(PKG_CONFIG) --libs $(PROG_PKGS) 2>/dev/null)
 TEST_LDLIBS := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS) 2>/dev/null)
+# sokovan-manager's allocator: tcmalloc (gperftools), 15-20 % less manager
+# CPU per session than glibc's malloc at 1,000 agents, most of it SQLite's
+# (bench/RESULTS.md, "tcmalloc"). The program's choice only: the library
+# never picks an allocator for its host. Not under sanitizers, which bring
+# their own.
+MGR_ALLOC_PKG := libtcmalloc_minimal
+MGR_ALLOC_LIBS := $(if $(SANITIZE),,$(shell $(PKG_CONFIG) --libs $(MGR_ALLOC_PKG) 2>/dev/null))
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wno-missing-field-initializers -Wno-format-truncation
@@ -136,7 +143,22 @@ $(BUILD)/bin/%: $$(wildcard daemons/%/*.c) $$(wildcard daemons/%/*.h) \
 	@mkdir -p $(@D)
 	$(CC) $(PROG_CFLAGS) -Idaemons/$* -Idaemons/common -o $@ \
 		$(wildcard daemons/$*/*.c) $(DAEMON_COMMON) \
-		$(STLIB) $(LDFLAGS) $(LIB_LDLIBS) $(PROG_LDLIBS)
+		$(STLIB) $(LDFLAGS) $(LIB_LDLIBS) $(PROG_LDLIBS) $(PROG_ALLOC_LIBS)
+
+$(BUILD)/bin/sokovan-manager: PROG_ALLOC_LIBS = $(MGR_ALLOC_LIBS)
+$(BUILD)/bin/sokovan-manager: | need-mgr-alloc
+.PHONY: need-mgr-alloc check-alloc
+need-mgr-alloc:
+	@[ -n "$(SANITIZE)" ] || $(PKG_CONFIG) --exists $(MGR_ALLOC_PKG) || { \
+		echo "sokovan-manager links tcmalloc: $(MGR_ALLOC_PKG).pc not found" \
+		"(apt-get install libgoogle-perftools-dev, or make deps)" >&2; exit 1; }
+
+# The manager really runs on tcmalloc: its NEEDED entries name it.
+check-alloc: $(BUILD)/bin/sokovan-manager
+	@if [ -n "$(SANITIZE)" ]; then echo "check-alloc: sanitizer build, glibc/ASan allocator"; \
+	elif readelf -d $< | grep -q 'NEEDED.*libtcmalloc_minimal'; then \
+		echo "check-alloc: sokovan-manager runs on tcmalloc"; \
+	else echo "check-alloc: sokovan-manager is not linked with tcmalloc" >&2; exit 1; fi
 
 benches: $(BENCH_BINS)
 $(BUILD)/bench/%: $$(wildcard bench/%/*.c) $$(wildcard bench/%/*.h) tests/e2e_cluster.h $(STLIB)
@@ -167,7 +189,7 @@ $(BUILD)/tests/so/%.so: tests/so/%.c $(PUBLIC_HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -shared $(LDFLAGS) -o $@ $<
 
-check: check-sql $(if $(C_T),check-unit) headertest abicheck check-example \
+check: check-sql check-alloc $(if $(C_T),check-unit) headertest abicheck check-example \
 	$(if $(filter python,$(T)),check-python) $(if $(filter embed,$(T)),check-embed) \
 	$(if $(filter go,$(T)),check-go)
 

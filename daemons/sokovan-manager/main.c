@@ -379,12 +379,14 @@ static int check(const skvd_manager_conf *c)
     return rc == 0 ? SKVD_EXIT_OK : SKVD_EXIT_FAIL;
 }
 
-/* File transfer chunks (1 to 4 MiB) and their encodings are allocated
- * and freed per request. By default glibc hands a freed top of the heap
- * back to the kernel each time, and the next request faults it in again
- * page by page (a fifth of the manager's CPU in a download): keep up to
- * 64 MiB, and serve blocks below 32 MiB (max_frame's default is 16 MiB)
- * from the heap. */
+/* The program is linked with tcmalloc (Makefile, MGR_ALLOC_LIBS), which
+ * keeps freed spans for reuse itself and ignores mallopt; these settings
+ * are for glibc's malloc, which sanitizer builds run on. File transfer
+ * chunks (1 to 4 MiB) and their encodings are allocated and freed per
+ * request. By default glibc hands a freed top of the heap back to the
+ * kernel each time, and the next request faults it in again page by page
+ * (a fifth of the manager's CPU in a download): keep up to 64 MiB, and
+ * serve blocks below 32 MiB (max_frame's default is 16 MiB) from the heap. */
 static void malloc_tune(void)
 {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
