@@ -483,6 +483,64 @@ START_TEST(test_lifecycle)
 }
 END_TEST
 
+static void expect_ends(skv_manager *m, const cred *ad, const char *sid,
+                        const char *session, const char *kernel, int64_t now)
+{
+    skv_proto_session_show_reply rep;
+    ck_assert_int_eq(show(m, ADMIN, ad, sid, &rep, now), 0);
+    ck_assert_str_eq(rep.session.status, session);
+    ck_assert_uint_eq(rep.session.n_kernels, 1);
+    ck_assert_str_eq(rep.session.kernels[0].status, kernel);
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &rep);
+}
+
+/* A kernel's exit and its session's end are one unit (mgr_kernels.c,
+ * mgr_sessions.c): when the end's write fails, the exit is undone with it
+ * (no kernel TERMINATED under a RUNNING session, no kernel.destroy), and
+ * the agent's repeated exit records both, as a single exit would. */
+START_TEST(test_exit_end_one_unit)
+{
+    setup_dir();
+    skv_manager *m = open_mgr(T0, 0);
+    cred ag, ad;
+    skv_error e = SKV_ERROR_INIT;
+    read_key(&ag, "agents/a1.key");
+    read_key(&ad, "admin.key");
+    register_agent(m, &ag, "cpu=4", "mem=8g", NULL, 0, T0);
+    char sid[64], kid[96];
+    snprintf(sid, sizeof sid, "%s", submit(m, ADMIN, &ad, "cpu=1,mem=1g",
+                                           "batch", NULL, T0 + 1));
+    tick(m, T0 + 2);
+    answer_create(m, take_create(kid), kid, T0 + 3);
+    expect_status(m, &ad, sid, "RUNNING", T0 + 4);
+    SKV_CK_OK(skv__db_exec(m->store, "CREATE TRIGGER no_end BEFORE UPDATE OF"
+                           " status ON sessions WHEN NEW.status='TERMINATED' "
+                           "BEGIN SELECT RAISE(ABORT, 'injected fault'); END",
+                           &e), &e);
+    send_exit(m, &ag, sid, kid, 3, T0 + 5);
+    skv_proto_error er = {0};
+    ck_assert(take(AGENT, SKV_PROTO_ERROR, &er, NULL));
+    ck_assert_ptr_nonnull(strstr(er.message, "injected fault"));
+    skv_proto_body_free(SKV_PROTO_ERROR, &er);
+    ck_assert(!take(AGENT, SKV_PROTO_KERNEL_DESTROY, NULL, NULL));
+    expect_ends(m, &ad, sid, "RUNNING", "RUNNING", T0 + 6);
+    SKV_CK_OK(skv__db_exec(m->store, "DROP TRIGGER no_end", &e), &e);
+    send_exit(m, &ag, sid, kid, 3, T0 + 7);
+    ck_assert(take(AGENT, SKV_PROTO_KERNEL_DESTROY, NULL, NULL));
+    expect_ends(m, &ad, sid, "TERMINATED", "TERMINATED", T0 + 8);
+    skv_proto_session_show_reply rep;
+    ck_assert_int_eq(show(m, ADMIN, &ad, sid, &rep, T0 + 9), 0);
+    ck_assert_int_eq(rep.session.exit_code, 3);
+    ck_assert_int_eq(rep.session.kernels[0].exit_code, 3);
+    ck_assert_uint_eq(rep.session.n_history, 5);
+    ck_assert_str_eq(rep.session.history[4].status, "TERMINATED");
+    ck_assert_str_eq(rep.session.history[4].reason, "exited");
+    skv_proto_body_free(SKV_PROTO_SESSION_SHOW_REPLY, &rep);
+    skv_manager_free(m);
+    rm_tree();
+}
+END_TEST
+
 /* Session ids grow with time (mgr_ids.c: index appends): "s-", the
  * second in 8 hex digits, a counter in 8; a restart in the same second
  * starts its counter elsewhere, and a clock stepped back changes nothing
@@ -2553,6 +2611,7 @@ Suite *skv_test_suite_manager(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_state_names);
     tcase_add_test(tc, test_lifecycle);
+    tcase_add_test(tc, test_exit_end_one_unit);
     tcase_add_test(tc, test_session_ids);
     tcase_add_test(tc, test_refused_frames);
     tcase_add_test(tc, test_conn_authenticated);

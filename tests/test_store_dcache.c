@@ -525,6 +525,45 @@ START_TEST(test_dcache_group_ops)
 }
 END_TEST
 
+/* A thousand agents all stay answered (sets of ways, dispatch_cache.h:
+ * direct-mapped, ~200 of them shared a slot and missed on their turn),
+ * every hit is the agent's latest address, and a note too long to keep
+ * forgets the agent's one way. */
+START_TEST(test_dcache_thousand_agents)
+{
+    skv__db *db = open_sqlite();
+    char id[32], addr[32], got[SKV__DCACHE_ADDR];
+    bool has = false;
+    int hits = 0;
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < 1000; i++) {
+            snprintf(id, sizeof id, "agent-%04d", i);
+            snprintf(addr, sizeof addr, "10.0.%d.%d:%d", i / 250, i % 250,
+                     6000 + round);
+            skv__mgr_store_dc_agent_note(db, id, addr);
+        }
+    for (int i = 0; i < 1000; i++) {
+        snprintf(id, sizeof id, "agent-%04d", i);
+        snprintf(addr, sizeof addr, "10.0.%d.%d:6001", i / 250, i % 250);
+        if (!skv__mgr_store_dc_agent(db, id, &has, got))
+            continue;
+        hits++;
+        ck_assert(has);
+        ck_assert_str_eq(got, addr);
+    }
+    ck_assert_int_ge(hits, 995);
+    char longaddr[SKV__DCACHE_ADDR + 8];
+    memset(longaddr, 'x', sizeof longaddr - 1);
+    longaddr[sizeof longaddr - 1] = 0;
+    skv__mgr_store_dc_agent_note(db, "agent-0007", longaddr);
+    ck_assert(!skv__mgr_store_dc_agent(db, "agent-0007", &has, got));
+    skv__mgr_store_dc_agent_note(db, "agent-0007", NULL);
+    ck_assert(skv__mgr_store_dc_agent(db, "agent-0007", &has, got));
+    ck_assert(!has);
+    skv__db_close(db);
+}
+END_TEST
+
 Suite *skv_test_suite_store_dcache(void);
 Suite *skv_test_suite_store_dcache(void)
 {
@@ -535,6 +574,7 @@ Suite *skv_test_suite_store_dcache(void)
     tcase_add_test(tc, test_dcache_sequence_sqlite);
     tcase_add_test(tc, test_dcache_fence);
     tcase_add_test(tc, test_dcache_group_ops);
+    tcase_add_test(tc, test_dcache_thousand_agents);
     suite_add_tcase(s, tc);
     TCase *pg = tcase_create("store_dcache_pg");
     tcase_set_timeout(pg, 300);

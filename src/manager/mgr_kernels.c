@@ -9,7 +9,7 @@
 #include "mgr_int.h"
 #include "mgr_metrics.h"
 
-#define FINAL "TERMINATED,CANCELLED,ERROR"
+#define FINAL SKV__MGR_KERNEL_FINAL
 
 static bool kernel_final(const char *s)
 {
@@ -117,27 +117,40 @@ int skv__mgr_session_settle(skv_manager *m, const char *sid, int64_t now_ms,
     return 0;
 }
 
+/* The exit and, when it was the last live kernel, the session's end: one
+ * unit (mgr_sessions.c). */
+static int ended_tx(skv_manager *m, const char *kid, const char *sid,
+                    int idx, const skv__mgr_store_main_end *k, int64_t now,
+                    bool *done, bool *failed, skv_error *err)
+{
+    int rc = set_ended(m, kid, k->status, k->exit_code, k->reason, err);
+    return rc ? rc : skv__mgr_session_end_in(m, sid, idx == 0 ? k : NULL,
+                                             now, done, failed, err);
+}
+
 int skv__mgr_kernel_ended(skv_manager *m, const char *kid, const char *status,
                           int exit_code, const char *reason, int64_t now_ms,
                           skv_error *err)
 {
     char sid[SKV__MGR_ID_MAX], old[32];
     int idx;
+    bool done = false, failed = false;
     int rc = kernel_info(m, kid, sid, &idx, old, err);
-    if (rc)
+    if (rc || kernel_final(old))
+        return rc ? rc : skv__mgr_session_settle(m, sid, now_ms, err);
+    skv__mgr_store_main_end k = {status, exit_code, reason};
+    rc = skv__mgr_begin(m, err);
+    if (!rc)
+        rc = ended_tx(m, kid, sid, idx, &k, now_ms, &done, &failed, err);
+    if (rc) {
+        skv__mgr_rollback(m);
         return rc;
-    if (!kernel_final(old)) {
-        rc = skv__mgr_begin(m, err);
-        if (!rc)
-            rc = set_ended(m, kid, status, exit_code, reason, err);
-        if (rc) {
-            skv__mgr_rollback(m);
-            return rc;
-        }
-        rc = skv__mgr_commit(m, err);
-        skv__mgr_metrics_kernel_gone(m, kid);
     }
-    return rc ? rc : skv__mgr_session_settle(m, sid, now_ms, err);
+    rc = skv__mgr_commit(m, err);
+    skv__mgr_metrics_kernel_gone(m, kid);
+    if (!rc && done)
+        skv__mgr_session_ended(m, sid, failed, now_ms);
+    return rc || done ? rc : skv__mgr_session_settle(m, sid, now_ms, err);
 }
 
 void skv__mgr_send_destroy(skv_manager *m, const char *kid, const char *reason)

@@ -118,15 +118,18 @@ static skv_manager_session_state final_state(const skv__mgr_store_finish *fi)
     return s;
 }
 
-int skv__mgr_session_finish(skv_manager *m, const char *sid, int64_t now_ms,
-                            skv_error *err)
+/* sid's final row in the open transaction or unit. main: its main kernel
+ * as this unit just wrote it (the end then reads nothing when the state
+ * cache knows no stop was asked for), or NULL. */
+static int finish_tx(skv_manager *m, const char *sid,
+                     const skv__mgr_store_main_end *main, int64_t now_ms,
+                     bool *failed, skv_error *err)
 {
     skv__mgr_store_finish fi;
-    skv_manager_session_state cur;
-    int rc = skv__mgr_session_get_state(m, sid, &cur, err);
-    if (rc || cur >= SKV_SESSION_TERMINATED)
-        return rc;
-    rc = skv__mgr_store_session_finish_row(m->store, sid, &fi, err);
+    int rc = 0;
+    if (!main || !skv__mgr_store_session_finish_known(m->store, sid, main,
+                                                      &fi))
+        rc = skv__mgr_store_session_finish_row(m->store, sid, &fi, err);
     if (rc)
         return rc;
     skv_manager_session_state fin = final_state(&fi);
@@ -138,20 +141,63 @@ int skv__mgr_session_finish(skv_manager *m, const char *sid, int64_t now_ms,
         snprintf(reason, sizeof reason, "%s", fi.reason);
     else
         snprintf(reason, sizeof reason, "exit code %d", fi.exit_code);
+    *failed = fin != SKV_SESSION_TERMINATED || fi.exit_code != 0;
+    return skv__mgr_session_set_ended(m, sid, fin, reason, fi.exit_code,
+                                      now_ms, err);
+}
+
+/* Once committed (mgr_units.c): the scheduler frees its capacity. */
+void skv__mgr_session_ended(skv_manager *m, const char *sid, bool failed,
+                            int64_t now_ms)
+{
+    skv__mgr_after(m, SKV__AFTER_FINISHED, sid, failed, now_ms);
+    m->dirty = true;
+}
+
+int skv__mgr_session_finish(skv_manager *m, const char *sid, int64_t now_ms,
+                            skv_error *err)
+{
+    skv_manager_session_state cur;
+    bool failed = false;
+    int rc = skv__mgr_session_get_state(m, sid, &cur, err);
+    if (rc || cur >= SKV_SESSION_TERMINATED)
+        return rc;
     rc = skv__mgr_begin(m, err);
     if (!rc)
-        rc = skv__mgr_session_set_ended(m, sid, fin, reason, fi.exit_code,
-                                        now_ms, err);
+        rc = finish_tx(m, sid, NULL, now_ms, &failed, err);
     if (rc) {
         skv__mgr_rollback(m);
         return rc;
     }
     rc = skv__mgr_commit(m, err);
-    if (!rc)    /* once committed (mgr_units.c) */
-        skv__mgr_after(m, SKV__AFTER_FINISHED, sid,
-                       fin != SKV_SESSION_TERMINATED || fi.exit_code != 0,
-                       now_ms);
+    if (!rc)
+        skv__mgr_session_ended(m, sid, failed, now_ms);
     m->dirty = true;
+    return rc;
+}
+
+/* A kernel's exit and its session's end in one unit: with the kernel
+ * just ended (in the caller's open unit) and none of sid's left live, the
+ * session's final row goes in here too (*done), so a failure undoes both
+ * and the agent's repeated exit finds both as they were. Any other case
+ * (a stop to ask for, nothing to do) is the settle after the commit. */
+int skv__mgr_session_end_in(skv_manager *m, const char *sid,
+                            const skv__mgr_store_main_end *main,
+                            int64_t now_ms, bool *done, bool *failed,
+                            skv_error *err)
+{
+    skv_manager_session_state s;
+    int live = 0;
+    *done = false;
+    int rc = skv__mgr_session_get_state(m, sid, &s, err);
+    if (rc || s == SKV_SESSION_PENDING || s >= SKV_SESSION_TERMINATED)
+        return rc;
+    rc = skv__mgr_store_kernel_count(m->store, sid, SKV__MGR_KERNEL_FINAL,
+                                     false, false, &live, err);
+    if (rc || live)
+        return rc;
+    rc = finish_tx(m, sid, main, now_ms, failed, err);
+    *done = rc == 0;
     return rc;
 }
 

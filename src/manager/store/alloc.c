@@ -9,6 +9,7 @@
 #include "dispatch_cache.h"
 #include "history_buf.h"
 #include "kernel_cache.h"
+#include "state_cache.h"
 #include "store_int.h"
 
 /* Whether kid is PENDING as the kernel cache knows it: then it has no
@@ -185,5 +186,7 @@ int skv__mgr_store_session_unplace(skv__db *db, const char *sid,
                                       "NULL, end_reason=NULL, started_ms=NULL"
                                       " WHERE id=?", SKV__ARGS(sid), NULL,
                                       err);
+    if (!rc)
+        skv__mgr_store_state_note_end(db, sid, true);
     return rc;
 }

@@ -25,7 +25,8 @@ typedef struct dc_spec {
 
 struct skv__dispatch_cache {
     uint64_t hits, misses;
-    dc_agent agents[SKV__DCACHE_AGENTS];
+    unsigned victim;                     /* the next way a full set gives */
+    dc_agent agents[SKV__DCACHE_AGENTS / SKV__DCACHE_WAYS][SKV__DCACHE_WAYS];
     dc_spec specs[SKV__DCACHE_SPECS];
 };
 
@@ -59,9 +60,20 @@ static struct skv__dispatch_cache *cache(skv__db *db)
     return db->dispatch;
 }
 
-static dc_agent *agent_slot(struct skv__dispatch_cache *c, const char *id)
+static dc_agent *agent_set(struct skv__dispatch_cache *c, const char *id)
 {
-    return &c->agents[hash(id, 1469598103934665603u) % SKV__DCACHE_AGENTS];
+    uint64_t h = hash(id, 1469598103934665603u);
+    return c->agents[h % (SKV__DCACHE_AGENTS / SKV__DCACHE_WAYS)];
+}
+
+/* The way holding agent (any epoch), or NULL. An agent has at most one
+ * way: a note reuses it before taking another. */
+static dc_agent *agent_way(dc_agent *set, const char *agent)
+{
+    for (int i = 0; i < SKV__DCACHE_WAYS; i++)
+        if (set[i].epoch && !strcmp(set[i].id, agent))
+            return &set[i];
+    return NULL;
 }
 
 bool skv__mgr_store_dc_agent(skv__db *db, const char *agent, bool *has,
@@ -69,8 +81,8 @@ bool skv__mgr_store_dc_agent(skv__db *db, const char *agent, bool *has,
 {
     if (!db->dispatch || !*agent || !fits(agent, SKV__DCACHE_ID))
         return false;
-    const dc_agent *a = agent_slot(db->dispatch, agent);
-    bool hit = a->epoch == db->epoch && !strcmp(a->id, agent);
+    const dc_agent *a = agent_way(agent_set(db->dispatch, agent), agent);
+    bool hit = a && a->epoch == db->epoch;
     count(db, hit);
     if (hit) {
         *has = a->has;
@@ -79,21 +91,35 @@ bool skv__mgr_store_dc_agent(skv__db *db, const char *agent, bool *has,
     return hit;
 }
 
+/* agent's own way, else one empty or of an older epoch, else the next
+ * victim (a rotation: five agents of one set all get their turn). */
+static dc_agent *agent_take(skv__db *db, struct skv__dispatch_cache *c,
+                            const char *agent)
+{
+    dc_agent *set = agent_set(c, agent), *a = agent_way(set, agent);
+    for (int i = 0; !a && i < SKV__DCACHE_WAYS; i++)
+        if (set[i].epoch != db->epoch)
+            a = &set[i];
+    return a ? a : &set[c->victim++ % SKV__DCACHE_WAYS];
+}
+
 void skv__mgr_store_dc_agent_note(skv__db *db, const char *agent,
                                   const char *addr)
 {
     if (!agent || !*agent || !fits(agent, SKV__DCACHE_ID))
         return;
-    struct skv__dispatch_cache *c = addr && !fits(addr, SKV__DCACHE_ADDR)
-                                    ? db->dispatch : cache(db);
-    if (!c)
-        return;
-    dc_agent *a = agent_slot(c, agent);
     if (addr && !fits(addr, SKV__DCACHE_ADDR)) {   /* too long: forget */
-        if (!strcmp(a->id, agent))
+        dc_agent *a = db->dispatch ? agent_way(agent_set(db->dispatch,
+                                                         agent), agent)
+                                   : NULL;
+        if (a)
             a->epoch = 0;
         return;
     }
+    struct skv__dispatch_cache *c = cache(db);
+    if (!c)
+        return;
+    dc_agent *a = agent_take(db, c, agent);
     a->epoch = db->epoch;
     a->has = addr != NULL;
     memcpy(a->id, agent, strlen(agent) + 1);

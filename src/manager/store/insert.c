@@ -6,6 +6,7 @@
 #include "create_cache.h"
 #include "dispatch_cache.h"
 #include "kernel_cache.h"
+#include "state_cache.h"
 #include "store_int.h"
 
 static int total_slots(skv_slots **out, const skv_slots *const *req,
@@ -71,6 +72,10 @@ static int session_row(skv__db *db, const skv_proto_session_submit *s,
     if (!rc)
         skv__mgr_store_cc_submit_note(db, sid, blob, len, domain, s->project,
                                       s->owner);
+    if (!rc) {    /* its end (sessions.c) reads neither column back */
+        skv__mgr_store_state_note(db, sid, SKV_SESSION_PENDING);
+        skv__mgr_store_state_note_end(db, sid, true);
+    }
     skv__db_done(st);
     skv_free(blob);
     skv_slots_free(total);

@@ -108,6 +108,7 @@ int skv__mgr_store_session_end(skv__db *db, const char *sid,
                                const char *end_status, const char *reason,
                                skv_error *err)
 {
+    skv__mgr_store_state_note_end(db, sid, false);
     return skv__mgr_store_exec_text(db, "UPDATE sessions SET end_status=?, "
                                     "end_reason=? WHERE id=? AND end_status "
                                     "IS NULL", SKV__ARGS(end_status, reason,
@@ -153,6 +154,18 @@ int skv__mgr_store_session_times(skv__db *db, const char *sid,
                   : skv__err(err, SKV_ENOENT, "no session '%s'", sid);
 }
 
+/* What the finish row's SELECT gives, from its columns. */
+static void finish_fill(skv__mgr_store_finish *out, const char *es,
+                        const char *er, bool has_code, int code,
+                        const char *ks, const char *kr)
+{
+    snprintf(out->end_status, sizeof out->end_status, "%s", es ? es : "");
+    snprintf(out->reason, sizeof out->reason, "%s", er ? er : kr ? kr : "");
+    out->stop_reason = er != NULL;
+    out->exit_code = has_code ? code : -1;
+    out->main_error = ks && strcmp(ks, "ERROR") == 0;
+}
+
 int skv__mgr_store_session_finish_row(skv__db *db, const char *sid,
                                       skv__mgr_store_finish *out,
                                       skv_error *err)
@@ -167,19 +180,22 @@ int skv__mgr_store_session_finish_row(skv__db *db, const char *sid,
     memset(out, 0, sizeof *out);
     out->exit_code = -1;
     rc = skv__db_step(st, err);
-    if (rc == SKV__DB_ROW) {
-        const char *es = skv__db_column_text(st, 0);
-        const char *er = skv__db_column_text(st, 1);
-        const char *ks = skv__db_column_text(st, 3);
-        const char *kr = skv__db_column_text(st, 4);
-        snprintf(out->end_status, sizeof out->end_status, "%s", es ? es : "");
-        snprintf(out->reason, sizeof out->reason, "%s",
-                 er ? er : kr ? kr : "");
-        out->stop_reason = er != NULL;
-        if (!skv__db_column_is_null(st, 2))
-            out->exit_code = (int)skv__db_column_int64(st, 2);
-        out->main_error = ks && strcmp(ks, "ERROR") == 0;
-    }
+    if (rc == SKV__DB_ROW)
+        finish_fill(out, skv__db_column_text(st, 0),
+                    skv__db_column_text(st, 1), !skv__db_column_is_null(st, 2),
+                    (int)skv__db_column_int64(st, 2),
+                    skv__db_column_text(st, 3), skv__db_column_text(st, 4));
     skv__db_done(st);
     return rc < 0 ? rc : 0;
+}
+
+bool skv__mgr_store_session_finish_known(skv__db *db, const char *sid,
+                                         const skv__mgr_store_main_end *k,
+                                         skv__mgr_store_finish *out)
+{
+    if (!skv__mgr_store_state_no_end(db, sid))
+        return false;
+    memset(out, 0, sizeof *out);
+    finish_fill(out, NULL, NULL, true, k->exit_code, k->status, k->reason);
+    return true;
 }
