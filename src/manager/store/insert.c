@@ -6,6 +6,7 @@
 #include "create_cache.h"
 #include "dispatch_cache.h"
 #include "kernel_cache.h"
+#include "state_cache.h"
 #include "store_int.h"
 
 static int total_slots(skv_slots **out, const skv_slots *const *req,
@@ -67,10 +68,13 @@ static int session_row(skv__db *db, const skv_proto_session_submit *s,
         rc = bind_session(st, s, sid, domain, now, blob, len, total, err);
     if (!rc)
         rc = skv__mgr_store_run(st, err);
-    /* kernel.create reads the body back once the session is placed */
-    if (!rc)
+    /* kernel.create reads the body back once the session is placed; the
+     * state cache knows the row from now on (sessions.c status_row) */
+    if (!rc) {
         skv__mgr_store_cc_submit_note(db, sid, blob, len, domain, s->project,
                                       s->owner);
+        skv__mgr_store_state_note(db, sid, SKV_SESSION_PENDING);
+    }
     skv__db_done(st);
     skv_free(blob);
     skv_slots_free(total);

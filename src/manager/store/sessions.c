@@ -31,11 +31,17 @@ static void note_state(skv__db *db, const char *sid, const char *status)
 
 /* started_ms is set once, at the first RUNNING; finished_ms at every
  * final state, exit_code with it when the caller has one (NULL binds keep
- * the column as it is): a session's end is one statement. */
+ * the column as it is): a session's end is one statement.
+ * The row count says whether the session exists; a session the state
+ * cache holds exists on this connection (its row was read or written
+ * here, and no session row is ever deleted), so the count is asked only
+ * on a miss. On PostgreSQL asking is a round trip (it syncs the batch's
+ * pipeline): three per session, most of what a session waited for. */
 static int status_row(skv__db *db, const char *sid, const char *status,
                       const char *reason, const int *exit_code,
                       int64_t now_ms, skv_error *err)
 {
+    bool known = skv__mgr_store_state_known(db, sid);
     skv__db_stmt *st;
     int rc = skv__db_prepare(db, "UPDATE sessions SET status=?, "
                              "status_reason=?, started_ms=COALESCE(started_ms,"
@@ -60,7 +66,7 @@ static int status_row(skv__db *db, const char *sid, const char *status,
         skv__db_bind_null(st, 5);
     skv__db_bind_text(st, 6, sid);
     rc = skv__mgr_store_run(st, err);
-    if (!rc && skv__db_changes(st) == 0)
+    if (!rc && !known && skv__db_changes(st) == 0)
         rc = skv__err(err, SKV_ENOENT, "no session '%s'", sid);
     skv__db_done(st);
     if (!rc)
