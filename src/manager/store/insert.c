@@ -137,6 +137,7 @@ static void note_kernels(skv__db *db, const char *sid, size_t n)
         k[i].idx = (int)i;
     }
     skv__mgr_store_kc_fill(db, sid, k, n);
+    skv__mgr_store_kc_fin_new(db, sid);     /* no stop, no exit yet */
 }
 
 /* The session's own lifetime limit, only when it asked for one. */

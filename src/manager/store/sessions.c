@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "history_buf.h"
+#include "kernel_cache.h"
 #include "state_cache.h"
 #include "store_int.h"
 
@@ -114,10 +115,13 @@ int skv__mgr_store_session_end(skv__db *db, const char *sid,
                                const char *end_status, const char *reason,
                                skv_error *err)
 {
-    return skv__mgr_store_exec_text(db, "UPDATE sessions SET end_status=?, "
-                                    "end_reason=? WHERE id=? AND end_status "
-                                    "IS NULL", SKV__ARGS(end_status, reason,
-                                                         sid), NULL, err);
+    int rc = skv__mgr_store_exec_text(db, "UPDATE sessions SET end_status=?, "
+                                      "end_reason=? WHERE id=? AND end_status"
+                                      " IS NULL", SKV__ARGS(end_status, reason,
+                                                            sid), NULL, err);
+    if (!rc)
+        skv__mgr_store_kc_fin_end(db, sid, end_status, reason);
+    return rc;
 }
 
 /* started: 0 binds NULL (never started). */
@@ -163,6 +167,9 @@ int skv__mgr_store_session_finish_row(skv__db *db, const char *sid,
                                       skv__mgr_store_finish *out,
                                       skv_error *err)
 {
+    if (skv__mgr_store_kc_finish(db, sid, out))
+        return 0;       /* a session inserted here: no SELECT (a wait on
+                         * PostgreSQL, one per session) */
     skv__db_stmt *st;
     int rc = skv__db_prepare(db, "SELECT s.end_status, s.end_reason, "
         "k.exit_code, k.status, k.reason FROM sessions s LEFT JOIN kernels k"
