@@ -13,6 +13,7 @@
 #include "../src/manager/store/state_cache.h"
 #include "../src/manager/store/store.h"
 #include "../src/manager/store/store_int.h"
+#include "pg_harness.h"
 #include "skv_test.h"
 
 #define SID "s-cache-1"
@@ -256,6 +257,108 @@ START_TEST(test_cache_long_id)
 }
 END_TEST
 
+/* ---- PostgreSQL: a known session's status write waits for nothing ------ */
+
+static void pg_sql(skv__db *db, const char *sql)
+{
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_exec(db, sql, &e), &e);
+}
+
+static uint64_t trips(skv__db *db)
+{
+    return skv__db_stats_of(db)->round_trips;
+}
+
+/* A batch's transaction (deferred errors, optimistic or careful). */
+static void pg_batch(skv__db *db, bool optimistic)
+{
+    skv_error e = SKV_ERROR_INIT;
+    skv__db_defer_errors(db);
+    if (optimistic)
+        skv__db_defer_releases(db);
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+}
+
+/* The server's answer, not the cache's. */
+static void pg_expect_status(skv__db *db, skv_manager_session_state want)
+{
+    skv__mgr_store_state_forget(db);
+    ck_assert_int_eq(state(db, SID), want);
+}
+
+/* A session the state cache knows exists, so its status writes do not
+ * ask for their row count: in a batch they wait in the pipeline, no round
+ * trip each (three per session used to be most of a session's waits). A
+ * session the cache does not know is still asked about (a miss: one
+ * round trip) and one that does not exist is still refused at once. The
+ * server refusing a queued status write fails the unit at its release
+ * (careful mode) or the batch at COMMIT (optimistic): nothing of it is
+ * kept, and the cache forgets the state the write noted. */
+START_TEST(test_cache_pg_known_status_waits_nothing)
+{
+    skv_pg srv;
+    const char *skip = skv_pg_start(&srv);
+    if (skip) {
+        fprintf(stderr, "store_cache: SKIP: %s\n", skip);
+        return;
+    }
+    ck_assert_msg(skv_pg_running(&srv), "postgres: %s", srv.why);
+    skv__db *db = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_open_postgres(srv.conninfo, &db, &e), &e);
+    SKV_CK_OK(skv__mgr_store_schema(db, &e), &e);
+    pg_sql(db, "INSERT INTO sessions(id, owner, domain, project, "
+           "resource_group, session_type, cluster_mode, cluster_size, image, "
+           "spec, status, created_ms) VALUES('" SID "', 'u', 'd', 'p', 'g', "
+           "'batch', 'single-node', 1, 'i', decode('00', 'hex'), 'PENDING', "
+           "1)");
+    pg_sql(db, "CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN IF "
+           "NEW.status = 'ERROR' THEN RAISE EXCEPTION 'refused'; END IF; "
+           "RETURN NEW; END $$ LANGUAGE plpgsql");
+    pg_sql(db, "CREATE TRIGGER refuse BEFORE UPDATE ON sessions FOR EACH "
+           "ROW EXECUTE FUNCTION refuse()");
+    set(db, SID, "SCHEDULED");          /* statements parsed once */
+    ck_assert_int_eq(state(db, SID), SKV_SESSION_SCHEDULED);
+
+    pg_batch(db, true);
+    uint64_t t0 = trips(db);
+    set(db, SID, "PREPARING");
+    set(db, SID, "RUNNING");
+    set(db, SID, "TERMINATING");
+    ck_assert_uint_eq(trips(db), t0);   /* all three queued */
+    ck_assert_int_eq(skv__mgr_store_session_status(db, "s-none", "RUNNING",
+                                                   NULL, 5, &e), SKV_ENOENT);
+    ck_assert_uint_eq(trips(db), t0 + 1);
+    SKV_CK_OK(skv__db_commit(db, &e), &e);
+    pg_expect_status(db, SKV_SESSION_TERMINATING);
+
+    /* Careful mode: the refused write fails its unit at the release. */
+    pg_batch(db, false);
+    SKV_CK_OK(skv__mgr_store_savepoint(db, &e), &e);
+    t0 = trips(db);
+    set(db, SID, "ERROR");              /* queued: no error yet */
+    ck_assert_uint_eq(trips(db), t0);
+    ck_assert_int_lt(skv__mgr_store_release(db, &e), 0);
+    ck_assert_ptr_nonnull(strstr(e.message, "refused"));
+    skv__mgr_store_rollback_to(db);
+    ck_assert_int_eq(state(db, SID), SKV_SESSION_TERMINATING);
+    SKV_CK_OK(skv__db_commit(db, &e), &e);
+    pg_expect_status(db, SKV_SESSION_TERMINATING);
+
+    /* Optimistic: the release does not wait; COMMIT fails, nothing kept. */
+    pg_batch(db, true);
+    SKV_CK_OK(skv__mgr_store_savepoint(db, &e), &e);
+    set(db, SID, "ERROR");
+    SKV_CK_OK(skv__mgr_store_release(db, &e), &e);
+    ck_assert_int_lt(skv__db_commit(db, &e), 0);
+    ck_assert(!skv__db_in_transaction(db));
+    ck_assert_int_eq(state(db, SID), SKV_SESSION_TERMINATING);
+    skv__db_close(db);
+    skv_pg_stop(&srv);
+}
+END_TEST
+
 Suite *skv_test_suite_store_cache(void);
 Suite *skv_test_suite_store_cache(void)
 {
@@ -269,5 +372,9 @@ Suite *skv_test_suite_store_cache(void)
     tcase_add_test(tc, test_cache_fence_and_reopen);
     tcase_add_test(tc, test_cache_long_id);
     suite_add_tcase(s, tc);
+    TCase *pg = tcase_create("store_cache_pg");
+    tcase_set_timeout(pg, 300);
+    tcase_add_test(pg, test_cache_pg_known_status_waits_nothing);
+    suite_add_tcase(s, pg);
     return s;
 }

@@ -71,8 +71,24 @@ static void sql(skv__db *db, const char *text, const char *a, const char *b)
     skv__db_done(st);
 }
 
-/* Session i with i % 4 + 1 kernels, all PENDING, none placed. */
-static void add_sessions(skv__db *db)
+/* What the store's insert notes (insert.c note_kernels): the kernels,
+ * and that the end's columns are all NULL. */
+static void note_inserted(skv__db *db, const char *sid, int n)
+{
+    skv__kc_kernel k[SKV__KCACHE_KERNELS];
+    memset(k, 0, sizeof k);
+    for (int i = 0; i < n; i++) {
+        snprintf(k[i].kid, sizeof k[i].kid, "%s-%d", sid, i);
+        snprintf(k[i].status, sizeof k[i].status, "PENDING");
+        k[i].idx = i;
+    }
+    skv__mgr_store_kc_fill(db, sid, k, (size_t)n);
+    skv__mgr_store_kc_fin_new(db, sid);
+}
+
+/* Session i with i % 4 + 1 kernels, all PENDING, none placed; noted: as
+ * the store's insert leaves the caches. */
+static void add_sessions(skv__db *db, bool noted)
 {
     skv_error e = SKV_ERROR_INIT;
     for (int i = 0; i < NSESS; i++) {
@@ -96,6 +112,8 @@ static void add_sessions(skv__db *db)
             sql(db, "UPDATE kernels SET idx=CAST(? AS INTEGER) WHERE id=?",
                 idx, kid);
         }
+        if (noted)
+            note_inserted(db, sid, i % 4 + 1);
     }
 }
 
@@ -185,9 +203,86 @@ static void check_kernel(skv__db *db, const row *r, int step)
     ck_assert_str_eq(kid, r->kid);
 }
 
+static uint64_t fin_hits;
+
+/* finish_row's SELECT, not through the store. */
+static void finish_sql(skv__db *db, const char *sid, skv__mgr_store_finish *o)
+{
+    skv__db_stmt *st;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_prepare(db, "SELECT s.end_status, s.end_reason, "
+        "k.exit_code, k.status, k.reason FROM sessions s LEFT JOIN kernels k"
+        " ON k.session_id=s.id AND k.idx=0 WHERE s.id=? ", &st, &e), &e);
+    skv__db_bind_text(st, 1, sid);
+    memset(o, 0, sizeof *o);
+    o->exit_code = -1;
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+    const char *es = skv__db_column_text(st, 0);
+    const char *er = skv__db_column_text(st, 1);
+    const char *ks = skv__db_column_text(st, 3);
+    const char *kr = skv__db_column_text(st, 4);
+    snprintf(o->end_status, sizeof o->end_status, "%s", es ? es : "");
+    snprintf(o->reason, sizeof o->reason, "%s", er ? er : kr ? kr : "");
+    o->stop_reason = er != NULL;
+    if (!skv__db_column_is_null(st, 2))
+        o->exit_code = (int)skv__db_column_int64(st, 2);
+    o->main_error = ks && strcmp(ks, "ERROR") == 0;
+    skv__db_done(st);
+}
+
+/* After an undo the entries come back from SELECTs, which do not say
+ * what the end's columns hold: the test sets them from the row (the
+ * store's own writes: insert, a stop, an exit), so that what follows is
+ * checked against memory again. */
+static void reseed_finish(skv__db *db)
+{
+    skv_error e = SKV_ERROR_INIT;
+    for (int i = 0; i < NSESS; i++) {
+        char sid[16], kid[SKV__KCACHE_ID] = "";
+        int total = 0;
+        size_t n = 0;
+        skv__mgr_store_finish b;
+        snprintf(sid, sizeof sid, "s%d", i);
+        SKV_CK_OK(skv__mgr_store_kernel_total(db, sid, &total, &e), &e);
+        const skv__kc_kernel *k = skv__mgr_store_kc_session(db, sid, &n);
+        for (size_t j = 0; k && j < n; j++)
+            if (k[j].idx == 0)
+                snprintf(kid, sizeof kid, "%s", k[j].kid);
+        finish_sql(db, sid, &b);
+        skv__mgr_store_kc_fin_new(db, sid);
+        if (b.end_status[0])
+            skv__mgr_store_kc_fin_end(db, sid, b.end_status, b.stop_reason ?
+                                      b.reason : NULL);
+        if (b.exit_code != -1 || (!b.stop_reason && b.reason[0]))
+            skv__mgr_store_kc_fin_exit(db, kid, b.exit_code, NULL);
+        if (!b.stop_reason && b.reason[0])
+            skv__mgr_store_kc_fin_exit(db, kid, b.exit_code, b.reason);
+    }
+}
+
+/* The end's row from memory (when known) equals the SELECT's. */
+static void check_finish(skv__db *db, const char *sid, int step)
+{
+    skv__mgr_store_finish a, b;
+    skv_error e = SKV_ERROR_INIT;
+    finish_sql(db, sid, &b);
+    if (skv__mgr_store_kc_finish(db, sid, &a))
+        fin_hits++;
+    SKV_CK_OK(skv__mgr_store_session_finish_row(db, sid, &a, &e), &e);
+    ck_assert_msg(!strcmp(a.end_status, b.end_status) &&
+                  !strcmp(a.reason, b.reason) &&
+                  a.stop_reason == b.stop_reason &&
+                  a.exit_code == b.exit_code && a.main_error == b.main_error,
+                  "step %d: %s's end: '%s' '%s' %d %d %d, the row: '%s' '%s' "
+                  "%d %d %d", step, sid, a.end_status, a.reason, a.stop_reason,
+                  a.exit_code, a.main_error, b.end_status, b.reason,
+                  b.stop_reason, b.exit_code, b.main_error);
+}
+
 static void check_session(skv__db *db, const char *sid, const row *r,
                           size_t n, int step)
 {
+    check_finish(db, sid, step);
     skv_error e = SKV_ERROR_INIT;
     int total = -1;
     size_t have = 0;
@@ -250,13 +345,15 @@ static void write_one(skv__db *db, unsigned *seed)
     const char *st = STATUS[(size_t)rand_r(seed) % NSTATUS];
     const char *agent = AGENTS[rand_r(seed) % 3];
     int rc = 0;
-    switch (rand_r(seed) % 9) {
+    unsigned step_no = (unsigned)rand_r(seed);
+    switch (rand_r(seed) % 10) {
     case 0: rc = skv__mgr_store_kernel_set(db, pick_kid(db, seed, kid), st,
                                            &e); break;
     case 1: rc = skv__mgr_store_kernel_running(db, pick_kid(db, seed, kid),
                                                "c1", &e); break;
     case 2: rc = skv__mgr_store_kernel_ended(db, pick_kid(db, seed, kid), st,
-                                             1, "why", &e); break;
+                                             (int)(step_no % 3), step_no % 2 ?
+                                             "why" : NULL, &e); break;
     case 3: rc = skv__mgr_store_kernels_move(db, sid, SETS[(size_t)rand_r(
                  seed) % NSETS], st, &e); break;
     case 4: rc = skv__mgr_store_kernels_lost(db, sid, agent, "lost", &e);
@@ -267,6 +364,9 @@ static void write_one(skv__db *db, unsigned *seed)
     case 7: if (rand_r(seed) % 4 == 0)
             rc = skv__mgr_store_session_unplace(db, sid, &e);
         break;
+    case 8: rc = skv__mgr_store_session_end(db, sid, step_no % 3 ? "CANCELLED"
+                                            : "TERMINATED", step_no % 2 ?
+                                            "stopped" : NULL, &e); break;
     default: if (rand_r(seed) % 4 == 0)
             rc = skv__mgr_store_kernel_ids_renew(db, sid, &e);
         break;
@@ -280,9 +380,11 @@ static void write_one(skv__db *db, unsigned *seed)
 static void run_sequence(skv__db *db, unsigned seed)
 {
     skv_error e = SKV_ERROR_INIT;
-    add_sessions(db);
+    add_sessions(db, true);
     check_all(db, -1);
     for (int step = 0; step < STEPS;) {
+        if (rand_r(&seed) % 2)
+            reseed_finish(db);
         SKV_CK_OK(skv__db_begin(db, &e), &e);
         for (int u = rand_r(&seed) % 4; u >= 0; u--) {
             SKV_CK_OK(skv__mgr_store_savepoint(db, &e), &e);
@@ -303,6 +405,9 @@ static void run_sequence(skv__db *db, unsigned seed)
         check_all(db, step);
     }
     uint64_t hits = 0, misses = 0;
+    ck_assert_msg(fin_hits > STEPS, "the end's row from memory %llu times",
+                  (unsigned long long)fin_hits);
+    fin_hits = 0;
     skv__mgr_store_kc_stats(db, &hits, &misses);
     /* The check reads far more than it writes: most of it from memory. */
     ck_assert_msg(hits > 10 * misses, "hits %llu misses %llu",
@@ -353,7 +458,7 @@ START_TEST(test_kcache_fence)
 {
     skv__db *db = open_sqlite();
     skv_error e = SKV_ERROR_INIT;
-    add_sessions(db);
+    add_sessions(db, false);
     SKV_CK_OK(skv__mgr_store_kernel_place(db, "s0-0", "a1", &e), &e);
     skv__mgr_store_kernel k;
     SKV_CK_OK(skv__mgr_store_kernel_info(db, "s0-0", &k, &e), &e);
@@ -386,7 +491,7 @@ START_TEST(test_kcache_uncacheable)
 {
     skv__db *db = open_sqlite();
     skv_error e = SKV_ERROR_INIT;
-    add_sessions(db);
+    add_sessions(db, false);
     for (int k = 4; k < 4 + SKV__KCACHE_KERNELS; k++) {
         char kid[32], idx[8];
         snprintf(kid, sizeof kid, "s3-%d", k);

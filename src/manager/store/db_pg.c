@@ -71,6 +71,7 @@ static int pg_exec(skv__db *db, const char *sql, skv_error *err)
     int rc = skv__pg_queueing(d) ? skv__pg_exec_queued(d, sql, err) : 1;
     if (rc <= 0 || (rc = skv__pg_sync(d, NULL, err)))
         return rc;
+    db->stats.round_trips++;
     PGresult *r = PQexec(c, sql);
     ExecStatusType s = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK)
@@ -105,8 +106,10 @@ static void pg_rollback(skv__db *db)
 {
     pg_db *d = skv__pg_db(db);
     skv__pg_pipe_end(d);
-    if (pg_in_transaction(db))
+    if (pg_in_transaction(db)) {
+        db->stats.round_trips++;
         PQclear(PQexec(d->conn, "ROLLBACK"));
+    }
 }
 
 /* A statement that failed inside the transaction aborted it; PostgreSQL
@@ -125,6 +128,7 @@ static int pg_commit(skv__db *db, skv_error *err)
     skv__pg_pipe_end(d);
     PGconn *c = d->conn;
     bool aborted = PQtransactionStatus(c) == PQTRANS_INERROR;
+    db->stats.round_trips++;
     PGresult *r = PQexec(c, "COMMIT");
     int rc = 0;
     if (!r || PQresultStatus(r) != PGRES_COMMAND_OK)

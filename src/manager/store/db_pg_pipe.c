@@ -198,6 +198,7 @@ int skv__pg_sync(pg_db *d, PGresult **last, skv_error *err)
     if (!d->n_pend)
         return skv__pg_failed(d, err);
     size_t i = 0;
+    d->base.stats.round_trips++;
     if (PQpipelineSync(d->conn)) {
         for (; i < d->n_pend; i++) {
             PGresult *r = next_result(d);
@@ -333,6 +334,7 @@ static int rollback_to(pg_db *d, const char *sql, const char *name,
         return rc;
     if (at >= 0)
         d->n_sp = at + 1;
+    d->base.stats.round_trips++;
     PGresult *r = PQexec(d->conn, sql);
     if (!r || PQresultStatus(r) != PGRES_COMMAND_OK)
         rc = skv__pg_error(d->conn, r, err, sql);

@@ -144,6 +144,7 @@ fail:
 static int server_prepare(pg_db *d, pg_stmt *s, const char *name,
                           const Oid *types, skv_error *err)
 {
+    d->base.stats.round_trips++;
     PGresult *r = PQprepare(d->conn, name, s->pg_sql, s->nparams, types);
     const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
     int rc = 0;
@@ -245,6 +246,7 @@ static PGresult *run(pg_db *d, pg_stmt *s, skv_error *err, int *rc)
     const char *const *vals = (const char *const *)s->values;
     if (s->deferred && s->sql && (*rc = prepare_typed(d, s, err)))
         return NULL;
+    d->base.stats.round_trips++;
     if (s->sql)
         return PQexecPrepared(d->conn, s->name, s->nparams, vals, s->lengths,
                               s->formats, 0);

@@ -68,11 +68,12 @@ static int session_row(skv__db *db, const skv_proto_session_submit *s,
         rc = bind_session(st, s, sid, domain, now, blob, len, total, err);
     if (!rc)
         rc = skv__mgr_store_run(st, err);
-    /* kernel.create reads the body back once the session is placed */
-    if (!rc)
+    /* kernel.create reads the body back once the session is placed; the
+     * state cache knows the row from now on (sessions.c status_row) */
+    if (!rc) {
         skv__mgr_store_cc_submit_note(db, sid, blob, len, domain, s->project,
                                       s->owner);
-    if (!rc) {    /* its end (sessions.c) reads neither column back */
+        /* its end (sessions.c) reads neither end column back */
         skv__mgr_store_state_note(db, sid, SKV_SESSION_PENDING);
         skv__mgr_store_state_note_end(db, sid, true);
     }
@@ -138,6 +139,7 @@ static void note_kernels(skv__db *db, const char *sid, size_t n)
         k[i].idx = (int)i;
     }
     skv__mgr_store_kc_fill(db, sid, k, n);
+    skv__mgr_store_kc_fin_new(db, sid);     /* no stop, no exit yet */
 }
 
 /* The session's own lifetime limit, only when it asked for one. */

@@ -7,11 +7,26 @@
 #include "kernel_cache.h"
 #include "skv_internal.h"
 
+/* What the end of the session reads (kernel_cache.h skv__mgr_store_kc_
+ * finish): the stop asked for and the main kernel's exit. */
+typedef struct kc_fin {
+    bool known;             /* only from the session's insert on */
+    bool end_set;           /* end_status is not NULL */
+    bool end_reason_set;
+    bool exit_set;          /* the main kernel's exit_code is not NULL */
+    bool kreason_set;
+    int exit_code;
+    char end_status[32];
+    char end_reason[256];
+    char kreason[256];
+} kc_fin;
+
 typedef struct kc_session {
     uint64_t epoch;                      /* 0: empty */
     char sid[SKV__KCACHE_ID];
     size_t n;
     skv__kc_kernel k[SKV__KCACHE_KERNELS];
+    kc_fin fin;
 } kc_session;
 
 typedef struct kc_index {
@@ -140,6 +155,7 @@ void skv__mgr_store_kc_fill(skv__db *db, const char *sid,
     memcpy(s->sid, sid, strlen(sid) + 1);
     s->n = n;
     memcpy(s->k, k, n * sizeof *k);
+    memset(&s->fin, 0, sizeof s->fin);     /* a read does not say */
     for (size_t i = 0; i < n; i++)
         if (!take_slot(db->kernels, db->epoch, s, i, slot)) {
             s->epoch = 0;
@@ -210,4 +226,83 @@ void skv__mgr_store_kc_stats(skv__db *db, uint64_t *hits, uint64_t *misses)
 {
     *hits = db->kernels ? db->kernels->hits : 0;
     *misses = db->kernels ? db->kernels->misses : 0;
+}
+
+/* ---- the end's row (sessions.c finish_row) ------------------------------ */
+
+void skv__mgr_store_kc_fin_new(skv__db *db, const char *sid)
+{
+    kc_session *s = find(db, sid);
+    if (!s)
+        return;
+    memset(&s->fin, 0, sizeof s->fin);
+    s->fin.known = true;
+}
+
+void skv__mgr_store_kc_fin_forget(skv__db *db, const char *sid)
+{
+    kc_session *s = find(db, sid);
+    if (s)
+        s->fin.known = false;
+}
+
+/* The statement's WHERE end_status IS NULL: the first stop decides. */
+void skv__mgr_store_kc_fin_end(skv__db *db, const char *sid,
+                               const char *status, const char *reason)
+{
+    kc_session *s = find(db, sid);
+    if (!s || !s->fin.known || s->fin.end_set)
+        return;
+    if (!status) {          /* NULL again: a later stop still decides */
+        s->fin.known = false;
+        return;
+    }
+    s->fin.end_set = true;
+    snprintf(s->fin.end_status, sizeof s->fin.end_status, "%s", status);
+    s->fin.end_reason_set = reason != NULL;
+    snprintf(s->fin.end_reason, sizeof s->fin.end_reason, "%s",
+             reason ? reason : "");
+}
+
+void skv__mgr_store_kc_fin_exit(skv__db *db, const char *kid, int exit_code,
+                                const char *reason)
+{
+    kc_session *s = NULL;
+    skv__kc_kernel *k = find_kernel(db, kid, &s);
+    if (!k || k->idx != 0 || !s->fin.known)
+        return;
+    s->fin.exit_set = true;
+    s->fin.exit_code = exit_code;
+    s->fin.kreason_set = reason != NULL;
+    snprintf(s->fin.kreason, sizeof s->fin.kreason, "%s",
+             reason ? reason : "");
+}
+
+static const skv__kc_kernel *main_kernel(const kc_session *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->k[i].idx == 0)
+            return &s->k[i];
+    return NULL;
+}
+
+/* What the SELECT's row gives, truncated the same way. */
+bool skv__mgr_store_kc_finish(skv__db *db, const char *sid,
+                              skv__mgr_store_finish *out)
+{
+    const kc_session *s = find(db, sid);
+    if (!s || !s->fin.known)
+        return false;
+    const kc_fin *f = &s->fin;
+    const skv__kc_kernel *k = main_kernel(s);
+    const char *er = f->end_set && f->end_reason_set ? f->end_reason : NULL;
+    const char *kr = k && f->kreason_set ? f->kreason : NULL;
+    memset(out, 0, sizeof *out);
+    snprintf(out->end_status, sizeof out->end_status, "%s",
+             f->end_set ? f->end_status : "");
+    snprintf(out->reason, sizeof out->reason, "%s", er ? er : kr ? kr : "");
+    out->stop_reason = er != NULL;
+    out->exit_code = k && f->exit_set ? f->exit_code : -1;
+    out->main_error = k && !strcmp(k->status, "ERROR");
+    return true;
 }

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "db.h"
+#include "store.h"
 
 #define SKV__KCACHE_SESSIONS 4096
 #define SKV__KCACHE_INDEX 16384
@@ -58,6 +59,23 @@ void skv__mgr_store_kc_move(skv__db *db, const char *sid,
                             const char *agent, const char *to);
 /* sid's entry goes (a write the cache does not follow: renamed ids). */
 void skv__mgr_store_kc_drop(skv__db *db, const char *sid);
+
+/* The end's row (sessions.c finish_row: the stop asked for, the main
+ * kernel's exit code, status and reason) from memory. Known only for a
+ * session inserted on this connection (fin_new after its kc_fill: every
+ * column NULL) and kept by every write of those columns: a stop's
+ * (fin_end), a kernel's exit (fin_exit); a lost agent's kernels
+ * (fin_forget), renames and unplacing (kc_drop) make it a miss again, as
+ * a fill from a SELECT does. */
+void skv__mgr_store_kc_fin_new(skv__db *db, const char *sid);
+void skv__mgr_store_kc_fin_forget(skv__db *db, const char *sid);
+void skv__mgr_store_kc_fin_end(skv__db *db, const char *sid,
+                               const char *status, const char *reason);
+void skv__mgr_store_kc_fin_exit(skv__db *db, const char *kid, int exit_code,
+                                const char *reason);
+/* true and *out: what finish_row's SELECT would give now. */
+bool skv__mgr_store_kc_finish(skv__db *db, const char *sid,
+                              skv__mgr_store_finish *out);
 void skv__mgr_store_kc_stats(skv__db *db, uint64_t *hits, uint64_t *misses);
 
 #endif

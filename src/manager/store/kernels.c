@@ -227,8 +227,10 @@ int skv__mgr_store_kernel_ended(skv__db *db, const char *kid,
     skv__db_bind_text(st, 4, kid);
     rc = skv__mgr_store_run(st, err);
     skv__db_done(st);
-    if (!rc)
+    if (!rc) {
         skv__mgr_store_kc_set(db, kid, status, NULL);
+        skv__mgr_store_kc_fin_exit(db, kid, exit_code, reason);
+    }
     return rc;
 }
 
@@ -238,6 +240,7 @@ int skv__mgr_store_kernels_lost(skv__db *db, const char *sid,
                                 skv_error *err)
 {
     static const char *const final[] = {"TERMINATED", "CANCELLED", "ERROR"};
+    skv__mgr_store_kc_fin_forget(db, sid);  /* exits the entry cannot tell */
     int rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET status='ERROR'"
         ", exit_code=-1, reason=? WHERE session_id=? AND agent_id=? AND "
         "status NOT IN ('TERMINATED','CANCELLED','ERROR')",

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "history_buf.h"
+#include "kernel_cache.h"
 #include "state_cache.h"
 #include "store_int.h"
 
@@ -31,11 +32,17 @@ static void note_state(skv__db *db, const char *sid, const char *status)
 
 /* started_ms is set once, at the first RUNNING; finished_ms at every
  * final state, exit_code with it when the caller has one (NULL binds keep
- * the column as it is): a session's end is one statement. */
+ * the column as it is): a session's end is one statement.
+ * The row count says whether the session exists; a session the state
+ * cache holds exists on this connection (its row was read or written
+ * here, and no session row is ever deleted), so the count is asked only
+ * on a miss. On PostgreSQL asking is a round trip (it syncs the batch's
+ * pipeline): three per session, most of what a session waited for. */
 static int status_row(skv__db *db, const char *sid, const char *status,
                       const char *reason, const int *exit_code,
                       int64_t now_ms, skv_error *err)
 {
+    bool known = skv__mgr_store_state_known(db, sid);
     skv__db_stmt *st;
     int rc = skv__db_prepare(db, "UPDATE sessions SET status=?, "
                              "status_reason=?, started_ms=COALESCE(started_ms,"
@@ -60,7 +67,7 @@ static int status_row(skv__db *db, const char *sid, const char *status,
         skv__db_bind_null(st, 5);
     skv__db_bind_text(st, 6, sid);
     rc = skv__mgr_store_run(st, err);
-    if (!rc && skv__db_changes(st) == 0)
+    if (!rc && !known && skv__db_changes(st) == 0)
         rc = skv__err(err, SKV_ENOENT, "no session '%s'", sid);
     skv__db_done(st);
     if (!rc)
@@ -109,10 +116,13 @@ int skv__mgr_store_session_end(skv__db *db, const char *sid,
                                skv_error *err)
 {
     skv__mgr_store_state_note_end(db, sid, false);
-    return skv__mgr_store_exec_text(db, "UPDATE sessions SET end_status=?, "
-                                    "end_reason=? WHERE id=? AND end_status "
-                                    "IS NULL", SKV__ARGS(end_status, reason,
-                                                         sid), NULL, err);
+    int rc = skv__mgr_store_exec_text(db, "UPDATE sessions SET end_status=?, "
+                                      "end_reason=? WHERE id=? AND end_status"
+                                      " IS NULL", SKV__ARGS(end_status, reason,
+                                                            sid), NULL, err);
+    if (!rc)
+        skv__mgr_store_kc_fin_end(db, sid, end_status, reason);
+    return rc;
 }
 
 /* started: 0 binds NULL (never started). */
@@ -170,6 +180,9 @@ int skv__mgr_store_session_finish_row(skv__db *db, const char *sid,
                                       skv__mgr_store_finish *out,
                                       skv_error *err)
 {
+    if (skv__mgr_store_kc_finish(db, sid, out))
+        return 0;       /* a session inserted here: no SELECT (a wait on
+                         * PostgreSQL, one per session) */
     skv__db_stmt *st;
     int rc = skv__db_prepare(db, "SELECT s.end_status, s.end_reason, "
         "k.exit_code, k.status, k.reason FROM sessions s LEFT JOIN kernels k"

@@ -47,6 +47,17 @@ bool skv__mgr_store_state_cached(skv__db *db, const char *sid,
     return true;
 }
 
+/* The same lookup without counting it: a check, not a read the cache
+ * saved (the statistics stay about reads). */
+bool skv__mgr_store_state_known(skv__db *db, const char *sid)
+{
+    const struct skv__state_cache *c = db->states;
+    if (!c || !cacheable(sid))
+        return false;
+    const state_slot *s = &c->slot[slot_of(sid)];
+    return s->epoch == db->epoch && !strcmp(s->sid, sid);
+}
+
 /* Allocated on first use: a connection that never touches sessions (the
  * lease's, a CLI's) costs nothing. */
 void skv__mgr_store_state_note(skv__db *db, const char *sid,

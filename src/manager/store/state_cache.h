@@ -28,6 +28,9 @@
 /* true and *out: sid's state as this connection sees it now. */
 bool skv__mgr_store_state_cached(skv__db *db, const char *sid,
                                  skv_manager_session_state *out);
+/* sid has an entry now, i.e. its row exists on this connection (rows of
+ * sessions are never deleted); not counted in the statistics. */
+bool skv__mgr_store_state_known(skv__db *db, const char *sid);
 /* sid's state is s on this connection from now on (a write, or a read of
  * the row). Out of memory only makes later reads misses. */
 void skv__mgr_store_state_note(skv__db *db, const char *sid,
