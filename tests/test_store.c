@@ -12,9 +12,6 @@
 #include <unistd.h>
 
 #include "../src/manager/store/migrate.h"
-#include "../src/manager/store/ops.h"
-#include "../src/manager/store/schema.h"
-#include "../src/manager/store/store.h"
 #include "skv_test.h"
 #include "sokovan/manager.h"
 #include "sokovan/proto.h"
@@ -541,7 +538,7 @@ START_TEST(test_migrate_unversioned_db)
                                "component IN ('nonces','suspects','net') "
                                "AND version = 1"), 3);
     ck_assert_int_eq(query_int("SELECT version FROM schema_version WHERE "
-                               "component = 'core'"), 3);
+                               "component = 'core'"), 2);
     ck_assert_int_eq(skv_manager_check(dir, NULL, NULL), 0);
 }
 END_TEST
@@ -574,7 +571,7 @@ START_TEST(test_migrate_history_v2)
     submit_ok(m, &c, T0 + 21);
     skv_manager_free(m);
     ck_assert_int_eq(query_int("SELECT version FROM schema_version WHERE "
-                               "component = 'core'"), 3);
+                               "component = 'core'"), 2);
     ck_assert_int_eq(query_int("SELECT count(*) FROM sqlite_master WHERE "
                                "name = 'session_history' AND sql LIKE "
                                "'%AUTOINCREMENT%'"), 0);
@@ -696,99 +693,6 @@ START_TEST(test_migrate_steps)
 }
 END_TEST
 
-/* The statements the store ran, as prepared (sqlite3_trace_v2). */
-typedef struct traced {
-    char sql[16][512];
-    size_t n;
-} traced;
-
-static int trace_cb(unsigned type, void *ctx, void *p, void *x)
-{
-    (void)type;
-    (void)x;
-    traced *t = ctx;
-    const char *sql = sqlite3_sql(p);
-    if (t->n < 16 && sql && strstr(sql, "kernels"))
-        snprintf(t->sql[t->n++], sizeof t->sql[0], "%s", sql);
-    return 0;
-}
-
-/* The plan of sql has no full scan of kernels (alias k) or sessions (s). */
-static void ck_indexed(sqlite3 *h, const char *sql)
-{
-    char q[600];
-    snprintf(q, sizeof q, "EXPLAIN QUERY PLAN %s", sql);
-    sqlite3_stmt *st = NULL;
-    ck_assert_int_eq(sqlite3_prepare_v2(h, q, -1, &st, NULL), SQLITE_OK);
-    bool kernels = false;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *d = (const char *)sqlite3_column_text(st, 3);
-        ck_assert_msg(strncmp(d, "SCAN kernels", 12) && strcmp(d, "SCAN k")
-                      && strncmp(d, "SCAN sessions", 13) &&
-                      strcmp(d, "SCAN s"), "%s: %s", sql, d);
-        kernels |= strstr(d, "INDEX kernels_live (") != NULL;
-    }
-    sqlite3_finalize(st);
-    ck_assert_msg(kernels, "%s: kernels_live unused", sql);
-}
-
-/* core step 3 keeps only live, placed kernels in kernels_live: every
- * query by agent (the manager's own, traced as it runs them) still
- * searches it rather than scanning kernels. */
-START_TEST(test_kernels_by_agent_indexed)
-{
-    sqlite3 *h = NULL;
-    ck_assert_int_eq(sqlite3_open_v2(":memory:", &h, SQLITE_OPEN_READWRITE,
-                                     NULL), SQLITE_OK);
-    skv__db *db = NULL;
-    skv_error e = SKV_ERROR_INIT;
-    SKV_CK_OK(skv__db_wrap_sqlite(h, &db, &e), &e);
-    SKV_CK_OK(skv__mgr_store_schema(db, &e), &e);
-    traced t = {0};
-    sqlite3_trace_v2(h, SQLITE_TRACE_STMT, trace_cb, &t);
-    char **ids = NULL;
-    size_t n = 0;
-    uint32_t load = 0;
-    SKV_CK_OK(skv__mgr_store_agent_load(db, "a1", &load, &e), &e);
-    SKV_CK_OK(skv__mgr_store_sessions_on(db, "a1", &ids, &n, &e), &e);
-    SKV_CK_OK(skv__mgr_store_sessions_on_device(db, "a1", "cpu", &ids, &n,
-                                                &e), &e);
-    SKV_CK_OK(skv__mgr_store_sessions_to_create(db, "a1", &ids, &n, &e),
-              &e);
-    SKV_CK_OK(skv__mgr_store_agent_kernels(db, "a1", "RUNNING,TERMINATING",
-                                           &ids, &n, &e), &e);
-    sqlite3_trace_v2(h, 0, NULL, NULL);
-    ck_assert_uint_eq(t.n, 5);
-    for (size_t i = 0; i < t.n; i++)
-        ck_indexed(h, t.sql[i]);
-    skv__db_close(db);
-}
-END_TEST
-
-/* core step 3 on a database at step 2: kernels_agent goes, kernels_live
- * comes, every row stays. */
-START_TEST(test_migrate_kernels_live)
-{
-    populate(3);
-    exec_sql("manager.db", "DROP INDEX kernels_live; CREATE INDEX "
-             "kernels_agent ON kernels(agent_id, status); UPDATE "
-             "schema_version SET version = 2 WHERE component = 'core'");
-    int64_t n = query_int("SELECT count(*) FROM kernels");
-    ck_assert_int_gt(n, 0);
-    skv_manager *m = open_ok(T0 + 20);
-    skv_manager_free(m);
-    ck_assert_int_eq(query_int("SELECT version FROM schema_version WHERE "
-                               "component = 'core'"), 3);
-    ck_assert_int_eq(query_int("SELECT count(*) FROM sqlite_master WHERE "
-                               "name = 'kernels_agent'"), 0);
-    ck_assert_int_eq(query_int("SELECT count(*) FROM sqlite_master WHERE "
-                               "name = 'kernels_live' AND sql LIKE "
-                               "'%WHERE agent_id IS NOT NULL%'"), 1);
-    ck_assert_int_eq(query_int("SELECT count(*) FROM kernels"), n);
-    ck_assert_int_eq(skv_manager_check(dir, NULL, NULL), 0);
-}
-END_TEST
-
 Suite *skv_test_suite_store(void);
 Suite *skv_test_suite_store(void)
 {
@@ -809,8 +713,6 @@ Suite *skv_test_suite_store(void)
     tcase_add_test(tc, test_migrate_history_v2);
     tcase_add_test(tc, test_migrate_newer_refused);
     tcase_add_test(tc, test_migrate_steps);
-    tcase_add_test(tc, test_kernels_by_agent_indexed);
-    tcase_add_test(tc, test_migrate_kernels_live);
     suite_add_tcase(s, tc);
     return s;
 }

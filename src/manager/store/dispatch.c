@@ -165,8 +165,7 @@ int skv__mgr_store_sessions_to_create(skv__db *db, const char *agent,
     int rc = skv__db_prepare(db, "SELECT DISTINCT k.session_id FROM kernels "
                              "k JOIN sessions s ON s.id=k.session_id WHERE "
                              "k.agent_id=? AND k.status IN ('SCHEDULED',"
-                             "'PREPARING') AND " SKV__KERNEL_LIVE("k.")
-                             " AND s.status IN ('SCHEDULED',"
+                             "'PREPARING') AND s.status IN ('SCHEDULED',"
                              "'PREPARING','RUNNING')", &st, err);
     if (rc)
         return rc;

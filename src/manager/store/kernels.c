@@ -354,21 +354,6 @@ int skv__mgr_store_kernel_stats(skv__db *db, const char *agent,
     return rc;
 }
 
-/* Whether statuses names no ended status: only then may a query by agent
- * say so, for index kernels_live (the others are not in it). */
-static bool all_live(const char *statuses)
-{
-    static const status_set ended = {.v = {"TERMINATED", "CANCELLED",
-        "ERROR"}, .n = 3};
-    status_set s;
-    if (set_parse(&s, statuses, NULL))
-        return false;
-    for (size_t i = 0; i < s.n; i++)
-        if (in_list(s.v[i], &ended))
-            return false;
-    return true;
-}
-
 /* Kernel ids on agent with a status in statuses. */
 int skv__mgr_store_agent_kernels(skv__db *db, const char *agent,
                                  const char *statuses, char ***out,
@@ -378,13 +363,9 @@ int skv__mgr_store_agent_kernels(skv__db *db, const char *agent,
     skv__db_stmt *st;
     *out = NULL;
     *n = 0;
-    int rc = prepare_set(db, all_live(statuses)
-                         ? "SELECT id FROM kernels WHERE status IN (%s) "
-                           "AND agent_id=? AND " SKV__KERNEL_LIVE("")
-                           " ORDER BY id"
-                         : "SELECT id FROM kernels WHERE status IN (%s) "
-                           "AND agent_id=? ORDER BY id", &s, statuses, &st,
-                         1, err);
+    int rc = prepare_set(db, "SELECT id FROM kernels WHERE status IN (%s) "
+                         "AND agent_id=? ORDER BY id", &s, statuses, &st, 1,
+                         err);
     if (rc)
         return rc;
     skv__db_bind_text(st, (int)s.n + 1, agent);

@@ -190,8 +190,8 @@ int skv__mgr_store_sessions_on_device(skv__db *db, const char *agent,
         " JOIN kernel_alloc a ON a.kernel_id=k.id"
         " JOIN sessions s ON s.id=k.session_id WHERE k.agent_id=? AND"
         " a.device_id=? AND"
-        " k.status IN ('SCHEDULED','PREPARING','RUNNING','TERMINATING') AND "
-        SKV__KERNEL_LIVE("k.") " AND s.status NOT IN ('PENDING','TERMINATED','CANCELLED','ERROR')", &st,
+        " k.status IN ('SCHEDULED','PREPARING','RUNNING','TERMINATING') AND"
+        " s.status NOT IN ('PENDING','TERMINATED','CANCELLED','ERROR')", &st,
         err);
     if (rc)
         return rc;

@@ -214,8 +214,7 @@ int skv__mgr_store_agent_load(skv__db *db, const char *agent, uint32_t *out,
     int64_t n = 0;
     int rc = skv__mgr_store_int1(db, "SELECT count(*) FROM kernels WHERE "
                                  "agent_id=? AND status IN ('PREPARING',"
-                                 "'RUNNING','TERMINATING') AND "
-                                 SKV__KERNEL_LIVE(""), SKV__ARGS(agent),
+                                 "'RUNNING','TERMINATING')", SKV__ARGS(agent),
                                  &n, err);
     *out = (uint32_t)n;
     return rc;
@@ -335,7 +334,7 @@ int skv__mgr_store_sessions_on(skv__db *db, const char *agent, char ***out,
     int rc = skv__db_prepare(db, "SELECT DISTINCT k.session_id FROM kernels k"
         " JOIN sessions s ON s.id=k.session_id WHERE k.agent_id=? AND "
         "k.status IN ('SCHEDULED','PREPARING','RUNNING','TERMINATING') AND "
-        SKV__KERNEL_LIVE("k.") " AND s.status NOT IN ('PENDING','TERMINATED','CANCELLED','ERROR')", &st,
+        "s.status NOT IN ('PENDING','TERMINATED','CANCELLED','ERROR')", &st,
         err);
     if (rc)
         return rc;

@@ -141,24 +141,9 @@ static const char core_v2_pg[] =
     "CREATE INDEX IF NOT EXISTS history_session"
     " ON session_history(session_id)";
 
-/* Kernels by agent: only placed, unended kernels (the queries ask for no
- * others), without status changes of ended ones and without the agentless
- * PENDING rows. The index stays a few pages that every commit rewrites
- * anyway, instead of one leaf per agent among all kernels ever run: at
- * 1,000 agents the manager's pwrites fell 6.4 -> 5.4 per session. SQLite
- * uses it only for a query whose WHERE has the term SKV__KERNEL_LIVE
- * spelled as here (store_int.h); PostgreSQL proves it from the query's
- * status list. The same text on both engines (issue 14). */
-static const char core_v3[] =
-    "DROP INDEX IF EXISTS kernels_agent;"
-    "CREATE INDEX IF NOT EXISTS kernels_live ON kernels(agent_id, status)"
-    " WHERE agent_id IS NOT NULL AND status NOT IN ('TERMINATED',"
-    "'CANCELLED','ERROR');";
-
 static const skv__mgr_migration core[] = {
     {1, core_v1_sqlite, skv__mgr_store_core_v1_pg},
     {2, core_v2_sqlite, core_v2_pg},
-    {3, core_v3, core_v3},
 };
 
 static const skv__mgr_migration nonces[] = {

@@ -36,13 +36,6 @@ int skv__mgr_store_int1(skv__db *db, const char *sql, size_t n,
                         const char *const *args, int64_t *out,
                         skv_error *err);
 
-/* The WHERE term of index kernels_live (core step 3, schema.c), as the
- * index spells it: SQLite uses a partial index only for a query that has
- * its terms verbatim, so a query by agent of kernels that are live anyway
- * adds it (with its alias prefix) to stay indexed. */
-#define SKV__KERNEL_LIVE(k) k "status NOT IN ('TERMINATED','CANCELLED'," \
-                            "'ERROR')"
-
 #define SKV__ARGS(...) (sizeof((const char *[]){__VA_ARGS__}) / \
                         sizeof(const char *)), (const char *[]){__VA_ARGS__}
 
