@@ -116,51 +116,6 @@ START_TEST(test_cache_rollback)
 }
 END_TEST
 
-static bool end_null(skv__db *db, const char *sid)
-{
-    int64_t v = -1;
-    skv_error e = SKV_ERROR_INIT;
-    SKV_CK_OK(skv__mgr_store_int1(db, "SELECT end_status IS NULL AND "
-                                  "end_reason IS NULL FROM sessions WHERE "
-                                  "id=?", SKV__ARGS(sid), &v, &e), &e);
-    return v == 1;
-}
-
-/* The end flag kept with the state (state_cache.h, sessions.c's end from
- * memory): "no stop asked" only while this connection's own writes say
- * so, and never while the row has an end; a read of the state, a stop and
- * an undone unit make it unknown. */
-START_TEST(test_cache_no_end)
-{
-    skv__db *db = open_db();
-    skv_error e = SKV_ERROR_INIT;
-    add_session(db, SID);
-    ck_assert_int_eq(state(db, SID), SKV_SESSION_PENDING);
-    ck_assert(!skv__mgr_store_state_no_end(db, SID));     /* read: unknown */
-    skv__mgr_store_state_note(db, SID, SKV_SESSION_PENDING);  /* as insert.c */
-    skv__mgr_store_state_note_end(db, SID, true);
-    set(db, SID, "RUNNING");                   /* a status write keeps it */
-    ck_assert(skv__mgr_store_state_no_end(db, SID) && end_null(db, SID));
-    SKV_CK_OK(skv__db_begin(db, &e), &e);
-    SKV_CK_OK(skv__mgr_store_savepoint(db, &e), &e);
-    SKV_CK_OK(skv__mgr_store_session_end(db, SID, "TERMINATED", "stop", &e),
-              &e);
-    set(db, SID, "TERMINATING");
-    ck_assert(!skv__mgr_store_state_no_end(db, SID) && !end_null(db, SID));
-    SKV_CK_OK(skv__mgr_store_release(db, &e), &e);
-    SKV_CK_OK(skv__mgr_store_savepoint(db, &e), &e);
-    SKV_CK_OK(skv__mgr_store_session_unplace(db, SID, &e), &e);
-    set(db, SID, "PENDING");
-    ck_assert(skv__mgr_store_state_no_end(db, SID) && end_null(db, SID));
-    skv__mgr_store_rollback_to(db);           /* the unplace is undone */
-    ck_assert(!skv__mgr_store_state_no_end(db, SID) && !end_null(db, SID));
-    SKV_CK_OK(skv__db_commit(db, &e), &e);
-    ck_assert_int_eq(state(db, SID), SKV_SESSION_TERMINATING);
-    ck_assert(!skv__mgr_store_state_no_end(db, SID));
-    skv__db_close(db);
-}
-END_TEST
-
 /* A failed unit of a batch (ROLLBACK TO its savepoint) undoes its state
  * change, and the batch's other units keep theirs. */
 START_TEST(test_cache_unit_rollback)
@@ -367,7 +322,6 @@ Suite *skv_test_suite_store_cache(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_cache_rollback);
     tcase_add_test(tc, test_cache_unit_rollback);
-    tcase_add_test(tc, test_cache_no_end);
     tcase_add_test(tc, test_cache_failed_commit);
     tcase_add_test(tc, test_cache_fence_and_reopen);
     tcase_add_test(tc, test_cache_long_id);

@@ -536,11 +536,9 @@ int skv__mgr_session_finish(skv_manager *m, const char *sid, int64_t now_ms,
 #define SKV__MGR_KERNEL_FINAL "TERMINATED,CANCELLED,ERROR"
 /* Inside the caller's open unit, after a kernel of sid ended: sid's final
  * row too when none of its kernels is live (*done; *failed for the
- * scheduler). main: the main kernel as the unit wrote it, or NULL. */
-int skv__mgr_session_end_in(skv_manager *m, const char *sid,
-                            const skv__mgr_store_main_end *main,
-                            int64_t now_ms, bool *done, bool *failed,
-                            skv_error *err);
+ * scheduler). */
+int skv__mgr_session_end_in(skv_manager *m, const char *sid, int64_t now_ms,
+                            bool *done, bool *failed, skv_error *err);
 /* sid's end committed: the scheduler's step (after the batch's commit). */
 void skv__mgr_session_ended(skv_manager *m, const char *sid, bool failed,
                             int64_t now_ms);

@@ -118,16 +118,7 @@ int skv__mgr_session_settle(skv_manager *m, const char *sid, int64_t now_ms,
 }
 
 /* The exit and, when it was the last live kernel, the session's end: one
- * unit (mgr_sessions.c). */
-static int ended_tx(skv_manager *m, const char *kid, const char *sid,
-                    int idx, const skv__mgr_store_main_end *k, int64_t now,
-                    bool *done, bool *failed, skv_error *err)
-{
-    int rc = set_ended(m, kid, k->status, k->exit_code, k->reason, err);
-    return rc ? rc : skv__mgr_session_end_in(m, sid, idx == 0 ? k : NULL,
-                                             now, done, failed, err);
-}
-
+ * unit (mgr_sessions.c skv__mgr_session_end_in). */
 int skv__mgr_kernel_ended(skv_manager *m, const char *kid, const char *status,
                           int exit_code, const char *reason, int64_t now_ms,
                           skv_error *err)
@@ -138,10 +129,11 @@ int skv__mgr_kernel_ended(skv_manager *m, const char *kid, const char *status,
     int rc = kernel_info(m, kid, sid, &idx, old, err);
     if (rc || kernel_final(old))
         return rc ? rc : skv__mgr_session_settle(m, sid, now_ms, err);
-    skv__mgr_store_main_end k = {status, exit_code, reason};
     rc = skv__mgr_begin(m, err);
     if (!rc)
-        rc = ended_tx(m, kid, sid, idx, &k, now_ms, &done, &failed, err);
+        rc = set_ended(m, kid, status, exit_code, reason, err);
+    if (!rc)
+        rc = skv__mgr_session_end_in(m, sid, now_ms, &done, &failed, err);
     if (rc) {
         skv__mgr_rollback(m);
         return rc;

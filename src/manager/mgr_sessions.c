@@ -118,18 +118,13 @@ static skv_manager_session_state final_state(const skv__mgr_store_finish *fi)
     return s;
 }
 
-/* sid's final row in the open transaction or unit. main: its main kernel
- * as this unit just wrote it (the end then reads nothing when the state
- * cache knows no stop was asked for), or NULL. */
-static int finish_tx(skv_manager *m, const char *sid,
-                     const skv__mgr_store_main_end *main, int64_t now_ms,
+/* sid's final row in the open transaction or unit. The end's row comes
+ * from the kernel cache when it knows it (store/sessions.c finish_row). */
+static int finish_tx(skv_manager *m, const char *sid, int64_t now_ms,
                      bool *failed, skv_error *err)
 {
     skv__mgr_store_finish fi;
-    int rc = 0;
-    if (!main || !skv__mgr_store_session_finish_known(m->store, sid, main,
-                                                      &fi))
-        rc = skv__mgr_store_session_finish_row(m->store, sid, &fi, err);
+    int rc = skv__mgr_store_session_finish_row(m->store, sid, &fi, err);
     if (rc)
         return rc;
     skv_manager_session_state fin = final_state(&fi);
@@ -164,7 +159,7 @@ int skv__mgr_session_finish(skv_manager *m, const char *sid, int64_t now_ms,
         return rc;
     rc = skv__mgr_begin(m, err);
     if (!rc)
-        rc = finish_tx(m, sid, NULL, now_ms, &failed, err);
+        rc = finish_tx(m, sid, now_ms, &failed, err);
     if (rc) {
         skv__mgr_rollback(m);
         return rc;
@@ -181,10 +176,8 @@ int skv__mgr_session_finish(skv_manager *m, const char *sid, int64_t now_ms,
  * session's final row goes in here too (*done), so a failure undoes both
  * and the agent's repeated exit finds both as they were. Any other case
  * (a stop to ask for, nothing to do) is the settle after the commit. */
-int skv__mgr_session_end_in(skv_manager *m, const char *sid,
-                            const skv__mgr_store_main_end *main,
-                            int64_t now_ms, bool *done, bool *failed,
-                            skv_error *err)
+int skv__mgr_session_end_in(skv_manager *m, const char *sid, int64_t now_ms,
+                            bool *done, bool *failed, skv_error *err)
 {
     skv_manager_session_state s;
     int live = 0;
@@ -196,7 +189,7 @@ int skv__mgr_session_end_in(skv_manager *m, const char *sid,
                                      false, false, &live, err);
     if (rc || live)
         return rc;
-    rc = finish_tx(m, sid, main, now_ms, failed, err);
+    rc = finish_tx(m, sid, now_ms, failed, err);
     *done = rc == 0;
     return rc;
 }

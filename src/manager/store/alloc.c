@@ -186,7 +186,5 @@ int skv__mgr_store_session_unplace(skv__db *db, const char *sid,
                                       "NULL, end_reason=NULL, started_ms=NULL"
                                       " WHERE id=?", SKV__ARGS(sid), NULL,
                                       err);
-    if (!rc)
-        skv__mgr_store_state_note_end(db, sid, true);
     return rc;
 }

@@ -73,9 +73,7 @@ static int session_row(skv__db *db, const skv_proto_session_submit *s,
     if (!rc) {
         skv__mgr_store_cc_submit_note(db, sid, blob, len, domain, s->project,
                                       s->owner);
-        /* its end (sessions.c) reads neither end column back */
         skv__mgr_store_state_note(db, sid, SKV_SESSION_PENDING);
-        skv__mgr_store_state_note_end(db, sid, true);
     }
     skv__db_done(st);
     skv_free(blob);

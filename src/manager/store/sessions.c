@@ -115,7 +115,6 @@ int skv__mgr_store_session_end(skv__db *db, const char *sid,
                                const char *end_status, const char *reason,
                                skv_error *err)
 {
-    skv__mgr_store_state_note_end(db, sid, false);
     int rc = skv__mgr_store_exec_text(db, "UPDATE sessions SET end_status=?, "
                                       "end_reason=? WHERE id=? AND end_status"
                                       " IS NULL", SKV__ARGS(end_status, reason,
@@ -200,15 +199,4 @@ int skv__mgr_store_session_finish_row(skv__db *db, const char *sid,
                     skv__db_column_text(st, 3), skv__db_column_text(st, 4));
     skv__db_done(st);
     return rc < 0 ? rc : 0;
-}
-
-bool skv__mgr_store_session_finish_known(skv__db *db, const char *sid,
-                                         const skv__mgr_store_main_end *k,
-                                         skv__mgr_store_finish *out)
-{
-    if (!skv__mgr_store_state_no_end(db, sid))
-        return false;
-    memset(out, 0, sizeof *out);
-    finish_fill(out, NULL, NULL, true, k->exit_code, k->status, k->reason);
-    return true;
 }

@@ -9,7 +9,6 @@
 typedef struct state_slot {
     uint64_t epoch;                      /* 0: empty */
     skv_manager_session_state state;
-    bool no_end;                         /* end_status, end_reason NULL */
     char sid[SKV__STATE_CACHE_ID];
 } state_slot;
 
@@ -70,34 +69,9 @@ void skv__mgr_store_state_note(skv__db *db, const char *sid,
     if (!db->epoch)
         db->epoch = 1;    /* 0 marks an empty slot */
     state_slot *s = &db->states->slot[slot_of(sid)];
-    bool same = s->epoch == db->epoch && !strcmp(s->sid, sid);
-    s->no_end = same && s->no_end;    /* a status write keeps the end */
     s->epoch = db->epoch;
     s->state = st;
     memcpy(s->sid, sid, strlen(sid) + 1);
-}
-
-/* The slot of sid at this epoch, or NULL. */
-static state_slot *current(skv__db *db, const char *sid)
-{
-    if (!db->states || !cacheable(sid))
-        return NULL;
-    state_slot *s = &db->states->slot[slot_of(sid)];
-    return s->epoch == db->epoch && !strcmp(s->sid, sid) ? s : NULL;
-}
-
-void skv__mgr_store_state_note_end(skv__db *db, const char *sid,
-                                   bool none)
-{
-    state_slot *s = current(db, sid);
-    if (s)
-        s->no_end = none;
-}
-
-bool skv__mgr_store_state_no_end(skv__db *db, const char *sid)
-{
-    const state_slot *s = current(db, sid);
-    return s && s->no_end;
 }
 
 void skv__mgr_store_state_forget(skv__db *db)

@@ -35,16 +35,6 @@ bool skv__mgr_store_state_known(skv__db *db, const char *sid);
  * the row). Out of memory only makes later reads misses. */
 void skv__mgr_store_state_note(skv__db *db, const char *sid,
                                skv_manager_session_state s);
-/* Whether sid's end_status and end_reason are NULL, kept with its state
- * so that a session's end needs no read of them (sessions.c): none is
- * true where this connection wrote them NULL (the row's insert, an
- * unplace) and false where it may have set them (a stop). Only an entry
- * of this epoch carries it; a note of the state from a read leaves it
- * unknown (false), one from a status write keeps it. */
-void skv__mgr_store_state_note_end(skv__db *db, const char *sid,
-                                   bool none);
-/* true: sid's end_status and end_reason are NULL on this connection. */
-bool skv__mgr_store_state_no_end(skv__db *db, const char *sid);
 /* Every entry becomes a miss: something this connection wrote may have
  * been undone, or another manager may have written. */
 void skv__mgr_store_state_forget(skv__db *db);

@@ -57,19 +57,6 @@ typedef struct skv__mgr_store_finish {
 int skv__mgr_store_session_finish_row(skv__db *db, const char *sid,
                                       skv__mgr_store_finish *out,
                                       skv_error *err);
-/* The main kernel's row as the caller's unit has just written it
- * (skv__mgr_store_kernel_ended; nothing written since). */
-typedef struct skv__mgr_store_main_end {
-    const char *status;
-    int exit_code;
-    const char *reason;    /* NULL: the column is NULL */
-} skv__mgr_store_main_end;
-/* true and *out, as skv__mgr_store_session_finish_row would give it, when
- * the connection knows sid's end_status and end_reason are NULL (the state
- * cache, state_cache.h) and k is its main kernel's row: no read. */
-bool skv__mgr_store_session_finish_known(skv__db *db, const char *sid,
-                                         const skv__mgr_store_main_end *k,
-                                         skv__mgr_store_finish *out);
 
 int skv__mgr_store_session_insert(skv__db *db,
                                   const skv_proto_session_submit *s,
