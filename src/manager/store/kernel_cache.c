@@ -7,26 +7,12 @@
 #include "kernel_cache.h"
 #include "skv_internal.h"
 
-/* What the end of the session reads (kernel_cache.h skv__mgr_store_kc_
- * finish): the stop asked for and the main kernel's exit. */
-typedef struct kc_fin {
-    bool known;             /* only from the session's insert on */
-    bool end_set;           /* end_status is not NULL */
-    bool end_reason_set;
-    bool exit_set;          /* the main kernel's exit_code is not NULL */
-    bool kreason_set;
-    int exit_code;
-    char end_status[32];
-    char end_reason[256];
-    char kreason[256];
-} kc_fin;
-
 typedef struct kc_session {
     uint64_t epoch;                      /* 0: empty */
     char sid[SKV__KCACHE_ID];
     size_t n;
     skv__kc_kernel k[SKV__KCACHE_KERNELS];
-    kc_fin fin;
+    skv__kc_fin fin;
 } kc_session;
 
 typedef struct kc_index {
@@ -239,6 +225,14 @@ void skv__mgr_store_kc_fin_new(skv__db *db, const char *sid)
     s->fin.known = true;
 }
 
+void skv__mgr_store_kc_fin_read(skv__db *db, const char *sid,
+                                const skv__kc_fin *f)
+{
+    kc_session *s = find(db, sid);
+    if (s)
+        s->fin = *f;
+}
+
 void skv__mgr_store_kc_fin_forget(skv__db *db, const char *sid)
 {
     kc_session *s = find(db, sid);
@@ -293,7 +287,7 @@ bool skv__mgr_store_kc_finish(skv__db *db, const char *sid,
     const kc_session *s = find(db, sid);
     if (!s || !s->fin.known)
         return false;
-    const kc_fin *f = &s->fin;
+    const skv__kc_fin *f = &s->fin;
     const skv__kc_kernel *k = main_kernel(s);
     const char *er = f->end_set && f->end_reason_set ? f->end_reason : NULL;
     const char *kr = k && f->kreason_set ? f->kreason : NULL;

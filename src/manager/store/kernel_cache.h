@@ -39,6 +39,20 @@ typedef struct skv__kc_kernel {
     int idx;
 } skv__kc_kernel;
 
+/* What the end of the session reads (skv__mgr_store_kc_finish): the stop
+ * asked for and the main kernel's exit; a *_set false is a NULL column. */
+typedef struct skv__kc_fin {
+    bool known;             /* from the session's insert or a read on */
+    bool end_set;           /* end_status is not NULL */
+    bool end_reason_set;
+    bool exit_set;          /* the main kernel's exit_code is not NULL */
+    bool kreason_set;
+    int exit_code;
+    char end_status[32];
+    char end_reason[256];
+    char kreason[256];
+} skv__kc_fin;
+
 /* A session's kernels in index order, or NULL (a miss). Valid until the
  * next call into the cache. */
 const skv__kc_kernel *skv__mgr_store_kc_session(skv__db *db, const char *sid,
@@ -61,13 +75,16 @@ void skv__mgr_store_kc_move(skv__db *db, const char *sid,
 void skv__mgr_store_kc_drop(skv__db *db, const char *sid);
 
 /* The end's row (sessions.c finish_row: the stop asked for, the main
- * kernel's exit code, status and reason) from memory. Known only for a
- * session inserted on this connection (fin_new after its kc_fill: every
- * column NULL) and kept by every write of those columns: a stop's
- * (fin_end), a kernel's exit (fin_exit); a lost agent's kernels
- * (fin_forget), renames and unplacing (kc_drop) make it a miss again, as
- * a fill from a SELECT does. */
+ * kernel's exit code, status and reason) from memory. Known for a session
+ * inserted on this connection (fin_new after its kc_fill: every column
+ * NULL) or read whole into the cache (fin_read after its kc_fill, from the
+ * same SELECT: kernels.c session_rows), and kept by every write of those
+ * columns: a stop's (fin_end), a kernel's exit (fin_exit); a lost agent's
+ * kernels (fin_forget), renames and unplacing (kc_drop) make it a miss
+ * again, as a kc_fill alone does. */
 void skv__mgr_store_kc_fin_new(skv__db *db, const char *sid);
+void skv__mgr_store_kc_fin_read(skv__db *db, const char *sid,
+                                const skv__kc_fin *f);
 void skv__mgr_store_kc_fin_forget(skv__db *db, const char *sid);
 void skv__mgr_store_kc_fin_end(skv__db *db, const char *sid,
                                const char *status, const char *reason);

@@ -49,19 +49,44 @@ static int prepare_set(skv__db *db, const char *sql, status_set *s,
     return rc;
 }
 
+/* The end's columns in a row of session_rows' SELECT: the session's
+ * (every row has them), the main kernel's exit from its own row. */
+static void row_end(skv__db_stmt *st, int idx, skv__kc_fin *f)
+{
+    const char *es = skv__db_column_text(st, 6);
+    const char *er = skv__db_column_text(st, 7);
+    /* An end_reason without end_status (a stop that named no end) is
+     * not what the cache holds: the end then reads the row. */
+    f->known = es || !er;
+    f->end_set = es != NULL;
+    f->end_reason_set = er != NULL;
+    snprintf(f->end_status, sizeof f->end_status, "%s", es ? es : "");
+    snprintf(f->end_reason, sizeof f->end_reason, "%s", er ? er : "");
+    if (idx != 0)
+        return;
+    const char *kr = skv__db_column_text(st, 5);
+    f->exit_set = !skv__db_column_is_null(st, 4);
+    f->exit_code = (int)skv__db_column_int64(st, 4);
+    f->kreason_set = kr != NULL;
+    snprintf(f->kreason, sizeof f->kreason, "%s", kr ? kr : "");
+}
+
 /* sid's kernels from the cache, read whole into it on a miss (one SELECT
- * instead of one per question). NULL with *rc 0: not cacheable (too many
+ * instead of one per question; the same row gives the end's columns, so
+ * the end reads nothing either). NULL with *rc 0: not cacheable (too many
  * kernels, ids too long, out of memory): the caller asks the database. */
 static const skv__kc_kernel *session_rows(skv__db *db, const char *sid,
                                           size_t *n, int *rc, skv_error *err)
 {
     const skv__kc_kernel *c = skv__mgr_store_kc_session(db, sid, n);
     skv__kc_kernel k[SKV__KCACHE_KERNELS + 1];
+    skv__kc_fin fin = {0};
     skv__db_stmt *st;
     size_t m = 0;
-    if (c || (*rc = skv__db_prepare(db, "SELECT id, idx, status, agent_id "
-                                    "FROM kernels WHERE session_id=? ORDER "
-                                    "BY idx", &st, err)))
+    if (c || (*rc = skv__db_prepare(db, "SELECT k.id, k.idx, k.status, "
+              "k.agent_id, k.exit_code, k.reason, s.end_status, s.end_reason"
+              " FROM kernels k JOIN sessions s ON s.id=k.session_id WHERE "
+              "k.session_id=? ORDER BY k.idx", &st, err)))
         return c;
     skv__db_bind_text(st, 1, sid);
     while ((*rc = skv__db_step(st, err)) == SKV__DB_ROW && m < sizeof k /
@@ -71,7 +96,8 @@ static const skv__kc_kernel *session_rows(skv__db *db, const char *sid,
         k[m].idx = (int)skv__db_column_int64(st, 1);
         snprintf(k[m].status, sizeof k[m].status, "%s",
                  skv__db_column_text(st, 2));
-        snprintf(k[m++].agent, sizeof k->agent, "%s", agent ? agent : "");
+        snprintf(k[m].agent, sizeof k->agent, "%s", agent ? agent : "");
+        row_end(st, k[m++].idx, &fin);
     }
     skv__db_done(st);
     if (*rc < 0)
@@ -79,8 +105,10 @@ static const skv__kc_kernel *session_rows(skv__db *db, const char *sid,
     /* Rows past the cache's room: not filled, so no entry claims to be
      * all of sid's kernels. A truncated id or status is refused there. */
     *rc = 0;
-    if (m <= SKV__KCACHE_KERNELS)
+    if (m <= SKV__KCACHE_KERNELS) {
         skv__mgr_store_kc_fill(db, sid, k, m);
+        skv__mgr_store_kc_fin_read(db, sid, &fin);
+    }
     return skv__mgr_store_kc_session(db, sid, n);
 }
 
