@@ -6,6 +6,7 @@
 #include "db_impl.h"
 #include "kernel_cache.h"
 #include "skv_internal.h"
+#include "store_int.h"
 
 typedef struct kc_session {
     uint64_t epoch;                      /* 0: empty */
@@ -280,7 +281,8 @@ static const skv__kc_kernel *main_kernel(const kc_session *s)
     return NULL;
 }
 
-/* What the SELECT's row gives, truncated the same way. */
+/* The SELECT's columns as the entry holds them (NULL where the column
+ * is), through the builder the SELECT's row goes through. */
 bool skv__mgr_store_kc_finish(skv__db *db, const char *sid,
                               skv__mgr_store_finish *out)
 {
@@ -289,14 +291,10 @@ bool skv__mgr_store_kc_finish(skv__db *db, const char *sid,
         return false;
     const skv__kc_fin *f = &s->fin;
     const skv__kc_kernel *k = main_kernel(s);
-    const char *er = f->end_set && f->end_reason_set ? f->end_reason : NULL;
-    const char *kr = k && f->kreason_set ? f->kreason : NULL;
-    memset(out, 0, sizeof *out);
-    snprintf(out->end_status, sizeof out->end_status, "%s",
-             f->end_set ? f->end_status : "");
-    snprintf(out->reason, sizeof out->reason, "%s", er ? er : kr ? kr : "");
-    out->stop_reason = er != NULL;
-    out->exit_code = k && f->exit_set ? f->exit_code : -1;
-    out->main_error = k && !strcmp(k->status, "ERROR");
+    skv__mgr_store_finish_fill(out, f->end_set ? f->end_status : NULL,
+                               f->end_set && f->end_reason_set ?
+                               f->end_reason : NULL, k && f->exit_set,
+                               f->exit_code, k ? k->status : NULL,
+                               k && f->kreason_set ? f->kreason : NULL);
     return true;
 }

@@ -163,10 +163,9 @@ int skv__mgr_store_session_times(skv__db *db, const char *sid,
                   : skv__err(err, SKV_ENOENT, "no session '%s'", sid);
 }
 
-/* What the finish row's SELECT gives, from its columns. */
-static void finish_fill(skv__mgr_store_finish *out, const char *es,
-                        const char *er, bool has_code, int code,
-                        const char *ks, const char *kr)
+void skv__mgr_store_finish_fill(skv__mgr_store_finish *out, const char *es,
+                                const char *er, bool has_code, int code,
+                                const char *ks, const char *kr)
 {
     snprintf(out->end_status, sizeof out->end_status, "%s", es ? es : "");
     snprintf(out->reason, sizeof out->reason, "%s", er ? er : kr ? kr : "");
@@ -193,10 +192,12 @@ int skv__mgr_store_session_finish_row(skv__db *db, const char *sid,
     out->exit_code = -1;
     rc = skv__db_step(st, err);
     if (rc == SKV__DB_ROW)
-        finish_fill(out, skv__db_column_text(st, 0),
-                    skv__db_column_text(st, 1), !skv__db_column_is_null(st, 2),
-                    (int)skv__db_column_int64(st, 2),
-                    skv__db_column_text(st, 3), skv__db_column_text(st, 4));
+        skv__mgr_store_finish_fill(out, skv__db_column_text(st, 0),
+                                   skv__db_column_text(st, 1),
+                                   !skv__db_column_is_null(st, 2),
+                                   (int)skv__db_column_int64(st, 2),
+                                   skv__db_column_text(st, 3),
+                                   skv__db_column_text(st, 4));
     skv__db_done(st);
     return rc < 0 ? rc : 0;
 }

@@ -36,6 +36,14 @@ int skv__mgr_store_int1(skv__db *db, const char *sql, size_t n,
                         const char *const *args, int64_t *out,
                         skv_error *err);
 
+/* The end's row (skv__mgr_store_session_finish_row) from its columns,
+ * NULL where a column is NULL: end_status, end_reason, the main kernel's
+ * exit_code (has_code), status and reason. One builder for the SELECT's
+ * row and the kernel cache's (kernel_cache.c), so the two agree. */
+void skv__mgr_store_finish_fill(skv__mgr_store_finish *out, const char *es,
+                                const char *er, bool has_code, int code,
+                                const char *ks, const char *kr);
+
 #define SKV__ARGS(...) (sizeof((const char *[]){__VA_ARGS__}) / \
                         sizeof(const char *)), (const char *[]){__VA_ARGS__}
 
