@@ -1,8 +1,10 @@
 /* Submit bodies and allocation rows kept in memory (create_cache.h).
  * SPDX-License-Identifier: Apache-2.0 */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cache_util.h"
 #include "create_cache.h"
 #include "db_impl.h"
 #include "skv_internal.h"
@@ -31,58 +33,42 @@ typedef struct cc_alloc {
 } cc_alloc;
 
 struct skv__create_cache {
-    uint64_t hits, misses;
+    skv__cache_stats stats;              /* first: cache_util.h */
     uint64_t gen;                        /* bumped by alloc_forget */
     cc_submit submits[SKV__CCACHE_SUBMITS];
     cc_alloc allocs[SKV__CCACHE_ALLOCS];
 };
+_Static_assert(offsetof(struct skv__create_cache, stats) == 0,
+               "cache_util.h counts through the cache's first member");
 
-static uint64_t hash(const char *s)
+static bool id_fits(const char *s)
 {
-    uint64_t h = 1469598103934665603u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
+    return skv__mgr_store_cache_fits(s, SKV__CCACHE_ID);
 }
 
-static bool fits(const char *s, size_t room)
-{
-    return s && strnlen(s, room) < room;
-}
-
-static void count(skv__db *db, bool hit)
-{
-    if (db->create)
-        *(hit ? &db->create->hits : &db->create->misses) += 1;
-}
-
-/* Allocated on first use, as the other caches. NULL: out of memory,
- * which only makes later lookups misses. */
+/* Allocated on first use, as the other caches (cache_util.h). */
 static struct skv__create_cache *cache(skv__db *db)
 {
-    if (!db->create && !(db->create = skv__calloc(1, sizeof *db->create)))
-        return NULL;
-    if (!db->epoch)
-        db->epoch = 1;    /* 0 marks an empty slot */
-    return db->create;
+    return db->create = skv__mgr_store_cache_new(db, db->create,
+                                                 sizeof *db->create);
 }
 
 /* ---- submit bodies ------------------------------------------------- */
 
 static cc_submit *submit_slot(struct skv__create_cache *c, const char *sid)
 {
-    return &c->submits[hash(sid) % SKV__CCACHE_SUBMITS];
+    return &c->submits[skv__mgr_store_cache_hash(sid) % SKV__CCACHE_SUBMITS];
 }
 
 bool skv__mgr_store_cc_submit(skv__db *db, const char *sid,
                               const void **body, size_t *len, char *domain,
                               char *project, char *owner)
 {
-    if (!db->create || !fits(sid, SKV__CCACHE_ID))
+    if (!db->create || !id_fits(sid))
         return false;
     const cc_submit *s = submit_slot(db->create, sid);
     bool hit = s->epoch == db->epoch && !strcmp(s->sid, sid);
-    count(db, hit);
+    skv__mgr_store_cache_count(db->create, hit);
     if (hit) {
         *body = s->body;
         *len = s->len;
@@ -96,9 +82,8 @@ bool skv__mgr_store_cc_submit(skv__db *db, const char *sid,
 static bool submit_fits(const char *sid, size_t len, const char *domain,
                         const char *project, const char *owner)
 {
-    return fits(sid, SKV__CCACHE_ID) && len <= SKV__CCACHE_BODY &&
-           fits(domain, SKV__CCACHE_ID) && fits(project, SKV__CCACHE_ID) &&
-           fits(owner, SKV__CCACHE_ID);
+    return id_fits(sid) && len <= SKV__CCACHE_BODY && id_fits(domain) &&
+           id_fits(project) && id_fits(owner);
 }
 
 /* Room for len bytes in s's body; false out of memory. */
@@ -119,8 +104,7 @@ void skv__mgr_store_cc_submit_note(skv__db *db, const char *sid,
                                    const char *domain, const char *project,
                                    const char *owner)
 {
-    struct skv__create_cache *c = fits(sid, SKV__CCACHE_ID) ? cache(db)
-                                                             : NULL;
+    struct skv__create_cache *c = id_fits(sid) ? cache(db) : NULL;
     if (!c)
         return;
     cc_submit *s = submit_slot(c, sid);
@@ -141,13 +125,13 @@ void skv__mgr_store_cc_submit_note(skv__db *db, const char *sid,
 
 static cc_alloc *alloc_slot(struct skv__create_cache *c, const char *kid)
 {
-    return &c->allocs[hash(kid) % SKV__CCACHE_ALLOCS];
+    return &c->allocs[skv__mgr_store_cache_hash(kid) % SKV__CCACHE_ALLOCS];
 }
 
 /* kid's entry, valid now, or NULL. */
 static cc_alloc *alloc_entry(skv__db *db, const char *kid)
 {
-    if (!db->create || !fits(kid, SKV__CCACHE_ID))
+    if (!db->create || !id_fits(kid))
         return NULL;
     cc_alloc *a = alloc_slot(db->create, kid);
     return a->epoch == db->epoch && a->gen == db->create->gen &&
@@ -156,8 +140,7 @@ static cc_alloc *alloc_entry(skv__db *db, const char *kid)
 
 void skv__mgr_store_cc_alloc_start(skv__db *db, const char *kid)
 {
-    struct skv__create_cache *c = fits(kid, SKV__CCACHE_ID) ? cache(db)
-                                                             : NULL;
+    struct skv__create_cache *c = id_fits(kid) ? cache(db) : NULL;
     if (!c)
         return;
     cc_alloc *a = alloc_slot(c, kid);
@@ -178,8 +161,8 @@ void skv__mgr_store_cc_alloc_note(skv__db *db, const skv__mgr_store_alloc *r)
     cc_alloc *a = alloc_entry(db, r->kernel_id);
     if (!a)
         return;
-    if (a->n == SKV__CCACHE_ROWS || !fits(r->device_id, SKV__CCACHE_ID) ||
-        !fits(r->slot, SKV__CCACHE_SLOT)) {
+    if (a->n == SKV__CCACHE_ROWS || !id_fits(r->device_id) ||
+        !skv__mgr_store_cache_fits(r->slot, SKV__CCACHE_SLOT)) {
         a->epoch = 0;    /* it would no longer hold all the rows */
         return;
     }
@@ -205,7 +188,7 @@ int skv__mgr_store_cc_alloc(skv__db *db, const char *kid,
                             skv_error *err)
 {
     const cc_alloc *a = alloc_entry(db, kid);
-    count(db, a != NULL);
+    skv__mgr_store_cache_count(db->create, a != NULL);
     if (!a)
         return 0;
     *n = 0;
@@ -227,8 +210,7 @@ int skv__mgr_store_cc_alloc(skv__db *db, const char *kid,
 
 void skv__mgr_store_cc_stats(skv__db *db, uint64_t *hits, uint64_t *misses)
 {
-    *hits = db->create ? db->create->hits : 0;
-    *misses = db->create ? db->create->misses : 0;
+    skv__mgr_store_cache_stats(db->create, hits, misses);
 }
 
 void skv__mgr_store_cc_free(skv__db *db)

@@ -1,10 +1,11 @@
 /* What kernel.create is built from, kept in memory (dispatch_cache.h).
  * SPDX-License-Identifier: Apache-2.0 */
+#include <stddef.h>
 #include <string.h>
 
+#include "cache_util.h"
 #include "db_impl.h"
 #include "dispatch_cache.h"
-#include "skv_internal.h"
 
 typedef struct dc_agent {
     uint64_t epoch;                      /* 0: empty */
@@ -24,45 +25,30 @@ typedef struct dc_spec {
 } dc_spec;
 
 struct skv__dispatch_cache {
-    uint64_t hits, misses;
+    skv__cache_stats stats;              /* first: cache_util.h */
     unsigned victim;                     /* the next way a full set gives */
     dc_agent agents[SKV__DCACHE_AGENTS / SKV__DCACHE_WAYS][SKV__DCACHE_WAYS];
     dc_spec specs[SKV__DCACHE_SPECS];
 };
+_Static_assert(offsetof(struct skv__dispatch_cache, stats) == 0,
+               "cache_util.h counts through the cache's first member");
 
-static uint64_t hash(const char *s, uint64_t h)
+static bool id_fits(const char *s)
 {
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
+    return skv__mgr_store_cache_fits(s, SKV__DCACHE_ID);
 }
 
-static bool fits(const char *s, size_t room)
-{
-    return s && strnlen(s, room) < room;
-}
-
-static void count(skv__db *db, bool hit)
-{
-    if (db->dispatch)
-        *(hit ? &db->dispatch->hits : &db->dispatch->misses) += 1;
-}
-
-/* Allocated on first use, as the other caches: a connection that never
- * dispatches (the lease's, a CLI's) costs nothing. NULL: out of memory,
- * which only makes later lookups misses. */
+/* Allocated on first use, as the other caches (cache_util.h): a
+ * connection that never dispatches (the lease's, a CLI's) costs nothing. */
 static struct skv__dispatch_cache *cache(skv__db *db)
 {
-    if (!db->dispatch && !(db->dispatch = skv__calloc(1, sizeof *db->dispatch)))
-        return NULL;
-    if (!db->epoch)
-        db->epoch = 1;    /* 0 marks an empty slot */
-    return db->dispatch;
+    return db->dispatch = skv__mgr_store_cache_new(db, db->dispatch,
+                                                   sizeof *db->dispatch);
 }
 
 static dc_agent *agent_set(struct skv__dispatch_cache *c, const char *id)
 {
-    uint64_t h = hash(id, 1469598103934665603u);
+    uint64_t h = skv__mgr_store_cache_hash(id);
     return c->agents[h % (SKV__DCACHE_AGENTS / SKV__DCACHE_WAYS)];
 }
 
@@ -79,11 +65,11 @@ static dc_agent *agent_way(dc_agent *set, const char *agent)
 bool skv__mgr_store_dc_agent(skv__db *db, const char *agent, bool *has,
                              char *addr)
 {
-    if (!db->dispatch || !*agent || !fits(agent, SKV__DCACHE_ID))
+    if (!db->dispatch || !*agent || !id_fits(agent))
         return false;
     const dc_agent *a = agent_way(agent_set(db->dispatch, agent), agent);
     bool hit = a && a->epoch == db->epoch;
-    count(db, hit);
+    skv__mgr_store_cache_count(db->dispatch, hit);
     if (hit) {
         *has = a->has;
         memcpy(addr, a->addr, sizeof a->addr);
@@ -106,9 +92,10 @@ static dc_agent *agent_take(skv__db *db, struct skv__dispatch_cache *c,
 void skv__mgr_store_dc_agent_note(skv__db *db, const char *agent,
                                   const char *addr)
 {
-    if (!agent || !*agent || !fits(agent, SKV__DCACHE_ID))
+    if (!agent || !*agent || !id_fits(agent))
         return;
-    if (addr && !fits(addr, SKV__DCACHE_ADDR)) {   /* too long: forget */
+    /* An address too long to hold: the agent's way is forgotten. */
+    if (addr && !skv__mgr_store_cache_fits(addr, SKV__DCACHE_ADDR)) {
         dc_agent *a = db->dispatch ? agent_way(agent_set(db->dispatch,
                                                          agent), agent)
                                    : NULL;
@@ -129,8 +116,8 @@ void skv__mgr_store_dc_agent_note(skv__db *db, const char *agent,
 static dc_spec *spec_slot(struct skv__dispatch_cache *c, const char *sid,
                           int idx)
 {
-    uint64_t h = hash(sid, 1469598103934665603u);
-    h = (h ^ (uint64_t)(uint32_t)idx) * 1099511628211u;
+    uint64_t h = skv__mgr_store_cache_hash(sid);
+    h = (h ^ (uint64_t)(uint32_t)idx) * SKV__CACHE_FNV_PRIME;
     return &c->specs[h % SKV__DCACHE_SPECS];
 }
 
@@ -138,11 +125,11 @@ bool skv__mgr_store_dc_spec(skv__db *db, const char *sid, int idx,
                             const char **image, const void **slots,
                             size_t *len)
 {
-    if (!db->dispatch || !fits(sid, SKV__DCACHE_ID))
+    if (!db->dispatch || !id_fits(sid))
         return false;
     const dc_spec *s = spec_slot(db->dispatch, sid, idx);
     bool hit = s->epoch == db->epoch && s->idx == idx && !strcmp(s->sid, sid);
-    count(db, hit);
+    skv__mgr_store_cache_count(db->dispatch, hit);
     if (hit) {
         *image = s->has_image ? s->image : NULL;
         *slots = s->slots;
@@ -155,12 +142,11 @@ void skv__mgr_store_dc_spec_note(skv__db *db, const char *sid, int idx,
                                  const char *image, const void *slots,
                                  size_t len)
 {
-    struct skv__dispatch_cache *c = fits(sid, SKV__DCACHE_ID) ? cache(db)
-                                                              : NULL;
+    struct skv__dispatch_cache *c = id_fits(sid) ? cache(db) : NULL;
     if (!c)
         return;
     dc_spec *s = spec_slot(c, sid, idx);
-    if ((image && !fits(image, SKV__DCACHE_IMAGE)) ||
+    if ((image && !skv__mgr_store_cache_fits(image, SKV__DCACHE_IMAGE)) ||
         len > SKV__DCACHE_SLOTS) {
         s->epoch = 0;    /* the slot may hold an older (sid, idx) */
         return;
@@ -177,6 +163,5 @@ void skv__mgr_store_dc_spec_note(skv__db *db, const char *sid, int idx,
 
 void skv__mgr_store_dc_stats(skv__db *db, uint64_t *hits, uint64_t *misses)
 {
-    *hits = db->dispatch ? db->dispatch->hits : 0;
-    *misses = db->dispatch ? db->dispatch->misses : 0;
+    skv__mgr_store_cache_stats(db->dispatch, hits, misses);
 }

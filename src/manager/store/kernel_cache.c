@@ -1,11 +1,12 @@
 /* The sessions' kernel rows kept in memory (kernel_cache.h).
  * SPDX-License-Identifier: Apache-2.0 */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cache_util.h"
 #include "db_impl.h"
 #include "kernel_cache.h"
-#include "skv_internal.h"
 #include "store_int.h"
 
 typedef struct kc_session {
@@ -23,22 +24,26 @@ typedef struct kc_index {
 } kc_index;
 
 struct skv__kernel_cache {
-    uint64_t hits, misses;
+    skv__cache_stats stats;              /* first: cache_util.h */
     kc_session sessions[SKV__KCACHE_SESSIONS];
     kc_index index[SKV__KCACHE_INDEX];
 };
+_Static_assert(offsetof(struct skv__kernel_cache, stats) == 0,
+               "cache_util.h counts through the cache's first member");
 
-static uint64_t hash(const char *s)
+static uint32_t session_slot(const char *sid)
 {
-    uint64_t h = 1469598103934665603u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
+    return (uint32_t)(skv__mgr_store_cache_hash(sid) % SKV__KCACHE_SESSIONS);
+}
+
+static size_t index_slot(const char *kid)
+{
+    return skv__mgr_store_cache_hash(kid) % SKV__KCACHE_INDEX;
 }
 
 static bool fits(const char *id)
 {
-    return id && *id && strnlen(id, SKV__KCACHE_ID) < SKV__KCACHE_ID;
+    return id && *id && skv__mgr_store_cache_fits(id, SKV__KCACHE_ID);
 }
 
 /* sid's live entry, or NULL; counts nothing. */
@@ -47,7 +52,7 @@ static kc_session *find(skv__db *db, const char *sid)
     struct skv__kernel_cache *c = db->kernels;
     if (!c || !fits(sid))
         return NULL;
-    kc_session *s = &c->sessions[hash(sid) % SKV__KCACHE_SESSIONS];
+    kc_session *s = &c->sessions[session_slot(sid)];
     return s->epoch == db->epoch && !strcmp(s->sid, sid) ? s : NULL;
 }
 
@@ -58,7 +63,7 @@ static skv__kc_kernel *find_kernel(skv__db *db, const char *kid,
     struct skv__kernel_cache *c = db->kernels;
     if (!c || !fits(kid))
         return NULL;
-    const kc_index *x = &c->index[hash(kid) % SKV__KCACHE_INDEX];
+    const kc_index *x = &c->index[index_slot(kid)];
     if (x->epoch != db->epoch || strcmp(x->kid, kid))
         return NULL;
     kc_session *s = &c->sessions[x->session];
@@ -74,8 +79,7 @@ const skv__kc_kernel *skv__mgr_store_kc_session(skv__db *db, const char *sid,
                                                 size_t *n)
 {
     kc_session *s = find(db, sid);
-    if (db->kernels)
-        *(s ? &db->kernels->hits : &db->kernels->misses) += 1;
+    skv__mgr_store_cache_count(db->kernels, s != NULL);
     *n = s ? s->n : 0;
     return s ? s->k : NULL;
 }
@@ -85,8 +89,7 @@ const skv__kc_kernel *skv__mgr_store_kc_kernel(skv__db *db, const char *kid,
 {
     kc_session *s = NULL;
     skv__kc_kernel *k = find_kernel(db, kid, &s);
-    if (db->kernels)
-        *(k ? &db->kernels->hits : &db->kernels->misses) += 1;
+    skv__mgr_store_cache_count(db->kernels, k != NULL);
     if (k)
         *sid = s->sid;
     return k;
@@ -98,7 +101,7 @@ static bool take_slot(struct skv__kernel_cache *c, uint64_t epoch,
                       const kc_session *s, size_t i, uint32_t session)
 {
     const char *kid = s->k[i].kid;
-    kc_index *x = &c->index[hash(kid) % SKV__KCACHE_INDEX];
+    kc_index *x = &c->index[index_slot(kid)];
     if (x->epoch == epoch && strcmp(x->kid, kid)) {
         for (size_t j = 0; j < i; j++)
             if (!strcmp(x->kid, s->k[j].kid))
@@ -132,11 +135,11 @@ void skv__mgr_store_kc_fill(skv__db *db, const char *sid,
         skv__mgr_store_kc_drop(db, sid);
         return;
     }
-    if (!db->kernels && !(db->kernels = skv__calloc(1, sizeof *db->kernels)))
+    db->kernels = skv__mgr_store_cache_new(db, db->kernels,
+                                           sizeof *db->kernels);
+    if (!db->kernels)
         return;
-    if (!db->epoch)
-        db->epoch = 1;    /* 0 marks an empty slot */
-    uint32_t slot = (uint32_t)(hash(sid) % SKV__KCACHE_SESSIONS);
+    uint32_t slot = session_slot(sid);
     kc_session *s = &db->kernels->sessions[slot];
     s->epoch = db->epoch;
     memcpy(s->sid, sid, strlen(sid) + 1);
@@ -211,8 +214,7 @@ void skv__mgr_store_kc_drop(skv__db *db, const char *sid)
 
 void skv__mgr_store_kc_stats(skv__db *db, uint64_t *hits, uint64_t *misses)
 {
-    *hits = db->kernels ? db->kernels->hits : 0;
-    *misses = db->kernels ? db->kernels->misses : 0;
+    skv__mgr_store_cache_stats(db->kernels, hits, misses);
 }
 
 /* ---- the end's row (sessions.c finish_row) ------------------------------ */

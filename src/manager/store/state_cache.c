@@ -1,9 +1,10 @@
 /* The sessions' states kept in memory (state_cache.h).
  * SPDX-License-Identifier: Apache-2.0 */
+#include <stddef.h>
 #include <string.h>
 
+#include "cache_util.h"
 #include "db_impl.h"
-#include "skv_internal.h"
 #include "state_cache.h"
 
 typedef struct state_slot {
@@ -13,21 +14,20 @@ typedef struct state_slot {
 } state_slot;
 
 struct skv__state_cache {
-    uint64_t hits, misses;
+    skv__cache_stats stats;              /* first: cache_util.h */
     state_slot slot[SKV__STATE_CACHE_SLOTS];
 };
+_Static_assert(offsetof(struct skv__state_cache, stats) == 0,
+               "cache_util.h counts through the cache's first member");
 
 static size_t slot_of(const char *sid)
 {
-    uint64_t h = 1469598103934665603u;
-    for (; *sid; sid++)
-        h = (h ^ (unsigned char)*sid) * 1099511628211u;
-    return (size_t)(h % SKV__STATE_CACHE_SLOTS);
+    return (size_t)(skv__mgr_store_cache_hash(sid) % SKV__STATE_CACHE_SLOTS);
 }
 
 static bool cacheable(const char *sid)
 {
-    return sid && *sid && strnlen(sid, SKV__STATE_CACHE_ID) < SKV__STATE_CACHE_ID;
+    return sid && *sid && skv__mgr_store_cache_fits(sid, SKV__STATE_CACHE_ID);
 }
 
 bool skv__mgr_store_state_cached(skv__db *db, const char *sid,
@@ -37,13 +37,11 @@ bool skv__mgr_store_state_cached(skv__db *db, const char *sid,
     if (!c || !cacheable(sid))
         return false;
     const state_slot *s = &c->slot[slot_of(sid)];
-    if (s->epoch != db->epoch || strcmp(s->sid, sid)) {
-        c->misses++;
-        return false;
-    }
-    c->hits++;
-    *out = s->state;
-    return true;
+    bool hit = s->epoch == db->epoch && !strcmp(s->sid, sid);
+    skv__mgr_store_cache_count(c, hit);
+    if (hit)
+        *out = s->state;
+    return hit;
 }
 
 /* The same lookup without counting it: a check, not a read the cache
@@ -64,10 +62,9 @@ void skv__mgr_store_state_note(skv__db *db, const char *sid,
 {
     if (!cacheable(sid))
         return;
-    if (!db->states && !(db->states = skv__calloc(1, sizeof *db->states)))
+    db->states = skv__mgr_store_cache_new(db, db->states, sizeof *db->states);
+    if (!db->states)
         return;
-    if (!db->epoch)
-        db->epoch = 1;    /* 0 marks an empty slot */
     state_slot *s = &db->states->slot[slot_of(sid)];
     s->epoch = db->epoch;
     s->state = st;
@@ -82,6 +79,5 @@ void skv__mgr_store_state_forget(skv__db *db)
 void skv__mgr_store_state_stats(skv__db *db, uint64_t *hits,
                                 uint64_t *misses)
 {
-    *hits = db->states ? db->states->hits : 0;
-    *misses = db->states ? db->states->misses : 0;
+    skv__mgr_store_cache_stats(db->states, hits, misses);
 }
