@@ -123,6 +123,15 @@ START_TEST(test_canonical_and_sign)
     ck_assert_mem_eq(mac, b.signature, sizeof mac);
     skv_free(c);
     ck_assert_int_eq(skv_auth_sign(&b, &m, "tiny", &e), SKV_EINVAL);
+    /* the numbers at their extremes, as printf would write them */
+    m.version = UINT32_MAX;
+    m.request_id = UINT64_MAX;
+    b.timestamp_ms = INT64_MIN;
+    SKV_CK_OK(skv_auth_canonical(&c, &clen, &b, &m, &e), &e);
+    const char ends[] = "SKV-HMAC-SHA256\n4294967295\n0\n18446744073709551615\n"
+                        "session.show\n" AK "\n-9223372036854775808\n";
+    ck_assert_mem_eq(c, ends, strlen(ends));
+    skv_free(c);
     m.type = "Bad Type";
     ck_assert_int_eq(skv_auth_sign(&b, &m, SK, &e), SKV_EINVAL);
 }

@@ -7,6 +7,28 @@
 #include "skv_test.h"
 #include "skv_internal.h"
 
+/* skv__strlcpy is snprintf(dst, cap, "%s", src): what fits, terminated,
+ * the source's length returned. */
+START_TEST(test_strlcpy)
+{
+    char b[6];
+    memset(b, 'x', sizeof b);
+    ck_assert_uint_eq(skv__strlcpy(b, "abc", sizeof b), 3);
+    ck_assert_str_eq(b, "abc");
+    ck_assert_uint_eq(skv__strlcpy(b, "abcdef", sizeof b), 6);
+    ck_assert_str_eq(b, "abcde");
+    ck_assert_uint_eq(skv__strlcpy(b, "abcde", sizeof b), 5);
+    ck_assert_str_eq(b, "abcde");
+    ck_assert_uint_eq(skv__strlcpy(b, "", sizeof b), 0);
+    ck_assert_str_eq(b, "");
+    b[0] = 'q';
+    ck_assert_uint_eq(skv__strlcpy(b, "zz", 0), 2);
+    ck_assert_int_eq(b[0], 'q');
+    ck_assert_uint_eq(skv__strlcpy(b, "zz", 1), 2);
+    ck_assert_str_eq(b, "");
+}
+END_TEST
+
 START_TEST(test_version)
 {
     ck_assert_uint_eq(skv_version(), SKV_VERSION_NUMBER);
@@ -145,6 +167,7 @@ Suite *skv_test_suite_core(void)
     Suite *s = suite_create("core");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_version);
+    tcase_add_test(tc, test_strlcpy);
     tcase_add_test(tc, test_error_names);
     tcase_add_test(tc, test_error_detail);
     tcase_add_test(tc, test_allocator_hook);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../src/manager/store/db.h"
+#include "../src/manager/store/history_buf.h"
 #include "pg_harness.h"
 #include "skv_test.h"
 
@@ -228,6 +229,40 @@ static int count_rows(skv__db_stmt *st)
     skv__db_reset(st);
     return rows;
 }
+
+/* The multi-row INSERT text, and the bound on its buffer: the text and
+ * its NUL fit exactly, one byte less is refused. */
+START_TEST(test_db_values_sql)
+{
+    static const char want[] = "INSERT INTO t(a,b,c) VALUES (?,?,?),(?,?,?)"
+                               " ON CONFLICT DO NOTHING";
+    char buf[sizeof want + 8];
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_values_sql(buf, sizeof buf, "INSERT INTO t(a,b,c) "
+                                 "VALUES", 3, 2, " ON CONFLICT DO NOTHING",
+                                 &e), &e);
+    ck_assert_str_eq(buf, want);
+    SKV_CK_OK(skv__db_values_sql(buf, sizeof want, "INSERT INTO t(a,b,c) "
+                                 "VALUES", 3, 2, " ON CONFLICT DO NOTHING",
+                                 &e), &e);
+    ck_assert_str_eq(buf, want);
+    ck_assert_int_eq(skv__db_values_sql(buf, sizeof want - 1, "INSERT INTO "
+                                        "t(a,b,c) VALUES", 3, 2, " ON "
+                                        "CONFLICT DO NOTHING", &e),
+                     SKV_EINVAL);
+    SKV_CK_OK(skv__db_values_sql(buf, sizeof buf, "V", 1, 3, "", &e), &e);
+    ck_assert_str_eq(buf, "V (?),(?),(?)");
+    ck_assert_int_eq(skv__db_values_sql(buf, sizeof buf, "V", 0, 1, "", &e),
+                     SKV_EINVAL);
+    /* 64 rows of 5: kernel_alloc's largest chunk, in its 2,048 bytes */
+    static const char head[] = "INSERT INTO kernel_alloc(kernel_id,device_id,"
+                               "slot,amount,whole) VALUES";
+    char big[2048];
+    SKV_CK_OK(skv__db_values_sql(big, sizeof big, head, 5, 64, "", &e), &e);
+    ck_assert_uint_eq(strlen(big), strlen(head) + 1 + 64 * 11 + 63);
+    ck_assert_str_eq(big + strlen(big) - 12, ",(?,?,?,?,?)");
+}
+END_TEST
 
 START_TEST(test_db_values)
 {
@@ -680,6 +715,7 @@ Suite *skv_test_suite_db(void)
     tcase_add_loop_test(tc, test_db_errors, 0, N_ENGINES);
     tcase_add_loop_test(tc, test_db_nested_statements, 0, N_ENGINES);
     tcase_add_loop_test(tc, test_db_reused_sql_buffer, 0, N_ENGINES);
+    tcase_add_test(tc, test_db_values_sql);
     tcase_add_loop_test(tc, test_db_values, 0, N_ENGINES);
     tcase_add_loop_test(tc, test_db_doubles, 0, N_ENGINES);
     tcase_add_loop_test(tc, test_db_defer_unit_error, 0, N_ENGINES);

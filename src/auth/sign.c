@@ -20,19 +20,60 @@
 
 typedef void (*piece_fn)(const void *data, size_t len, void *payload);
 
+/* The head is assembled by copying, without snprintf: it is built for
+ * every frame signed or verified (one snprintf of it was ~0.8 % of the
+ * manager's CPU at 1,000 agents). Past the end, len grows on without
+ * writing, so the result is >= bufsz exactly when snprintf's would be. */
+typedef struct head_buf {
+    char *p;
+    size_t len, cap;
+} head_buf;
+
+static void put(head_buf *h, const char *s, size_t n)
+{
+    if (h->len < h->cap)
+        memcpy(h->p + h->len, s, n < h->cap - h->len ? n : h->cap - h->len);
+    h->len += n;
+}
+
+static void put_line(head_buf *h, const char *s)
+{
+    put(h, s, strlen(s));
+    put(h, "\n", 1);
+}
+
+static void put_u64(head_buf *h, uint64_t v, bool neg)
+{
+    char d[21];
+    size_t i = sizeof d;
+    do
+        d[--i] = (char)('0' + v % 10);
+    while ((v /= 10));
+    if (neg)
+        d[--i] = '-';
+    put(h, d + i, sizeof d - i);
+    put(h, "\n", 1);
+}
+
 /* Everything before the body: small and bounded, formatted into buf
- * (prefix: CANON_PREFIX or BULK_PREFIX). */
+ * (prefix: CANON_PREFIX or BULK_PREFIX); returns its length (NUL not
+ * counted, and not written: callers take the length). */
 static size_t canon_head(char *buf, size_t bufsz, const char *prefix,
                          const skv_auth_block *b, const skv_auth_message *m)
 {
     char hex[SKV_AUTH_NONCE_BYTES * 2 + 1];
     sodium_bin2hex(hex, sizeof hex, b->nonce, SKV_AUTH_NONCE_BYTES);
-    int n = snprintf(buf, bufsz,
-                     "%s%" PRIu32 "\n%" PRIu32 "\n%" PRIu64
-                     "\n%s\n%s\n%" PRId64 "\n%s\n", prefix,
-                     m->version, m->kind, m->request_id, m->type,
-                     b->access_key, b->timestamp_ms, hex);
-    return n < 0 ? 0 : (size_t)n;
+    head_buf h = {buf, 0, bufsz};
+    int64_t ts = b->timestamp_ms;
+    put(&h, prefix, strlen(prefix));
+    put_u64(&h, m->version, false);
+    put_u64(&h, m->kind, false);
+    put_u64(&h, m->request_id, false);
+    put_line(&h, m->type);
+    put_line(&h, b->access_key);
+    put_u64(&h, ts < 0 ? 0 - (uint64_t)ts : (uint64_t)ts, ts < 0);
+    put_line(&h, hex);
+    return h.len;
 }
 
 /* head: prefix(<=25) + 3 numbers(<=20 each) + type(63) + key(63) + ts(20)

@@ -104,6 +104,19 @@ char *skv__strdup(const char *s)
     return skv__strndup(s, strlen(s));
 }
 
+/* For the per-session copies of ids and states into fixed buffers: an
+ * snprintf per copy added up to ~1 % of the manager's CPU. */
+size_t skv__strlcpy(char *dst, const char *src, size_t cap)
+{
+    size_t len = strlen(src);
+    if (cap) {
+        size_t n = len < cap ? len : cap - 1;
+        memcpy(dst, src, n);
+        dst[n] = '\0';
+    }
+    return len;
+}
+
 char *skv__asprintf(const char *fmt, ...)
 {
     va_list ap, ap2;

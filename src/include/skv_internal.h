@@ -34,6 +34,9 @@ void *skv__reallocarray(void *ptr, size_t count, size_t size);
 void skv__free(void *ptr);
 char *skv__strdup(const char *s);
 char *skv__strndup(const char *s, size_t n);
+/* snprintf(dst, cap, "%s", src) without the formatter: copies what fits,
+ * always terminates (cap > 0), returns strlen(src). src must not be NULL. */
+size_t skv__strlcpy(char *dst, const char *src, size_t cap);
 char *skv__asprintf(const char *fmt, ...) SKV_PRINTF(1, 2);
 
 /* ---- logging ----------------------------------------------------------- */

@@ -46,7 +46,7 @@ static int remember(skv_manager *m, const char *sid, skv_error *err)
         m->batch.sids = v;
         m->batch.cap = cap;
     }
-    snprintf(m->batch.sids[m->batch.n++], sizeof m->batch.sids[0], "%s", sid);
+    skv__strlcpy(m->batch.sids[m->batch.n++], sid, sizeof m->batch.sids[0]);
     return 0;
 }
 

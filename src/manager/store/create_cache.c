@@ -72,9 +72,9 @@ bool skv__mgr_store_cc_submit(skv__db *db, const char *sid,
     if (hit) {
         *body = s->body;
         *len = s->len;
-        snprintf(domain, SKV__STORE_ID_MAX, "%s", s->domain);
-        snprintf(project, SKV__STORE_ID_MAX, "%s", s->project);
-        snprintf(owner, SKV__STORE_ID_MAX, "%s", s->owner);
+        skv__strlcpy(domain, s->domain, SKV__STORE_ID_MAX);
+        skv__strlcpy(project, s->project, SKV__STORE_ID_MAX);
+        skv__strlcpy(owner, s->owner, SKV__STORE_ID_MAX);
     }
     return hit;
 }

@@ -26,7 +26,9 @@ int skv__db_unit_touch(skv__db *db, skv_error *err);
 void skv__db_units_reset(skv__db *db);
 
 /* "<head> (?,..),(?,..)<tail>" for rows x cols parameters into buf;
- * SKV_EINVAL when it does not fit (multirow.c). */
+ * SKV_EINVAL when it does not fit or cols is not 1..SKV__DB_COLS_MAX
+ * (multirow.c). */
+#define SKV__DB_COLS_MAX 32
 int skv__db_values_sql(char *buf, size_t cap, const char *head, int cols,
                        size_t rows, const char *tail, skv_error *err);
 /* The largest chunk of at most SKV__DB_CHUNK_MAX rows that is a power of

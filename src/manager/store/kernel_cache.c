@@ -156,9 +156,9 @@ void skv__mgr_store_kc_fill(skv__db *db, const char *sid,
 static void put(skv__kc_kernel *k, const char *status, const char *agent)
 {
     if (status)
-        snprintf(k->status, sizeof k->status, "%s", status);
+        skv__strlcpy(k->status, status, sizeof k->status);
     if (agent)
-        snprintf(k->agent, sizeof k->agent, "%s", agent);
+        skv__strlcpy(k->agent, agent, sizeof k->agent);
 }
 
 /* A value the entry cannot hold takes the entry away ("" is NULL in an
@@ -255,10 +255,10 @@ void skv__mgr_store_kc_fin_end(skv__db *db, const char *sid,
         return;
     }
     s->fin.end_set = true;
-    snprintf(s->fin.end_status, sizeof s->fin.end_status, "%s", status);
+    skv__strlcpy(s->fin.end_status, status, sizeof s->fin.end_status);
     s->fin.end_reason_set = reason != NULL;
-    snprintf(s->fin.end_reason, sizeof s->fin.end_reason, "%s",
-             reason ? reason : "");
+    skv__strlcpy(s->fin.end_reason, reason ? reason : "",
+                 sizeof s->fin.end_reason);
 }
 
 void skv__mgr_store_kc_fin_exit(skv__db *db, const char *kid, int exit_code,
@@ -271,8 +271,8 @@ void skv__mgr_store_kc_fin_exit(skv__db *db, const char *kid, int exit_code,
     s->fin.exit_set = true;
     s->fin.exit_code = exit_code;
     s->fin.kreason_set = reason != NULL;
-    snprintf(s->fin.kreason, sizeof s->fin.kreason, "%s",
-             reason ? reason : "");
+    skv__strlcpy(s->fin.kreason, reason ? reason : "",
+                 sizeof s->fin.kreason);
 }
 
 static const skv__kc_kernel *main_kernel(const kc_session *s)

@@ -286,10 +286,10 @@ int skv__mgr_store_kernel_info(skv__db *db, const char *kid,
     const skv__kc_kernel *c = skv__mgr_store_kc_kernel(db, kid, &sid);
     memset(out, 0, sizeof *out);
     if (c) {
-        snprintf(out->sid, sizeof out->sid, "%s", sid);
+        skv__strlcpy(out->sid, sid, sizeof out->sid);
         out->idx = c->idx;
-        snprintf(out->status, sizeof out->status, "%s", c->status);
-        snprintf(out->agent, sizeof out->agent, "%s", c->agent);
+        skv__strlcpy(out->status, c->status, sizeof out->status);
+        skv__strlcpy(out->agent, c->agent, sizeof out->agent);
         return 0;
     }
     int rc = skv__db_prepare(db, "SELECT session_id, idx, status, agent_id "

@@ -167,8 +167,8 @@ void skv__mgr_store_finish_fill(skv__mgr_store_finish *out, const char *es,
                                 const char *er, bool has_code, int code,
                                 const char *ks, const char *kr)
 {
-    snprintf(out->end_status, sizeof out->end_status, "%s", es ? es : "");
-    snprintf(out->reason, sizeof out->reason, "%s", er ? er : kr ? kr : "");
+    skv__strlcpy(out->end_status, es ? es : "", sizeof out->end_status);
+    skv__strlcpy(out->reason, er ? er : kr ? kr : "", sizeof out->reason);
     out->stop_reason = er != NULL;
     out->exit_code = has_code ? code : -1;
     out->main_error = ks && strcmp(ks, "ERROR") == 0;
