@@ -9,6 +9,7 @@
 
 #include "../src/manager/store/db.h"
 #include "../src/manager/store/lease.h"
+#include "../src/manager/store/store.h"
 #include "pg_harness.h"
 #include "skv_test.h"
 #include "sokovan/manager_lease.h"
@@ -239,6 +240,102 @@ START_TEST(test_lease_fence_every_begin)
 }
 END_TEST
 
+/* One batch as the manager runs it (mgr_batch.c): deferred errors and
+ * optimistic units, BEGIN (with the fence's epoch check) and every
+ * statement queued; two units each insert k. */
+static int batch(skv__db *db, const char *k, bool hold, skv_error *e)
+{
+    skv__db_defer_errors(db);
+    skv__db_defer_releases(db);
+    int rc = skv__db_begin(db, e);
+    for (int i = 0; !rc && i < 2; i++) {
+
+        skv__db_stmt *st = NULL;
+        if ((rc = skv__mgr_store_savepoint(db, e)) ||
+            (rc = skv__db_prepare(db, "INSERT INTO w (k) VALUES (?)", &st,
+                                  e)))
+            break;
+        skv__db_bind_text(st, 1, k);
+        rc = skv__db_step(st, e);
+        skv__db_done(st);
+        if (rc >= 0)
+            rc = skv__mgr_store_release(db, e);
+    }
+    if (rc < 0) {
+        skv__db_rollback(db);
+        return rc;
+    }
+    return hold ? 0 : skv__db_commit(db, e);
+}
+
+static int64_t rows_of(skv__db *db, const char *k)
+{
+    skv__db_stmt *st = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_prepare(db, "SELECT count(*) FROM w WHERE k = ?", &st,
+                              &e), &e);
+    skv__db_bind_text(st, 1, k);
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+    int64_t n = skv__db_column_int64(st, 0);
+    skv__db_done(st);
+    return n;
+}
+
+/* The epoch check of a batch waits for nothing: BEGIN, the check, the
+ * units and COMMIT are one round trip. It still holds the lease row until
+ * COMMIT (a new leader's increment waits for it), and once another
+ * manager was elected the same batch goes through unit by unit but its
+ * COMMIT fails "deposed" and writes nothing. */
+START_TEST(test_lease_batch_check_waits_for_nothing)
+{
+    if (!pg_up())
+        return;
+    skv__db *lease = conn(), *store = conn(), *next = conn();
+    int64_t ep = 0, ep2 = 0;
+    skv_error e = SKV_ERROR_INIT;
+    ck_assert_int_eq(try_lead(lease, "a", &ep), 1);
+    SKV_CK_OK(skv__mgr_store_lease_fence(store, &ep, 5000, &e), &e);
+    SKV_CK_OK(skv__db_exec(next, "CREATE TABLE IF NOT EXISTS w (k TEXT)",
+                           &e), &e);
+    SKV_CK_OK(batch(store, "warm", false, &e), &e);  /* statements parsed */
+    uint64_t rt = skv__db_stats_of(store)->round_trips;
+    SKV_CK_OK(batch(store, "one", false, &e), &e);
+    ck_assert_int_eq(skv__db_stats_of(store)->round_trips - rt, 1);
+    ck_assert_int_eq(rows_of(next, "one"), 2);
+    /* Open, its check run: the epoch cannot move under it. */
+    SKV_CK_OK(batch(store, "held", true, &e), &e);
+    ck_assert_int_eq(rows_of(store, "held"), 2);      /* syncs the pipe */
+    SKV_CK_OK(skv__db_exec(next, "SET lock_timeout = 200", &e), &e);
+    ck_assert_int_eq(skv__db_exec(next, "UPDATE ha_lease SET epoch = epoch"
+                                  " + 1 WHERE name = 'manager'", &e),
+                     SKV_EBUSY);
+    SKV_CK_OK(skv__db_commit(store, &e), &e);
+    ck_assert_int_eq(rows_of(next, "held"), 2);
+    /* Deposed: the units wait for nothing, the failure comes with COMMIT
+     * (which rolls back). */
+    skv__mgr_store_lease_release(lease);
+    ck_assert_int_eq(try_lead(next, "b", &ep2), 1);
+    ck_assert_int_eq(ep2, ep + 1);
+    rt = skv__db_stats_of(store)->round_trips;
+    SKV_CK_OK(batch(store, "late", true, &e), &e);
+    ck_assert_int_eq(skv__db_stats_of(store)->round_trips - rt, 0);
+    ck_assert_int_eq(skv__db_commit(store, &e), SKV_ESTATE);
+    ck_assert_msg(strstr(e.message, "deposed: this manager led at epoch"),
+                  "%s", e.message);
+    ck_assert(!skv__db_in_transaction(store));
+    ck_assert_int_eq(rows_of(next, "late"), 0);
+    /* A lost lease row fails the check the same way. */
+    SKV_CK_OK(skv__db_exec(next, "DELETE FROM ha_lease", &e), &e);
+    ep = ep2;
+    ck_assert_int_eq(batch(store, "gone", false, &e), SKV_ESTATE);
+    ck_assert_msg(strstr(e.message, "no lease row"), "%s", e.message);
+    ck_assert_int_eq(rows_of(next, "gone"), 0);
+    skv__db_close(store);
+    skv__db_close(lease);
+    skv__db_close(next);
+}
+END_TEST
+
 /* A leader that stops talking (paused, hung) loses the lease after
  * lease_ms: PostgreSQL ends its idle session, the standby is elected and
  * the old leader's renew fails. */
@@ -340,6 +437,7 @@ Suite *skv_test_suite_lease(void)
     tcase_add_test(tc, test_lease_deposed_write_refused);
     tcase_add_test(tc, test_lease_sqlite_single);
     tcase_add_test(tc, test_lease_fence_every_begin);
+    tcase_add_test(tc, test_lease_batch_check_waits_for_nothing);
     tcase_add_test(tc, test_lease_silent_leader_loses);
     tcase_add_test(tc, test_lease_api_rejects);
     tcase_add_test(tc, test_lease_api_cycle);

@@ -177,6 +177,12 @@ int skv__db_step(skv__db_stmt *st, skv_error *err)
     return rc;
 }
 
+void skv__db_rows_unread(skv__db_stmt *st)
+{
+    if (st->db->ops->rows_unread)
+        st->db->ops->rows_unread(st);
+}
+
 int64_t skv__db_column_int64(skv__db_stmt *st, int col)
 {
     return st->db->ops->column_int64(st, col);

@@ -146,5 +146,13 @@ bool skv__db_column_is_null(skv__db_stmt *st, int col);
  * was deferred (skv__db_defer_errors) and failed (the next statement
  * reports the error). */
 int64_t skv__db_changes(skv__db_stmt *st);
+/* Its next run's rows will not be read, only whether it failed: in a
+ * transaction with deferred errors (PostgreSQL) it then waits in the
+ * pipeline like a write, its step gives SKV__DB_DONE, and an error it
+ * raises comes late, from the next statement that needs an answer or
+ * from COMMIT. For a check whose failure the server raises as an error
+ * (the lease's epoch check, lease.c). Reset forgets it; a no-op on
+ * SQLite. */
+void skv__db_rows_unread(skv__db_stmt *st);
 
 #endif

@@ -29,6 +29,7 @@ typedef struct skv__db_ops {
     void (*bind_blob)(skv__db_stmt *st, int i, const void *p, size_t n);
     void (*bind_null)(skv__db_stmt *st, int i);
     int (*step)(skv__db_stmt *st, skv_error *err);
+    void (*rows_unread)(skv__db_stmt *st);  /* NULL: nothing to gain */
     int64_t (*column_int64)(skv__db_stmt *st, int col);
     double (*column_double)(skv__db_stmt *st, int col);
     const char *(*column_text)(skv__db_stmt *st, int col);

@@ -35,6 +35,24 @@ static const char *first_line(const char *msg, int *len)
     return msg ? msg : "";
 }
 
+/* The lease's epoch check (lease.c) raises its failure as a failed cast
+ * of its own message to bigint, the only way plain SQL raises an error
+ * whose text it chooses: "invalid input syntax for type bigint:
+ * \"deposed: ...\"". That message is the error, as SKV_ESTATE, whether it
+ * comes at once or late from a pipeline (db_pg_pipe.c). *len: in, the
+ * line's length; out, the message's. */
+static const char *deposed(const char *state, const char *msg, int *len)
+{
+    static const char mark[] = "\"deposed: ";
+    const char *at = state && !strcmp(state, "22P02") ? strstr(msg, mark)
+                                                      : NULL;
+    if (!at || at >= msg + *len)
+        return NULL;
+    const char *end = memchr(at + 1, '"', (size_t)(msg + *len - at - 1));
+    *len = end ? (int)(end - at - 1) : (int)(msg + *len - at - 1);
+    return at + 1;
+}
+
 int skv__pg_error(PGconn *conn, const PGresult *res, skv_error *err,
                   const char *what)
 {
@@ -47,6 +65,9 @@ int skv__pg_error(PGconn *conn, const PGresult *res, skv_error *err,
     const char *msg = res ? PQresultErrorMessage(res) : PQerrorMessage(conn);
     const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
     msg = first_line(msg, &len);
+    const char *dep = deposed(state, msg, &len);
+    if (dep)
+        return skv__err(err, SKV_ESTATE, "%.*s", len, dep);
     return skv__err(err, state_to_rc(state), "manager database: %.80s: "
                     "%.*s (SQLSTATE %s)", what, len, msg,
                     state ? state : "none");
@@ -171,6 +192,7 @@ static const skv__db_ops pg_ops = {
     .bind_blob = skv__pg_bind_blob,
     .bind_null = skv__pg_bind_null,
     .step = skv__pg_step,
+    .rows_unread = skv__pg_rows_unread,
     .column_int64 = skv__pg_column_int64,
     .column_double = skv__pg_column_double,
     .column_text = skv__pg_column_text,

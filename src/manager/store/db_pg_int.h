@@ -32,6 +32,7 @@ typedef struct pg_stmt {
     unsigned char **blobs; /* decoded bytea of the current row, by column */
     int64_t changes;
     bool no_rows;       /* INSERT/UPDATE/DELETE without RETURNING */
+    bool unread;        /* this run's rows are not wanted (db.h) */
     bool ran;           /* this run was queued: later steps give DONE */
     long pend;          /* its entry in the pipeline; -1: none */
 } pg_stmt;
@@ -84,6 +85,7 @@ int skv__pg_prepare(skv__db *db, const char *sql, skv__db_stmt **out,
 void skv__pg_done(skv__db_stmt *st);
 void skv__pg_reset(skv__db_stmt *st);
 int skv__pg_step(skv__db_stmt *st, skv_error *err);
+void skv__pg_rows_unread(skv__db_stmt *st);
 void skv__pg_free_stmt(pg_stmt *s);
 
 /* The pipeline of a transaction with deferred errors (db_pg_pipe.c). */

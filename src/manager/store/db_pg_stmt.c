@@ -229,7 +229,13 @@ void skv__pg_reset(skv__db_stmt *st)
     PQclear(s->res);
     s->res = NULL;
     s->row = -1;
+    s->unread = false;
     skv__pg_clear_binds(s);
+}
+
+void skv__pg_rows_unread(skv__db_stmt *st)
+{
+    skv__pg_stmt(st)->unread = true;
 }
 
 void skv__pg_done(skv__db_stmt *st)
@@ -256,7 +262,9 @@ static PGresult *run(pg_db *d, pg_stmt *s, skv_error *err, int *rc)
 }
 
 /* With deferred errors (db_pg_pipe.c): a write waits in the pipeline,
- * anything else is sent after what waits and read with it. A statement
+ * and so does a statement whose rows nobody reads (db.h
+ * skv__db_rows_unread); anything else is sent after what waits and read
+ * with it. A statement
  * whose parameter types are set by its first run is parsed first. */
 static int execute_queued(pg_db *d, pg_stmt *s, skv_error *err)
 {
@@ -268,7 +276,7 @@ static int execute_queued(pg_db *d, pg_stmt *s, skv_error *err)
         rc = skv__pg_queue(d, s, NULL, true, err);
     if (rc)
         return rc;
-    if (s->no_rows && d->n_pend < SKV__PG_PIPE_MAX) {
+    if ((s->no_rows || s->unread) && d->n_pend < SKV__PG_PIPE_MAX) {
         s->ran = true;
         return 0;
     }

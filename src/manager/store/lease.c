@@ -101,6 +101,21 @@ int skv__mgr_store_lease_try(skv__db *db, const char *holder, int64_t now_ms,
     return 1;
 }
 
+/* The check raises its own failure: a leader that sends it without
+ * waiting (a batch's pipeline, db_pg_pipe.c) learns of it at its next
+ * answer or at COMMIT, which then fails and rolls back. The row is read
+ * FOR SHARE, so a new leader's increment waits for this transaction to
+ * end; a missing row fails the check too. The failed cast of the message
+ * is how plain SQL raises an error of its choosing; its operand reads
+ * the row, so the planner cannot fold it into an error of every run, and
+ * db_pg.c reports it as SKV_ESTATE "deposed: ...". */
+static const char check_sql[] =
+    "SELECT CASE WHEN e = ? THEN 0 ELSE CAST('deposed: this manager led at"
+    " epoch ' || CAST(? AS bigint) || ', another manager leads at epoch '"
+    " || COALESCE(CAST(e AS text), 'none (no lease row)') AS bigint) END"
+    " FROM (SELECT (SELECT epoch FROM ha_lease WHERE name = 'manager'"
+    " FOR SHARE) AS e) AS l";
+
 int skv__mgr_store_lease_check(skv__db *db, int64_t epoch, skv_error *err)
 {
     if (!pg(db))
@@ -108,16 +123,16 @@ int skv__mgr_store_lease_check(skv__db *db, int64_t epoch, skv_error *err)
     if (!skv__db_in_transaction(db))
         return skv__err(err, SKV_ESTATE, "manager lease: the check belongs "
                         "inside the write transaction");
-    int64_t now = 0;
-    int rc = scalar(db, "SELECT epoch FROM ha_lease WHERE name = 'manager'"
-                    " FOR SHARE", NULL, &now, err);
+    skv__db_stmt *st = NULL;
+    int rc = skv__db_prepare(db, check_sql, &st, err);
     if (rc)
         return rc;
-    if (now != epoch)
-        return skv__err(err, SKV_ESTATE, "deposed: this manager led at epoch "
-                        "%lld, another manager leads at epoch %lld",
-                        (long long)epoch, (long long)now);
-    return 0;
+    skv__db_bind_int64(st, 1, epoch);
+    skv__db_bind_int64(st, 2, epoch);
+    skv__db_rows_unread(st);
+    rc = skv__db_step(st, err);
+    skv__db_done(st);
+    return rc < 0 ? rc : 0;
 }
 
 void skv__mgr_store_lease_release(skv__db *db)

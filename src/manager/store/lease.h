@@ -13,6 +13,9 @@
  * deposed leader (one that lost its connection and opened another, or
  * never noticed) cannot commit a write once a successor exists, and the
  * successor loads the state after every write the old leader committed.
+ * The check fails as an error of the server's (not a value the caller
+ * compares), so the manager's batch sends it with BEGIN without waiting
+ * (db_pg_pipe.c) and a deposed leader's batch fails at its COMMIT.
  *
  * On SQLite (one manager per file, locked exclusively) try always elects
  * and check always passes; the table exists on both for one schema.
@@ -38,7 +41,11 @@ int skv__mgr_store_lease_try(skv__db *db, const char *holder, int64_t now_ms,
                              int64_t *epoch, skv_error *err);
 
 /* Inside a write transaction: 0 while epoch is the current one;
- * SKV_ESTATE ("deposed") once another leader has been elected. */
+ * SKV_ESTATE ("deposed") once another leader has been elected or the
+ * row is gone. The server raises that failure itself, so in a
+ * transaction with deferred errors (db.h) the check is only queued and
+ * costs no wait: its failure then comes from the next statement that
+ * needs an answer, or from COMMIT, which rolls back. */
 int skv__mgr_store_lease_check(skv__db *db, int64_t epoch, skv_error *err);
 
 /* The lease connection's keepalive bound: PostgreSQL ends this session
