@@ -86,6 +86,12 @@ static state_slot *current(skv__db *db, const char *sid)
     return s->epoch == db->epoch && !strcmp(s->sid, sid) ? s : NULL;
 }
 
+bool skv__mgr_store_state_live(skv__db *db, const char *sid)
+{
+    const state_slot *s = current(db, sid);
+    return s && s->state < SKV_SESSION_TERMINATED;
+}
+
 void skv__mgr_store_state_note_end(skv__db *db, const char *sid,
                                    bool none)
 {
