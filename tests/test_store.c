@@ -241,7 +241,7 @@ static void populate(int n)
 static void core_at_v2(void)
 {
     exec_sql("manager.db", "DROP INDEX sessions_live; DROP INDEX "
-             "kernels_live; ALTER TABLE sessions DROP COLUMN live; ALTER "
+             "sessions_ended; DROP INDEX kernels_live; ALTER TABLE sessions DROP COLUMN live; ALTER "
              "TABLE kernels DROP COLUMN live; CREATE INDEX sessions_status ON "
              "sessions(status); CREATE INDEX kernels_agent ON kernels("
              "agent_id, status)");
@@ -740,8 +740,8 @@ static bool names_rows_table(const char *d)
 }
 
 /* The plan of sql reads kernels and sessions only through an index: a
- * SCAN of either is one of the live set's partial index. Returns whether
- * the plan uses kernels_live or sessions_live. */
+ * SCAN of either is one of a partial index (core step 3). Returns whether
+ * the plan uses one of them. */
 static bool ck_indexed(sqlite3 *h, const char *sql)
 {
     char q[700];
@@ -753,7 +753,8 @@ static bool ck_indexed(sqlite3 *h, const char *sql)
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *d = (const char *)sqlite3_column_text(st, 3);
         bool via_live = strstr(d, "INDEX kernels_live") ||
-                        strstr(d, "INDEX sessions_live");
+                        strstr(d, "INDEX sessions_live") ||
+                        strstr(d, "INDEX sessions_ended");
         ck_assert_msg(strncmp(d, "SCAN ", 5) || !names_rows_table(d) ||
                       via_live, "%s: %s", sql, d);
         live |= via_live;
@@ -768,6 +769,13 @@ static int count_one(void *arg, const char *sid, const char *group)
     (void)group;
     ++*(int *)arg;
     return 0;
+}
+
+static void count_state(void *arg, const char *status, uint64_t n)
+{
+    (void)status;
+    (void)n;
+    ++*(int *)arg;
 }
 
 static void count_subnet(void *arg, const char *subnet)
@@ -817,9 +825,10 @@ START_TEST(test_live_queries_indexed)
                                           &e), &e);
     ck_assert_int_eq(skv__mgr_store_vfolder_mounted(db, "f1", sid,
                                                     sizeof sid, &e), 0);
+    SKV_CK_OK(skv__mgr_store_count_states(db, count_state, &calls, &e), &e);
     sqlite3_trace_v2(h, 0, NULL, NULL);
     ck_assert_uint_eq(agent_queries, 6);
-    ck_assert_uint_eq(t.n, 13);
+    ck_assert_uint_eq(t.n, 14);
     ck_assert_int_eq(calls, 0);
     for (size_t i = 0; i < t.n; i++) {
         bool live = ck_indexed(h, t.sql[i]);
@@ -870,6 +879,12 @@ START_TEST(test_migrate_live_marker)
     ck_assert_int_eq(query_int("SELECT count(*) FROM sqlite_master WHERE "
                                "name IN ('sessions_live', 'kernels_live') "
                                "AND sql LIKE '%WHERE live=1%'"), 2);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sqlite_master WHERE "
+                               "name = 'sessions_ended' AND sql LIKE "
+                               "'%WHERE live IS NULL%'"), 1);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sessions INDEXED BY "
+                               "sessions_ended WHERE live IS NULL AND "
+                               "status='TERMINATED'"), 1);
     ck_assert_int_eq(query_int("SELECT count(*) FROM sessions"), 3);
     ck_assert_int_eq(query_int("SELECT count(*) FROM kernels"), 3);
     ck_assert_int_eq(query_int("SELECT count(*) FROM session_history"), hist);

@@ -179,8 +179,8 @@ int skv__mgr_store_session_unplace(skv__db *db, const char *sid,
         rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET agent_id=NULL, "
                                       "container_id=NULL, status='PENDING', "
                                       "exit_code=NULL, reason=NULL, live=1 "
-                                      "WHERE session_id=?", SKV__ARGS(sid), NULL,
-                                      err);
+                                      "WHERE session_id=?", SKV__ARGS(sid),
+                                      NULL, err);
     if (!rc)
         rc = skv__mgr_store_exec_text(db, "UPDATE sessions SET end_status="
                                       "NULL, end_reason=NULL, started_ms=NULL"

@@ -286,8 +286,8 @@ int skv__mgr_store_kernels_lost(skv__db *db, const char *sid,
     static const char *const final[] = {"TERMINATED", "CANCELLED", "ERROR"};
     skv__mgr_store_kc_fin_forget(db, sid);  /* exits the entry cannot tell */
     int rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET status='ERROR'"
-        ", exit_code=-1, reason=?, live=NULL WHERE session_id=? AND agent_id=? AND "
-        "status NOT IN ('TERMINATED','CANCELLED','ERROR')",
+        ", exit_code=-1, reason=?, live=NULL WHERE session_id=? AND "
+        "agent_id=? AND status NOT IN ('TERMINATED','CANCELLED','ERROR')",
         SKV__ARGS(reason, sid, agent), NULL, err);
     if (!rc)
         skv__mgr_store_kc_move(db, sid, final, 3, false, agent, "ERROR");

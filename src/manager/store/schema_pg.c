@@ -190,4 +190,6 @@ const char skv__mgr_store_core_v3_pg[] =
     "CREATE INDEX IF NOT EXISTS sessions_live ON sessions(seq)"
     " WHERE live=1;"
     "CREATE INDEX IF NOT EXISTS kernels_live ON kernels(agent_id)"
-    " WHERE live=1;";
+    " WHERE live=1;"
+    "CREATE INDEX IF NOT EXISTS sessions_ended ON sessions(status)"
+    " WHERE live IS NULL;";

@@ -195,7 +195,8 @@ static int restore_kernel(skv__db *db, const char *sid,
     skv__mgr_store_cc_alloc_forget(db); /* and its rows (INSERT below) */
     int rc = skv__db_prepare(db, "UPDATE kernels SET id=?, agent_id=?, "
                              "container_id=?, status='RUNNING', exit_code="
-                             "NULL, reason=NULL, live=1 WHERE session_id=? AND idx=?",
+                             "NULL, reason=NULL, live=1 WHERE session_id=? "
+                             "AND idx=?",
                              &st, err);
     if (rc)
         return rc;
