@@ -134,7 +134,7 @@ static void migrate_all(skv__db *db)
         int v = 0;
         SKV_CK_OK(skv__mgr_store_schema_version(db, comp[i], &v, &e), &e);
         int want = strcmp(comp[i], "admin") == 0  ? 6
-                   : strcmp(comp[i], "core") == 0 ? 2
+                   : strcmp(comp[i], "core") == 0 ? 3
                    : strcmp(comp[i], "ops") == 0  ? 2
                                                   : 1;
         ck_assert_msg(v == want, "%s at version %d", comp[i], v);

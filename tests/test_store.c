@@ -12,6 +12,11 @@
 #include <unistd.h>
 
 #include "../src/manager/store/migrate.h"
+#include "../src/manager/store/ops.h"
+#include "../src/manager/store/schema.h"
+#include "../src/manager/store/store.h"
+#include "../src/manager/store/store_int.h"
+#include "../src/manager/store/vfolders.h"
 #include "skv_test.h"
 #include "sokovan/manager.h"
 #include "sokovan/proto.h"
@@ -230,6 +235,16 @@ static void populate(int n)
         submit_ok(m, &c, T0 + 1 + i);
     skv_manager_free(m);
     ck_assert_int_eq(query_int("SELECT count(*) FROM kernels"), n);
+}
+
+/* core as step 2 left it: status indexes, no live marker (step 3). */
+static void core_at_v2(void)
+{
+    exec_sql("manager.db", "DROP INDEX sessions_live; DROP INDEX "
+             "sessions_ended; DROP INDEX kernels_live; ALTER TABLE sessions DROP COLUMN live; ALTER "
+             "TABLE kernels DROP COLUMN live; CREATE INDEX sessions_status ON "
+             "sessions(status); CREATE INDEX kernels_agent ON kernels("
+             "agent_id, status)");
 }
 
 START_TEST(test_empty_db_refused)
@@ -506,6 +521,7 @@ START_TEST(test_migrate_unversioned_db)
     skv_manager_free(m);
     exec_sql("manager.db", "DROP TABLE schema_version");
     /* As such a database was: without the columns later steps add. */
+    core_at_v2();
     exec_sql("manager.db", "ALTER TABLE resource_groups DROP COLUMN "
              "preemption");
     exec_sql("manager.db", "ALTER TABLE resource_groups DROP COLUMN "
@@ -538,7 +554,7 @@ START_TEST(test_migrate_unversioned_db)
                                "component IN ('nonces','suspects','net') "
                                "AND version = 1"), 3);
     ck_assert_int_eq(query_int("SELECT version FROM schema_version WHERE "
-                               "component = 'core'"), 2);
+                               "component = 'core'"), 3);
     ck_assert_int_eq(skv_manager_check(dir, NULL, NULL), 0);
 }
 END_TEST
@@ -549,6 +565,7 @@ END_TEST
 START_TEST(test_migrate_history_v2)
 {
     populate(3);
+    core_at_v2();
     exec_sql("manager.db", "CREATE TABLE h1(id INTEGER PRIMARY KEY "
              "AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES sessions(id)"
              " ON DELETE CASCADE, status TEXT NOT NULL, ts_ms INTEGER NOT "
@@ -571,7 +588,7 @@ START_TEST(test_migrate_history_v2)
     submit_ok(m, &c, T0 + 21);
     skv_manager_free(m);
     ck_assert_int_eq(query_int("SELECT version FROM schema_version WHERE "
-                               "component = 'core'"), 2);
+                               "component = 'core'"), 3);
     ck_assert_int_eq(query_int("SELECT count(*) FROM sqlite_master WHERE "
                                "name = 'session_history' AND sql LIKE "
                                "'%AUTOINCREMENT%'"), 0);
@@ -693,6 +710,198 @@ START_TEST(test_migrate_steps)
 }
 END_TEST
 
+/* The statements the store ran, as prepared (sqlite3_trace_v2). */
+typedef struct traced {
+    char sql[24][600];
+    size_t n;
+} traced;
+
+static int trace_cb(unsigned type, void *ctx, void *p, void *x)
+{
+    (void)type;
+    (void)x;
+    traced *t = ctx;
+    const char *sql = sqlite3_sql(p);
+    if (t->n < 24 && sql && (strstr(sql, "sessions") ||
+                             strstr(sql, "kernels")))
+        snprintf(t->sql[t->n++], sizeof t->sql[0], "%s", sql);
+    return 0;
+}
+
+static bool names_rows_table(const char *d)
+{
+    static const char *const t[] = {"kernels", "k", "sessions", "s"};
+    for (size_t i = 0; i < 4; i++) {
+        size_t n = strlen(t[i]);
+        if (!strncmp(d + 5, t[i], n) && (!d[5 + n] || d[5 + n] == ' '))
+            return true;
+    }
+    return false;
+}
+
+/* The plan of sql reads kernels and sessions only through an index: a
+ * SCAN of either is one of a partial index (core step 3). Returns whether
+ * the plan uses one of them. */
+static bool ck_indexed(sqlite3 *h, const char *sql)
+{
+    char q[700];
+    snprintf(q, sizeof q, "EXPLAIN QUERY PLAN %s", sql);
+    sqlite3_stmt *st = NULL;
+    ck_assert_msg(sqlite3_prepare_v2(h, q, -1, &st, NULL) == SQLITE_OK,
+                  "%s: %s", sql, sqlite3_errmsg(h));
+    bool live = false;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *d = (const char *)sqlite3_column_text(st, 3);
+        bool via_live = strstr(d, "INDEX kernels_live") ||
+                        strstr(d, "INDEX sessions_live") ||
+                        strstr(d, "INDEX sessions_ended");
+        ck_assert_msg(strncmp(d, "SCAN ", 5) || !names_rows_table(d) ||
+                      via_live, "%s: %s", sql, d);
+        live |= via_live;
+    }
+    sqlite3_finalize(st);
+    return live;
+}
+
+static int count_one(void *arg, const char *sid, const char *group)
+{
+    (void)sid;
+    (void)group;
+    ++*(int *)arg;
+    return 0;
+}
+
+static void count_state(void *arg, const char *status, uint64_t n)
+{
+    (void)status;
+    (void)n;
+    ++*(int *)arg;
+}
+
+static void count_subnet(void *arg, const char *subnet)
+{
+    (void)subnet;
+    ++*(int *)arg;
+}
+
+/* core step 3: the queries over live rows that the manager runs on its
+ * hot paths and per agent (traced as the store runs them) read kernels
+ * and sessions through the partial indexes kernels_live and
+ * sessions_live, never by scanning either table. */
+START_TEST(test_live_queries_indexed)
+{
+    sqlite3 *h = NULL;
+    ck_assert_int_eq(sqlite3_open_v2(":memory:", &h, SQLITE_OPEN_READWRITE,
+                                     NULL), SQLITE_OK);
+    skv__db *db = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_wrap_sqlite(h, &db, &e), &e);
+    SKV_CK_OK(skv__mgr_store_schema(db, &e), &e);
+    traced t = {0};
+    sqlite3_trace_v2(h, SQLITE_TRACE_STMT, trace_cb, &t);
+    char **ids = NULL, sid[64];
+    size_t n = 0;
+    uint32_t load = 0;
+    int calls = 0;
+    int64_t kept = 0;
+    skv__mgr_store_aging *ag = NULL;
+    skv__mgr_store_live *lv = NULL;
+    SKV_CK_OK(skv__mgr_store_agent_load(db, "a1", &load, &e), &e);
+    SKV_CK_OK(skv__mgr_store_sessions_on(db, "a1", &ids, &n, &e), &e);
+    SKV_CK_OK(skv__mgr_store_sessions_on_device(db, "a1", "cpu", &ids, &n,
+                                                &e), &e);
+    SKV_CK_OK(skv__mgr_store_sessions_to_create(db, "a1", &ids, &n, &e),
+              &e);
+    SKV_CK_OK(skv__mgr_store_agent_kernels(db, "a1", "RUNNING,TERMINATING",
+                                           &ids, &n, &e), &e);
+    SKV_CK_OK(skv__mgr_store_suspect_keep(db, "s1", "a1", 5, &kept, &e), &e);
+    size_t agent_queries = t.n;
+    SKV_CK_OK(skv__mgr_store_pending_each(db, count_one, &calls, &e), &e);
+    SKV_CK_OK(skv__mgr_store_sessions_aging(db, false, &ag, &n, &e), &e);
+    SKV_CK_OK(skv__mgr_store_sessions_aging(db, true, &ag, &n, &e), &e);
+    SKV_CK_OK(skv__mgr_store_sessions_live(db, &lv, &n, &e), &e);
+    ck_assert(!skv__mgr_store_pending_mentions(db, "s1"));
+    SKV_CK_OK(skv__mgr_store_live_subnets(db, "a1", count_subnet, &calls,
+                                          &e), &e);
+    ck_assert_int_eq(skv__mgr_store_vfolder_mounted(db, "f1", sid,
+                                                    sizeof sid, &e), 0);
+    SKV_CK_OK(skv__mgr_store_count_states(db, count_state, &calls, &e), &e);
+    sqlite3_trace_v2(h, 0, NULL, NULL);
+    ck_assert_uint_eq(agent_queries, 6);
+    ck_assert_uint_eq(t.n, 14);
+    ck_assert_int_eq(calls, 0);
+    for (size_t i = 0; i < t.n; i++) {
+        bool live = ck_indexed(h, t.sql[i]);
+        /* the one exception: a folder's mounts lead to sessions by id */
+        ck_assert_msg(live || strstr(t.sql[i], "vfolder_mounts"),
+                      "%s: no live index used", t.sql[i]);
+    }
+    skv__free(ag);
+    skv__free(lv);
+    skv__db_close(db);
+}
+END_TEST
+
+/* core step 3 on a database at step 2 (status indexes, no live marker):
+ * the marker is set on the live rows only, the status indexes go, the
+ * partial ones come, and every row stays. */
+START_TEST(test_migrate_live_marker)
+{
+    populate(3);
+    core_at_v2();
+    exec_sql("manager.db", "UPDATE schema_version SET version = 2 WHERE "
+             "component = 'core'");
+    /* one session ended, one running, one pending (as populated) */
+    exec_sql("manager.db", "UPDATE sessions SET status='TERMINATED' WHERE "
+             "seq=1; UPDATE kernels SET status='TERMINATED' WHERE session_id"
+             "=(SELECT id FROM sessions WHERE seq=1); UPDATE sessions SET "
+             "status='RUNNING' WHERE seq=2; UPDATE kernels SET status="
+             "'RUNNING', agent_id='a1' WHERE session_id=(SELECT id FROM "
+             "sessions WHERE seq=2)");
+    int64_t hist = query_int("SELECT count(*) FROM session_history");
+    /* the store's migration alone: a manager's restore would move the
+     * running session of the unknown agent on */
+    char p[128];
+    sqlite3 *h = NULL;
+    skv__db *db = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    path_of(p, sizeof p, "manager.db");
+    ck_assert_int_eq(sqlite3_open_v2(p, &h, SQLITE_OPEN_READWRITE, NULL),
+                     SQLITE_OK);
+    SKV_CK_OK(skv__db_wrap_sqlite(h, &db, &e), &e);
+    SKV_CK_OK(skv__mgr_store_schema(db, &e), &e);
+    skv__db_close(db);
+    ck_assert_int_eq(query_int("SELECT version FROM schema_version WHERE "
+                               "component = 'core'"), 3);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sqlite_master WHERE "
+                               "name IN ('sessions_status', "
+                               "'kernels_agent')"), 0);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sqlite_master WHERE "
+                               "name IN ('sessions_live', 'kernels_live') "
+                               "AND sql LIKE '%WHERE live=1%'"), 2);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sqlite_master WHERE "
+                               "name = 'sessions_ended' AND sql LIKE "
+                               "'%WHERE live IS NULL%'"), 1);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sessions INDEXED BY "
+                               "sessions_ended WHERE live IS NULL AND "
+                               "status='TERMINATED'"), 1);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sessions"), 3);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM kernels"), 3);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM session_history"), hist);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sessions WHERE live IS "
+                               "NULL AND seq=1"), 1);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM sessions WHERE live=1 "
+                               "AND seq>1"), 2);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM kernels WHERE live=1"),
+                     2);
+    ck_assert_int_eq(query_int("SELECT count(*) FROM kernels INDEXED BY "
+                               "kernels_live WHERE live=1 AND agent_id="
+                               "'a1'"), 1);
+    skv_manager_free(open_ok(T0 + 20));
+    ck_assert_int_eq(skv_manager_check(dir, NULL, NULL), 0);
+}
+END_TEST
+
 Suite *skv_test_suite_store(void);
 Suite *skv_test_suite_store(void)
 {
@@ -713,6 +922,8 @@ Suite *skv_test_suite_store(void)
     tcase_add_test(tc, test_migrate_history_v2);
     tcase_add_test(tc, test_migrate_newer_refused);
     tcase_add_test(tc, test_migrate_steps);
+    tcase_add_test(tc, test_live_queries_indexed);
+    tcase_add_test(tc, test_migrate_live_marker);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -273,7 +273,12 @@ START_TEST(test_cache_pg_known_status_waits_nothing)
            "RETURN NEW; END $$ LANGUAGE plpgsql");
     pg_sql(db, "CREATE TRIGGER refuse BEFORE UPDATE ON sessions FOR EACH "
            "ROW EXECUTE FUNCTION refuse()");
-    set(db, SID, "SCHEDULED");          /* statements parsed once */
+    /* statements parsed once, the three texts of the live marker's
+     * (sessions.c): not known, final, known live */
+    set(db, SID, "SCHEDULED");
+    set(db, SID, "CANCELLED");
+    set(db, SID, "SCHEDULED");
+    set(db, SID, "SCHEDULED");
     ck_assert_int_eq(state(db, SID), SKV_SESSION_SCHEDULED);
 
     pg_batch(db, true);
@@ -314,6 +319,44 @@ START_TEST(test_cache_pg_known_status_waits_nothing)
 }
 END_TEST
 
+static int64_t live_of(skv__db *db, const char *sid)
+{
+    int64_t v = -1;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__mgr_store_int1(db, "SELECT COALESCE(live, 0) FROM "
+                                  "sessions WHERE id=?", SKV__ARGS(sid), &v,
+                                  &e), &e);
+    return v;
+}
+
+/* The live marker (core step 3) follows the status whatever the cache
+ * knew: cleared by a final status, set again by a later status that is
+ * not final, and right after a rollback made the cache forget. */
+START_TEST(test_cache_live_marker)
+{
+    skv__db *db = open_db();
+    skv_error e = SKV_ERROR_INIT;
+    add_session(db, SID);
+    ck_assert_int_eq(live_of(db, SID), 1);
+    set(db, SID, "RUNNING");                 /* unknown to the cache */
+    set(db, SID, "TERMINATING");             /* known live */
+    ck_assert_int_eq(live_of(db, SID), 1);
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+    set(db, SID, "TERMINATED");
+    ck_assert_int_eq(live_of(db, SID), 0);
+    skv__db_rollback(db);
+    ck_assert_int_eq(live_of(db, SID), 1);
+    set(db, SID, "ERROR");
+    ck_assert_int_eq(live_of(db, SID), 0);
+    set(db, SID, "PENDING");                 /* known final: set again */
+    ck_assert_int_eq(live_of(db, SID), 1);
+    SKV_CK_OK(skv__mgr_store_session_ended(db, SID, "CANCELLED", NULL, 3, 6,
+                                           &e), &e);
+    ck_assert_int_eq(live_of(db, SID), 0);
+    skv__db_close(db);
+}
+END_TEST
+
 Suite *skv_test_suite_store_cache(void);
 Suite *skv_test_suite_store_cache(void)
 {
@@ -325,6 +368,7 @@ Suite *skv_test_suite_store_cache(void)
     tcase_add_test(tc, test_cache_failed_commit);
     tcase_add_test(tc, test_cache_fence_and_reopen);
     tcase_add_test(tc, test_cache_long_id);
+    tcase_add_test(tc, test_cache_live_marker);
     suite_add_tcase(s, tc);
     TCase *pg = tcase_create("store_cache_pg");
     tcase_set_timeout(pg, 300);

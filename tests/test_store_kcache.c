@@ -284,10 +284,29 @@ static void check_session(skv__db *db, const char *sid, const row *r,
     skv__mgr_store_ids_free(ids, m);
 }
 
+/* The live marker (core step 3) is 1 exactly on the kernels whose status
+ * is not final, whatever the cache knew when the status was written. */
+static void check_live(skv__db *db, int step)
+{
+    skv__db_stmt *st;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_prepare(db, "SELECT id, status, live FROM kernels "
+                              "WHERE COALESCE(live, 0) <> CASE WHEN status "
+                              "IN ('TERMINATED','CANCELLED','ERROR') THEN 0 "
+                              "ELSE 1 END", &st, &e), &e);
+    bool bad = skv__db_step(st, &e) == SKV__DB_ROW;
+    ck_assert_msg(!bad, "step %d: kernel %s is %s with live %s", step,
+                  bad ? skv__db_column_text(st, 0) : "",
+                  bad ? skv__db_column_text(st, 1) : "",
+                  bad && skv__db_column_text(st, 2) ? "1" : "NULL");
+    skv__db_done(st);
+}
+
 static void check_all(skv__db *db, int step)
 {
     row r[64];
     size_t n = rows_sql(db, r, 64);
+    check_live(db, step);
     for (size_t i = 0; i < n; i++)
         check_kernel(db, &r[i], step);
     for (int i = 0; i < NSESS; i++) {

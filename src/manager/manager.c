@@ -291,7 +291,7 @@ static void count_one(void *arg, const char *name, uint64_t n)
     skv_manager_stats *out = arg;
     skv_manager_session_state s;
     if (skv_manager_session_state_parse(&s, name, NULL) == 0)
-        out->sessions_by_state[s] = n;
+        out->sessions_by_state[s] += n;    /* live and ended halves */
 }
 
 static void count_states(const skv_manager *m, skv_manager_stats *out)

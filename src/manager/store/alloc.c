@@ -29,7 +29,7 @@ int skv__mgr_store_kernel_place_as(skv__db *db, const char *kid,
 {
     bool fresh = pending(db, kid);
     int rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET agent_id=?, "
-                                      "status=? WHERE id=?",
+                                      "status=?, live=1 WHERE id=?",
                                       SKV__ARGS(agent, status, kid), NULL,
                                       err);
     if (!rc)
@@ -178,9 +178,9 @@ int skv__mgr_store_session_unplace(skv__db *db, const char *sid,
     if (!rc)
         rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET agent_id=NULL, "
                                       "container_id=NULL, status='PENDING', "
-                                      "exit_code=NULL, reason=NULL WHERE "
-                                      "session_id=?", SKV__ARGS(sid), NULL,
-                                      err);
+                                      "exit_code=NULL, reason=NULL, live=1 "
+                                      "WHERE session_id=?", SKV__ARGS(sid),
+                                      NULL, err);
     if (!rc)
         rc = skv__mgr_store_exec_text(db, "UPDATE sessions SET end_status="
                                       "NULL, end_reason=NULL, started_ms=NULL"

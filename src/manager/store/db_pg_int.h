@@ -8,7 +8,7 @@
 
 #include "db_impl.h"
 
-#define SKV__PG_CACHE_MAX 128
+#define SKV__PG_CACHE_MAX 256
 /* Statements queued in one pipeline at most before it is synced: bounds
  * the results either side buffers (db_pg_pipe.c). */
 #define SKV__PG_PIPE_MAX 256

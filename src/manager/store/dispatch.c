@@ -164,9 +164,9 @@ int skv__mgr_store_sessions_to_create(skv__db *db, const char *agent,
     skv__db_stmt *st;
     int rc = skv__db_prepare(db, "SELECT DISTINCT k.session_id FROM kernels "
                              "k JOIN sessions s ON s.id=k.session_id WHERE "
-                             "k.agent_id=? AND k.status IN ('SCHEDULED',"
-                             "'PREPARING') AND s.status IN ('SCHEDULED',"
-                             "'PREPARING','RUNNING')", &st, err);
+                             "k.agent_id=? AND k.live=1 AND k.status IN "
+                             "('SCHEDULED','PREPARING') AND s.status IN "
+                             "('SCHEDULED','PREPARING','RUNNING')", &st, err);
     if (rc)
         return rc;
     skv__db_bind_text(st, 1, agent);

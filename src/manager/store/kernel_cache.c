@@ -95,6 +95,14 @@ const skv__kc_kernel *skv__mgr_store_kc_kernel(skv__db *db, const char *kid,
     return k;
 }
 
+bool skv__mgr_store_kc_live(skv__db *db, const char *kid)
+{
+    kc_session *s = NULL;
+    const skv__kc_kernel *k = find_kernel(db, kid, &s);
+    return k && strcmp(k->status, "TERMINATED") &&
+           strcmp(k->status, "CANCELLED") && strcmp(k->status, "ERROR");
+}
+
 /* Every kernel of a live entry keeps its index slot: the session whose
  * kernel held the slot goes. false: two of s's own kernels collide. */
 static bool take_slot(struct skv__kernel_cache *c, uint64_t epoch,

@@ -60,6 +60,9 @@ const skv__kc_kernel *skv__mgr_store_kc_session(skv__db *db, const char *sid,
 /* kid's row and its session id, or NULL (a miss). */
 const skv__kc_kernel *skv__mgr_store_kc_kernel(skv__db *db, const char *kid,
                                                const char **sid);
+/* kid is cached here with a status that is not final; not counted in
+ * the statistics (a check for the live marker, kernels.c). */
+bool skv__mgr_store_kc_live(skv__db *db, const char *kid);
 /* sid has exactly these kernels now (its insert, or a read of all). */
 void skv__mgr_store_kc_fill(skv__db *db, const char *sid,
                             const skv__kc_kernel *k, size_t n);

@@ -120,6 +120,31 @@ static bool in_list(const char *status, const status_set *s)
     return false;
 }
 
+static bool final_status(const char *status)
+{
+    return !strcmp(status, "TERMINATED") || !strcmp(status, "CANCELLED") ||
+           !strcmp(status, "ERROR");
+}
+
+static bool any_final(const status_set *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (final_status(s->v[i]))
+            return true;
+    return false;
+}
+
+/* What a status write does to the live marker (schema.c, core step 3):
+ * a final status clears it, another sets it unless the kernel cache knows
+ * the kernel is live already (the hot path): an UPDATE that does not
+ * name live leaves the index kernels_live alone. */
+static const char *live_set(skv__db *db, const char *kid, const char *status)
+{
+    if (final_status(status))
+        return ", live=NULL";
+    return kid && skv__mgr_store_kc_live(db, kid) ? "" : ", live=1";
+}
+
 /* The ids of c[0..n) with a status in s, in index order. */
 static int ids_of(const skv__kc_kernel *c, size_t n, const status_set *s,
                   char ***out, size_t *m, skv_error *err)
@@ -172,8 +197,17 @@ int skv__mgr_store_kernels_move(skv__db *db, const char *sid,
 {
     status_set s;
     skv__db_stmt *st;
-    int rc = prepare_set(db, "UPDATE kernels SET status=? WHERE status IN "
-                         "(%s) AND session_id=?", &s, from, &st, 2, err);
+    bool fin = final_status(to);
+    int rc = set_parse(&s, from, err);
+    if (rc)
+        return rc;
+    const char *sql = fin ? "UPDATE kernels SET status=?, live=NULL WHERE "
+                            "status IN (%s) AND session_id=?"
+                      : any_final(&s) ? "UPDATE kernels SET status=?, live=1"
+                            " WHERE status IN (%s) AND session_id=?"
+                      : "UPDATE kernels SET status=? WHERE status IN (%s) "
+                        "AND session_id=?";
+    rc = prepare_set(db, sql, &s, from, &st, 2, err);
     if (rc)
         return rc;
     skv__db_bind_text(st, 1, to);
@@ -221,9 +255,13 @@ int skv__mgr_store_kernel_count(skv__db *db, const char *sid,
 int skv__mgr_store_kernel_set(skv__db *db, const char *kid,
                               const char *status, skv_error *err)
 {
-    int rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET status=? "
-                                      "WHERE id=?", SKV__ARGS(status, kid),
-                                      NULL, err);
+    const char *live = live_set(db, kid, status);
+    const char *sql = !*live ? "UPDATE kernels SET status=? WHERE id=?"
+                      : live[7] == 'N' ? "UPDATE kernels SET status=?, "
+                                         "live=NULL WHERE id=?"
+                      : "UPDATE kernels SET status=?, live=1 WHERE id=?";
+    int rc = skv__mgr_store_exec_text(db, sql, SKV__ARGS(status, kid), NULL,
+                                      err);
     if (!rc)
         skv__mgr_store_kc_set(db, kid, status, NULL);
     return rc;
@@ -232,9 +270,12 @@ int skv__mgr_store_kernel_set(skv__db *db, const char *kid,
 int skv__mgr_store_kernel_running(skv__db *db, const char *kid,
                                   const char *container, skv_error *err)
 {
-    int rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET status="
-                                      "'RUNNING', container_id=? WHERE id=?",
-                                      SKV__ARGS(container, kid), NULL, err);
+    const char *sql = skv__mgr_store_kc_live(db, kid)
+        ? "UPDATE kernels SET status='RUNNING', container_id=? WHERE id=?"
+        : "UPDATE kernels SET status='RUNNING', container_id=?, live=1 "
+          "WHERE id=?";
+    int rc = skv__mgr_store_exec_text(db, sql, SKV__ARGS(container, kid),
+                                      NULL, err);
     if (!rc)
         skv__mgr_store_kc_set(db, kid, "RUNNING", NULL);
     return rc;
@@ -245,8 +286,11 @@ int skv__mgr_store_kernel_ended(skv__db *db, const char *kid,
                                 const char *reason, skv_error *err)
 {
     skv__db_stmt *st;
-    int rc = skv__db_prepare(db, "UPDATE kernels SET status=?, exit_code=?, "
-                             "reason=? WHERE id=?", &st, err);
+    int rc = skv__db_prepare(db, final_status(status)
+                             ? "UPDATE kernels SET status=?, exit_code=?, "
+                               "reason=?, live=NULL WHERE id=?"
+                             : "UPDATE kernels SET status=?, exit_code=?, "
+                               "reason=?, live=1 WHERE id=?", &st, err);
     if (rc)
         return rc;
     skv__db_bind_text(st, 1, status);
@@ -270,8 +314,8 @@ int skv__mgr_store_kernels_lost(skv__db *db, const char *sid,
     static const char *const final[] = {"TERMINATED", "CANCELLED", "ERROR"};
     skv__mgr_store_kc_fin_forget(db, sid);  /* exits the entry cannot tell */
     int rc = skv__mgr_store_exec_text(db, "UPDATE kernels SET status='ERROR'"
-        ", exit_code=-1, reason=? WHERE session_id=? AND agent_id=? AND "
-        "status NOT IN ('TERMINATED','CANCELLED','ERROR')",
+        ", exit_code=-1, reason=?, live=NULL WHERE session_id=? AND "
+        "agent_id=? AND status NOT IN ('TERMINATED','CANCELLED','ERROR')",
         SKV__ARGS(reason, sid, agent), NULL, err);
     if (!rc)
         skv__mgr_store_kc_move(db, sid, final, 3, false, agent, "ERROR");
@@ -394,9 +438,14 @@ int skv__mgr_store_agent_kernels(skv__db *db, const char *agent,
     skv__db_stmt *st;
     *out = NULL;
     *n = 0;
-    int rc = prepare_set(db, "SELECT id FROM kernels WHERE status IN (%s) "
-                         "AND agent_id=? ORDER BY id", &s, statuses, &st, 1,
-                         err);
+    int rc = set_parse(&s, statuses, err);
+    if (!rc)    /* live rows only: over index kernels_live */
+        rc = prepare_set(db, any_final(&s)
+                         ? "SELECT id FROM kernels WHERE status IN (%s) AND "
+                           "agent_id=? ORDER BY id"
+                         : "SELECT id FROM kernels WHERE status IN (%s) AND "
+                           "agent_id=? AND live=1 ORDER BY id", &s, statuses,
+                         &st, 1, err);
     if (rc)
         return rc;
     skv__db_bind_text(st, (int)s.n + 1, agent);

@@ -118,8 +118,8 @@ int skv__mgr_store_session_result(skv__db *db, const char *sid,
 bool skv__mgr_store_pending_mentions(skv__db *db, const char *sid)
 {
     skv__db_stmt *st;
-    if (skv__db_prepare(db, "SELECT spec FROM sessions WHERE status="
-                        "'PENDING'", &st, NULL))
+    if (skv__db_prepare(db, "SELECT spec FROM sessions WHERE live=1 AND"
+                        " status='PENDING'", &st, NULL))
         return true;    /* unsure: keep it */
     size_t n = strlen(sid);
     bool found = false;

@@ -95,8 +95,8 @@ int skv__mgr_store_live_subnets(skv__db *db, const char *agent,
     skv__db_stmt *st;
     int rc = skv__db_prepare(db, "SELECT n.subnet FROM session_net n JOIN "
                              "sessions s ON s.id=n.session_id WHERE "
-                             "n.agent_id=? AND s.status NOT IN ('TERMINATED',"
-                             "'CANCELLED','ERROR')", &st, err);
+                             "n.agent_id=? AND s.live=1 AND s.status NOT IN "
+                             "('TERMINATED','CANCELLED','ERROR')", &st, err);
     if (rc)
         return rc;
     skv__db_bind_text(st, 1, agent);

@@ -189,6 +189,7 @@ int skv__mgr_store_sessions_on_device(skv__db *db, const char *agent,
     int rc = skv__db_prepare(db, "SELECT DISTINCT k.session_id FROM kernels k"
         " JOIN kernel_alloc a ON a.kernel_id=k.id"
         " JOIN sessions s ON s.id=k.session_id WHERE k.agent_id=? AND"
+        " k.live=1 AND"
         " a.device_id=? AND"
         " k.status IN ('SCHEDULED','PREPARING','RUNNING','TERMINATING') AND"
         " s.status NOT IN ('PENDING','TERMINATED','CANCELLED','ERROR')", &st,

@@ -213,8 +213,9 @@ int skv__mgr_store_agent_load(skv__db *db, const char *agent, uint32_t *out,
 {
     int64_t n = 0;
     int rc = skv__mgr_store_int1(db, "SELECT count(*) FROM kernels WHERE "
-                                 "agent_id=? AND status IN ('PREPARING',"
-                                 "'RUNNING','TERMINATING')", SKV__ARGS(agent),
+                                 "agent_id=? AND live=1 AND status IN "
+                                 "('PREPARING','RUNNING','TERMINATING')",
+                                 SKV__ARGS(agent),
                                  &n, err);
     *out = (uint32_t)n;
     return rc;
@@ -248,7 +249,7 @@ int skv__mgr_store_pending_each(skv__db *db,
 {
     skv__db_stmt *st;
     int rc = skv__db_prepare(db, "SELECT id, resource_group FROM sessions "
-                             "WHERE status='PENDING'", &st, err);
+                             "WHERE live=1 AND status='PENDING'", &st, err);
     if (rc)
         return rc;
     int step;
@@ -301,9 +302,10 @@ int skv__mgr_store_sessions_aging(skv__db *db, bool running,
         ? "SELECT s.id, s.owner, s.started_ms, COALESCE(l.max_lifetime_ms,0)"
           ", s.resource_group"
           " FROM sessions s LEFT JOIN session_limits l ON l.session_id=s.id"
-          " WHERE s.status='RUNNING' ORDER BY s.seq"
+          " WHERE s.live=1 AND s.status='RUNNING' ORDER BY s.seq"
         : "SELECT id, resource_group, created_ms, 0, resource_group FROM"
-          " sessions WHERE status='PENDING' ORDER BY seq", &st, err);
+          " sessions WHERE live=1 AND status='PENDING' ORDER BY seq", &st,
+        err);
     if (rc)
         return rc;
     while ((rc = skv__db_step(st, err)) == SKV__DB_ROW) {
@@ -333,6 +335,7 @@ int skv__mgr_store_sessions_on(skv__db *db, const char *agent, char ***out,
     skv__db_stmt *st;
     int rc = skv__db_prepare(db, "SELECT DISTINCT k.session_id FROM kernels k"
         " JOIN sessions s ON s.id=k.session_id WHERE k.agent_id=? AND "
+        "k.live=1 AND "
         "k.status IN ('SCHEDULED','PREPARING','RUNNING','TERMINATING') AND "
         "s.status NOT IN ('PENDING','TERMINATED','CANCELLED','ERROR')", &st,
         err);
@@ -351,8 +354,11 @@ int skv__mgr_store_count_states(skv__db *db,
                                 void *arg, skv_error *err)
 {
     skv__db_stmt *st;
+    /* each half over its partial index (schema.c, core step 3) */
     int rc = skv__db_prepare(db, "SELECT status, count(*) FROM sessions "
-                             "GROUP BY status", &st, err);
+                             "WHERE live=1 GROUP BY status UNION ALL SELECT "
+                             "status, count(*) FROM sessions WHERE live IS "
+                             "NULL GROUP BY status", &st, err);
     if (rc)
         return rc;
     while ((rc = skv__db_step(st, err)) == SKV__DB_ROW) {
@@ -371,8 +377,9 @@ int skv__mgr_store_sessions_live(skv__db *db, skv__mgr_store_live **out,
     *out = NULL;
     *n = 0;
     int rc = skv__db_prepare(db, "SELECT id, status, created_ms, started_ms "
-                             "FROM sessions WHERE status IN ('PENDING',"
-                             "'SCHEDULED','PREPARING','RUNNING','TERMINATING')"
+                             "FROM sessions WHERE live=1 AND status IN "
+                             "('PENDING','SCHEDULED','PREPARING','RUNNING',"
+                             "'TERMINATING')"
                              " ORDER BY seq", &st, err);
     if (rc)
         return rc;

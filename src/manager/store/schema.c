@@ -141,9 +141,33 @@ static const char core_v2_pg[] =
     "CREATE INDEX IF NOT EXISTS history_session"
     " ON session_history(session_id)";
 
+/* Index upkeep was ~20 % of the manager's CPU (issue 14): every status
+ * change was a delete and an insert in sessions_status and kernels_agent,
+ * four or five per row. The indexes are now over a "live" marker (1 while
+ * the row's status is not final, NULL after) that changes once per row,
+ * and hold no status: SQLite rewrites an index on UPDATE only when a SET
+ * column is among its columns or its WHERE, so a status change touches
+ * none (PostgreSQL's HOT updates the same way). Queries that need a
+ * status filter it over the small live set. sessions_ended gets a row
+ * once, at the end, and keeps the counts by final status (metrics) an
+ * index scan. */
+static const char core_v3_sqlite[] =
+    "ALTER TABLE sessions ADD COLUMN live INTEGER DEFAULT 1;"
+    "UPDATE sessions SET live=NULL"
+    " WHERE status IN ('TERMINATED','CANCELLED','ERROR');"
+    "ALTER TABLE kernels ADD COLUMN live INTEGER DEFAULT 1;"
+    "UPDATE kernels SET live=NULL"
+    " WHERE status IN ('TERMINATED','CANCELLED','ERROR');"
+    "DROP INDEX IF EXISTS sessions_status;"
+    "DROP INDEX IF EXISTS kernels_agent;"
+    "CREATE INDEX sessions_live ON sessions(seq) WHERE live=1;"
+    "CREATE INDEX kernels_live ON kernels(agent_id) WHERE live=1;"
+    "CREATE INDEX sessions_ended ON sessions(status) WHERE live IS NULL;";
+
 static const skv__mgr_migration core[] = {
     {1, core_v1_sqlite, skv__mgr_store_core_v1_pg},
     {2, core_v2_sqlite, core_v2_pg},
+    {3, core_v3_sqlite, skv__mgr_store_core_v3_pg},
 };
 
 static const skv__mgr_migration nonces[] = {

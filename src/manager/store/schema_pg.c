@@ -175,3 +175,21 @@ const char skv__mgr_store_vfolders_v1_pg[] =
     " folder_id TEXT NOT NULL, PRIMARY KEY(session_id, folder_id));"
     "CREATE INDEX IF NOT EXISTS vfolder_mounts_folder"
     " ON vfolder_mounts(folder_id);";
+
+/* core step 3 (schema.c): the status indexes become indexes over the live
+ * rows' marker, so that a status change is a HOT update here too. */
+const char skv__mgr_store_core_v3_pg[] =
+    "ALTER TABLE sessions ADD COLUMN IF NOT EXISTS live BIGINT DEFAULT 1;"
+    "UPDATE sessions SET live=NULL"
+    " WHERE status IN ('TERMINATED','CANCELLED','ERROR');"
+    "ALTER TABLE kernels ADD COLUMN IF NOT EXISTS live BIGINT DEFAULT 1;"
+    "UPDATE kernels SET live=NULL"
+    " WHERE status IN ('TERMINATED','CANCELLED','ERROR');"
+    "DROP INDEX IF EXISTS sessions_status;"
+    "DROP INDEX IF EXISTS kernels_agent;"
+    "CREATE INDEX IF NOT EXISTS sessions_live ON sessions(seq)"
+    " WHERE live=1;"
+    "CREATE INDEX IF NOT EXISTS kernels_live ON kernels(agent_id)"
+    " WHERE live=1;"
+    "CREATE INDEX IF NOT EXISTS sessions_ended ON sessions(status)"
+    " WHERE live IS NULL;";

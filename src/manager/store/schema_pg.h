@@ -9,6 +9,7 @@
 #define SKV_MANAGER_STORE_SCHEMA_PG_H
 
 extern const char skv__mgr_store_core_v1_pg[];
+extern const char skv__mgr_store_core_v3_pg[];
 extern const char skv__mgr_store_nonces_v1_pg[];
 extern const char skv__mgr_store_suspects_v1_pg[];
 /* Components whose SQLite DDL is not on migrate.h yet (admin plane,

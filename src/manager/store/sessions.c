@@ -30,6 +30,25 @@ static void note_state(skv__db *db, const char *sid, const char *status)
         skv__mgr_store_state_note(db, sid, s);
 }
 
+/* The live marker (schema.c, core step 3) is written only when it
+ * changes: a final status clears it, and a status that is not final sets
+ * it unless the state cache knows the session was live already, which on
+ * the hot path it does. An UPDATE that does not name live leaves the
+ * index sessions_live alone. */
+static const char *status_sql(skv__db *db, const char *sid,
+                              const char *status)
+{
+#define SET "UPDATE sessions SET status=?, status_reason=?, " \
+    "started_ms=COALESCE(started_ms, ?), finished_ms=COALESCE(?, " \
+    "finished_ms), exit_code=COALESCE(?, exit_code)"
+    if (final_name(status))
+        return SET ", live=NULL WHERE id=?";
+    if (skv__mgr_store_state_live(db, sid))
+        return SET " WHERE id=?";
+    return SET ", live=1 WHERE id=?";
+#undef SET
+}
+
 /* started_ms is set once, at the first RUNNING; finished_ms at every
  * final state, exit_code with it when the caller has one (NULL binds keep
  * the column as it is): a session's end is one statement.
@@ -44,11 +63,7 @@ static int status_row(skv__db *db, const char *sid, const char *status,
 {
     bool known = skv__mgr_store_state_known(db, sid);
     skv__db_stmt *st;
-    int rc = skv__db_prepare(db, "UPDATE sessions SET status=?, "
-                             "status_reason=?, started_ms=COALESCE(started_ms,"
-                             " ?), finished_ms=COALESCE(?, finished_ms), "
-                             "exit_code=COALESCE(?, exit_code) WHERE id=?",
-                             &st, err);
+    int rc = skv__db_prepare(db, status_sql(db, sid, status), &st, err);
     if (rc)
         return rc;
     skv__db_bind_text(st, 1, status);

@@ -71,6 +71,21 @@ void skv__mgr_store_state_note(skv__db *db, const char *sid,
     memcpy(s->sid, sid, strlen(sid) + 1);
 }
 
+/* The slot of sid at this epoch, or NULL. */
+static state_slot *current(skv__db *db, const char *sid)
+{
+    if (!db->states || !cacheable(sid))
+        return NULL;
+    state_slot *s = &db->states->slot[slot_of(sid)];
+    return s->epoch == db->epoch && !strcmp(s->sid, sid) ? s : NULL;
+}
+
+bool skv__mgr_store_state_live(skv__db *db, const char *sid)
+{
+    const state_slot *s = current(db, sid);
+    return s && s->state < SKV_SESSION_TERMINATED;
+}
+
 void skv__mgr_store_state_forget(skv__db *db)
 {
     db->epoch++;

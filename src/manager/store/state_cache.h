@@ -31,6 +31,8 @@ bool skv__mgr_store_state_cached(skv__db *db, const char *sid,
 /* sid has an entry now, i.e. its row exists on this connection (rows of
  * sessions are never deleted); not counted in the statistics. */
 bool skv__mgr_store_state_known(skv__db *db, const char *sid);
+/* Known here and not in a final state (uncounted, like _known). */
+bool skv__mgr_store_state_live(skv__db *db, const char *sid);
 /* sid's state is s on this connection from now on (a write, or a read of
  * the row). Out of memory only makes later reads misses. */
 void skv__mgr_store_state_note(skv__db *db, const char *sid,

@@ -20,6 +20,7 @@ int skv__mgr_store_suspect_keep(skv__db *db, const char *sid,
         " SELECT k.id, k.session_id, k.idx, k.agent_id, k.container_id,"
         " k.status, s.started_ms, ? FROM kernels k JOIN sessions s"
         " ON s.id=k.session_id WHERE k.session_id=? AND k.agent_id=? AND"
+        " k.live=1 AND"
         " k.status IN ('PREPARING','RUNNING','TERMINATING')"
         " ON CONFLICT (kernel_id) DO UPDATE SET session_id=excluded.session_id,"
         " idx=excluded.idx, agent_id=excluded.agent_id,"
@@ -194,7 +195,8 @@ static int restore_kernel(skv__db *db, const char *sid,
     skv__mgr_store_cc_alloc_forget(db); /* and its rows (INSERT below) */
     int rc = skv__db_prepare(db, "UPDATE kernels SET id=?, agent_id=?, "
                              "container_id=?, status='RUNNING', exit_code="
-                             "NULL, reason=NULL WHERE session_id=? AND idx=?",
+                             "NULL, reason=NULL, live=1 WHERE session_id=? "
+                             "AND idx=?",
                              &st, err);
     if (rc)
         return rc;

@@ -272,8 +272,9 @@ int skv__mgr_store_vfolder_mounted(skv__db *db, const char *id, char *sid,
     int rc = skv__mgr_store_text1(db, "SELECT m.session_id FROM "
                                   "vfolder_mounts m JOIN sessions s ON "
                                   "s.id=m.session_id WHERE m.folder_id=? AND"
-                                  " s.status NOT IN ('TERMINATED',"
-                                  "'CANCELLED','ERROR') ORDER BY "
+                                  " s.live=1 AND s.status NOT IN "
+                                  "('TERMINATED','CANCELLED','ERROR') "
+                                  "ORDER BY "
                                   "m.session_id LIMIT 1", SKV__ARGS(id), sid,
                                   cap, err);
     return rc < 0 ? rc : rc == SKV__DB_ROW;
