@@ -138,11 +138,13 @@ static bool any_final(const status_set *s)
  * a final status clears it, another sets it unless the kernel cache knows
  * the kernel is live already (the hot path): an UPDATE that does not
  * name live leaves the index kernels_live alone. */
-static const char *live_set(skv__db *db, const char *kid, const char *status)
+static const char *set_sql(skv__db *db, const char *kid, const char *status)
 {
     if (final_status(status))
-        return ", live=NULL";
-    return kid && skv__mgr_store_kc_live(db, kid) ? "" : ", live=1";
+        return "UPDATE kernels SET status=?, live=NULL WHERE id=?";
+    return kid && skv__mgr_store_kc_live(db, kid)
+        ? "UPDATE kernels SET status=? WHERE id=?"
+        : "UPDATE kernels SET status=?, live=1 WHERE id=?";
 }
 
 /* The ids of c[0..n) with a status in s, in index order. */
@@ -255,13 +257,8 @@ int skv__mgr_store_kernel_count(skv__db *db, const char *sid,
 int skv__mgr_store_kernel_set(skv__db *db, const char *kid,
                               const char *status, skv_error *err)
 {
-    const char *live = live_set(db, kid, status);
-    const char *sql = !*live ? "UPDATE kernels SET status=? WHERE id=?"
-                      : live[7] == 'N' ? "UPDATE kernels SET status=?, "
-                                         "live=NULL WHERE id=?"
-                      : "UPDATE kernels SET status=?, live=1 WHERE id=?";
-    int rc = skv__mgr_store_exec_text(db, sql, SKV__ARGS(status, kid), NULL,
-                                      err);
+    int rc = skv__mgr_store_exec_text(db, set_sql(db, kid, status),
+                                      SKV__ARGS(status, kid), NULL, err);
     if (!rc)
         skv__mgr_store_kc_set(db, kid, status, NULL);
     return rc;
