@@ -184,6 +184,29 @@ static bool procs_become(const char *a0, const char *a1, int want, int ms)
     return count_procs(a0, a1) == want;
 }
 
+/* Whether pid has ended (a zombie not yet reaped counts). */
+static bool ended(pid_t pid)
+{
+    char p[64], buf[256] = "";
+    snprintf(p, sizeof(p), "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(p, "r");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    const char *close_paren = n ? strrchr(buf, ')') : NULL;
+    return !close_paren || close_paren[1] == '\0' || close_paren[2] == 'Z';
+}
+
+/* Send sig to pid every millisecond until it ends (at most 10 s). */
+static void pester(pid_t pid, int sig)
+{
+    for (int64_t end = e2e_now_ms() + 10000; e2e_now_ms() < end;) {
+        if (ended(pid) || kill(pid, sig) < 0)
+            return;
+        usleep(1000);
+    }
+}
+
 /* ---- echo and exit codes ---------------------------------------------------------- */
 
 START_TEST(test_e2e_exec_echo_exit_codes)
@@ -214,6 +237,13 @@ START_TEST(test_e2e_exec_echo_exit_codes)
     cli_wait(&r);
     ck_assert_int_eq(r.status, 0);
     ck_assert_uint_eq(r.olen, 0);
+    /* Signals while the CLI waits for exec.start's answer (a resize,
+     * a Ctrl-C typed early) interrupt that wait; they must not end it. */
+    cli_start(&r, ARGS("exec", sid, "--", "sh", "-c", "sleep 0.3; echo ok"));
+    pester(r.pid, SIGWINCH);
+    cli_wait(&r);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.ebuf);
+    ck_assert_str_eq(r.obuf, "ok\n");
     /* SIGINT to the CLI reaches the command */
     cli_start(&r, ARGS("exec", "-i", sid, "--", "sleep", "4243"));
     ck_assert(procs_become("sleep", "4243", 1, 10000));

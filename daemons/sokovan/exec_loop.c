@@ -62,6 +62,10 @@ static int await_start(stream *s, uint64_t id)
         int rc = skv_client_recv(s->c->client, left > 0 ? left : 0, &m, &e);
         if (rc < 0)
             return cli_fail_err("exec", rc, &e);
+        /* 0 also when a signal cut the wait short: its byte waits in the
+         * signal pipe for the stream loop; only the deadline ends this. */
+        if (rc == 0 && left > 0)
+            continue;
         if (rc == 0)
             return cli_fail("exec: no answer from the manager within %d ms",
                             wait_ms);

@@ -119,8 +119,10 @@ typedef struct skv_client_message {
 } skv_client_message;
 
 /* Wait up to timeout_ms (0: do not wait, < 0: forever) for the next
- * message. 1: *out holds it; 0: none came; negative SKV_E*: the
- * connection failed or sent a malformed frame (later calls fail too). */
+ * message. 1: *out holds it; 0: none came, within timeout_ms or before a
+ * signal interrupted the wait (a caller with a deadline calls again);
+ * negative SKV_E*: the connection failed or sent a malformed frame (later
+ * calls fail too). */
 SKV_EXTERN int skv_client_recv(skv_client *c, int timeout_ms,
                                skv_client_message *out, skv_error *err);
 /* Accepts NULL and an empty message. */
