@@ -134,11 +134,29 @@ static void migrate_all(skv__db *db)
         int v = 0;
         SKV_CK_OK(skv__mgr_store_schema_version(db, comp[i], &v, &e), &e);
         int want = strcmp(comp[i], "admin") == 0  ? 6
-                   : strcmp(comp[i], "core") == 0 ? 3
+                   : strcmp(comp[i], "core") == 0 ? 4
                    : strcmp(comp[i], "ops") == 0  ? 2
                                                   : 1;
         ck_assert_msg(v == want, "%s at version %d", comp[i], v);
     }
+}
+
+/* The foreign keys core step 4 drops (kernels -> sessions, kernel_alloc
+ * -> kernels, session_history -> sessions), by catalog, whatever named. */
+#define FKS_GONE                                                          \
+    "SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND conrelid" \
+    " IN ('kernels'::regclass, 'kernel_alloc'::regclass,"                 \
+    " 'session_history'::regclass)"
+
+static int64_t count(skv__db *db, const char *sql)
+{
+    skv__db_stmt *st = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_prepare(db, sql, &st, &e), &e);
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+    int64_t n = skv__db_column_int64(st, 0);
+    skv__db_done(st);
+    return n;
 }
 
 START_TEST(test_pg_schema_mirrors_sqlite)
@@ -168,7 +186,7 @@ END_TEST
 
 /* The DDL works as the store uses it: ids generated like AUTOINCREMENT,
  * an explicit id accepted (restores copy them), the token unique per
- * owner, cascades, and `user` usable when quoted. */
+ * owner, the suspects' cascade, and `user` usable when quoted. */
 START_TEST(test_pg_schema_behaves)
 {
     skv_pg srv;
@@ -201,8 +219,12 @@ START_TEST(test_pg_schema_behaves)
     ck_assert_int_eq(seq[1], seq[0] + 1);
     SKV_CK_OK(skv__db_exec(db, "INSERT INTO session_history (id, session_id,"
                            " status, ts_ms) VALUES (100, 's-1', 'PENDING', 1);"
-                           "INSERT INTO kernels (id, session_id, idx, role,"
-                           " status) VALUES ('k', 's-1', 0, 'main', 'P');"
+                           "INSERT INTO kernel_suspects (kernel_id, session_id,"
+                           " idx, agent_id, status, lost_ms) VALUES ('k',"
+                           " 's-1', 0, 'a', 'RUNNING', 1);"
+                           "INSERT INTO kernel_suspect_alloc (kernel_id,"
+                           " device_id, slot, amount, whole) VALUES ('k', 'd',"
+                           " 'cpu', 1, 0);"
                            "DELETE FROM sessions WHERE id = 's-1';"
                            "INSERT INTO domains (name) VALUES ('d');"
                            "INSERT INTO users (name, role, domain) VALUES"
@@ -210,13 +232,81 @@ START_TEST(test_pg_schema_behaves)
                            "INSERT INTO keypairs (access_key, secret_key,"
                            " \"user\", created_ms) VALUES ('a', 's', 'u', 1)",
                            &e), &e);
-    skv__db_stmt *st = NULL;
-    SKV_CK_OK(skv__db_prepare(db, "SELECT (SELECT COUNT(*) FROM kernels) +"
-                              " (SELECT COUNT(*) FROM session_history)",
-                              &st, &e), &e);
-    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
-    ck_assert_int_eq(skv__db_column_int64(st, 0), 0);    /* cascaded */
-    skv__db_done(st);
+    /* cascaded; the history row has no foreign key any more (step 4) */
+    ck_assert_int_eq(count(db, "SELECT (SELECT COUNT(*) FROM kernel_suspects)"
+                           " + (SELECT COUNT(*) FROM kernel_suspect_alloc)"),
+                     0);
+    ck_assert_int_eq(count(db, "SELECT COUNT(*) FROM session_history"), 1);
+    skv__db_close(db);
+    skv_pg_stop(&srv);
+}
+END_TEST
+
+/* core step 4: a database migrated fresh has none of the three foreign
+ * keys; the suspects' keep theirs. */
+START_TEST(test_pg_core_fks_fresh)
+{
+    skv_pg srv;
+    skv__db *db = pg_open(&srv);
+    if (!db)
+        return;
+    migrate_all(db);
+    ck_assert_int_eq(count(db, FKS_GONE), 0);
+    ck_assert_int_eq(count(db, "SELECT count(*) FROM pg_constraint WHERE"
+                           " contype = 'f' AND conrelid IN"
+                           " ('kernel_suspects'::regclass,"
+                           " 'kernel_suspect_alloc'::regclass)"), 2);
+    skv__db_close(db);
+    skv_pg_stop(&srv);
+}
+END_TEST
+
+/* core step 4 on a database as step 3 left it (step 1's foreign keys,
+ * under the names PostgreSQL chose): the keys go, every row stays, and
+ * a history row no longer waits on a check of its session. */
+START_TEST(test_pg_core_step4_upgrade)
+{
+    static const skv__mgr_migration at_v3[] = {
+        {1, "SELECT 1", skv__mgr_store_core_v1_pg},
+        {2, "SELECT 1", "SELECT 1"},
+        {3, "SELECT 1", skv__mgr_store_core_v3_pg},
+    };
+    skv_pg srv;
+    skv__db *db = pg_open(&srv);
+    if (!db)
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__mgr_store_migrate(db, "core", at_v3, 3, &e), &e);
+    ck_assert_int_eq(count(db, FKS_GONE), 3);
+    SKV_CK_OK(skv__db_exec(db, "INSERT INTO sessions (id, owner, domain,"
+                           " project, resource_group, session_type,"
+                           " cluster_mode, cluster_size, image, spec, status,"
+                           " created_ms) VALUES ('s-1', 'o', 'd', 'p', 'g',"
+                           " 'batch', 'single-node', 1, 'i', '\\x00',"
+                           " 'RUNNING', 1);"
+                           "INSERT INTO kernels (id, session_id, idx, role,"
+                           " status, agent_id) VALUES ('s-1-0', 's-1', 0,"
+                           " 'main', 'RUNNING', 'a1');"
+                           "INSERT INTO kernel_alloc VALUES ('s-1-0', 'd0',"
+                           " 'cpu', 2, 0);"
+                           "INSERT INTO session_history (session_id, status,"
+                           " ts_ms) VALUES ('s-1', 'PENDING', 1),"
+                           " ('s-1', 'RUNNING', 2)", &e), &e);
+    SKV_CK_OK(skv__mgr_store_schema(db, &e), &e);
+    int v = 0;
+    SKV_CK_OK(skv__mgr_store_schema_version(db, "core", &v, &e), &e);
+    ck_assert_int_eq(v, 4);
+    ck_assert_int_eq(count(db, FKS_GONE), 0);
+    ck_assert_int_eq(count(db, "SELECT count(*) FROM sessions WHERE"
+                           " id = 's-1' AND live = 1"), 1);
+    ck_assert_int_eq(count(db, "SELECT count(*) FROM kernels k JOIN"
+                           " kernel_alloc a ON a.kernel_id = k.id WHERE"
+                           " k.session_id = 's-1' AND a.amount = 2"), 1);
+    ck_assert_int_eq(count(db, "SELECT sum(ts_ms) FROM session_history"
+                           " WHERE session_id = 's-1'"), 3);
+    SKV_CK_OK(skv__db_exec(db, "INSERT INTO session_history (session_id,"
+                           " status, ts_ms) VALUES ('nobody', 'X', 3)", &e),
+              &e);
     skv__db_close(db);
     skv_pg_stop(&srv);
 }
@@ -229,6 +319,8 @@ Suite *skv_test_suite_schema_pg(void)
     TCase *tc = tcase_create("schema_pg");
     tcase_add_test(tc, test_pg_schema_mirrors_sqlite);
     tcase_add_test(tc, test_pg_schema_behaves);
+    tcase_add_test(tc, test_pg_core_fks_fresh);
+    tcase_add_test(tc, test_pg_core_step4_upgrade);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;

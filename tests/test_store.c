@@ -554,7 +554,7 @@ START_TEST(test_migrate_unversioned_db)
                                "component IN ('nonces','suspects','net') "
                                "AND version = 1"), 3);
     ck_assert_int_eq(query_int("SELECT version FROM schema_version WHERE "
-                               "component = 'core'"), 3);
+                               "component = 'core'"), 4);
     ck_assert_int_eq(skv_manager_check(dir, NULL, NULL), 0);
 }
 END_TEST
@@ -588,7 +588,7 @@ START_TEST(test_migrate_history_v2)
     submit_ok(m, &c, T0 + 21);
     skv_manager_free(m);
     ck_assert_int_eq(query_int("SELECT version FROM schema_version WHERE "
-                               "component = 'core'"), 3);
+                               "component = 'core'"), 4);
     ck_assert_int_eq(query_int("SELECT count(*) FROM sqlite_master WHERE "
                                "name = 'session_history' AND sql LIKE "
                                "'%AUTOINCREMENT%'"), 0);
@@ -872,7 +872,14 @@ START_TEST(test_migrate_live_marker)
     SKV_CK_OK(skv__mgr_store_schema(db, &e), &e);
     skv__db_close(db);
     ck_assert_int_eq(query_int("SELECT version FROM schema_version WHERE "
-                               "component = 'core'"), 3);
+                               "component = 'core'"), 4);
+    /* core step 4 drops foreign keys on PostgreSQL only: here they stay */
+    ck_assert_int_eq(query_int("SELECT (SELECT count(*) FROM pragma_"
+                               "foreign_key_list('kernels')) + (SELECT "
+                               "count(*) FROM pragma_foreign_key_list("
+                               "'kernel_alloc')) + (SELECT count(*) FROM "
+                               "pragma_foreign_key_list('session_history'))"),
+                     3);
     ck_assert_int_eq(query_int("SELECT count(*) FROM sqlite_master WHERE "
                                "name IN ('sessions_status', "
                                "'kernels_agent')"), 0);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../src/manager/store/history_buf.h"
 #include "../src/manager/store/kernel_cache.h"
 #include "../src/manager/store/schema.h"
 #include "../src/manager/store/store.h"
@@ -302,11 +303,38 @@ static void check_live(skv__db *db, int step)
     skv__db_done(st);
 }
 
+/* No kernel, allocation or history row without its parent: on
+ * PostgreSQL no foreign key says so since core step 4, the store's order
+ * of writes does (the buffered history rows are written first, as a read
+ * of the table by the store would). */
+static void check_orphans(skv__db *db, int step)
+{
+    skv__db_stmt *st;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__history_buf_flush(db, &e), &e);
+    SKV_CK_OK(skv__db_prepare(db, "SELECT (SELECT count(*) FROM kernels k "
+        "WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id="
+        "k.session_id)), (SELECT count(*) FROM kernel_alloc a WHERE NOT "
+        "EXISTS (SELECT 1 FROM kernels k WHERE k.id=a.kernel_id)), (SELECT "
+        "count(*) FROM session_history h WHERE NOT EXISTS (SELECT 1 FROM "
+        "sessions s WHERE s.id=h.session_id))", &st, &e), &e);
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+    ck_assert_msg(skv__db_column_int64(st, 0) == 0 &&
+                  skv__db_column_int64(st, 1) == 0 &&
+                  skv__db_column_int64(st, 2) == 0, "step %d: orphans: "
+                  "kernels %lld, allocations %lld, history %lld", step,
+                  (long long)skv__db_column_int64(st, 0),
+                  (long long)skv__db_column_int64(st, 1),
+                  (long long)skv__db_column_int64(st, 2));
+    skv__db_done(st);
+}
+
 static void check_all(skv__db *db, int step)
 {
     row r[64];
     size_t n = rows_sql(db, r, 64);
     check_live(db, step);
+    check_orphans(db, step);
     for (size_t i = 0; i < n; i++)
         check_kernel(db, &r[i], step);
     for (int i = 0; i < NSESS; i++) {
@@ -326,6 +354,38 @@ static const char *pick_kid(skv__db *db, unsigned *seed, char *buf)
     return buf;
 }
 
+/* A placement with its allocation rows half of the time, as a
+ * scheduling pass writes them (device ids unique: placed again, a kernel
+ * gets rows of its own). */
+static int place(skv__db *db, const char *kid, const char *agent,
+                 unsigned step_no, skv_error *e)
+{
+    static unsigned dev;
+    char d[2][32];
+    int rc = skv__mgr_store_kernel_place(db, kid, agent, e);
+    if (rc || step_no % 2)
+        return rc;
+    skv__mgr_store_alloc a[2];
+    memset(a, 0, sizeof a);
+    for (int i = 0; i < 2; i++) {
+        snprintf(d[i], sizeof d[i], "d%u", dev++);
+        a[i].kernel_id = kid;
+        a[i].device_id = d[i];
+        a[i].slot = i ? "mem" : "cpu";
+        a[i].amount = 1 + i;
+    }
+    return skv__mgr_store_alloc_add(db, a, 2, e);
+}
+
+/* New kernel ids come after the allocation went (alloc.c unplace): an
+ * id renamed under its rows would leave them behind. */
+static int renew(skv__db *db, const char *sid, skv_error *e)
+{
+    sql(db, "DELETE FROM kernel_alloc WHERE kernel_id IN (SELECT id FROM "
+        "kernels WHERE session_id=?)", sid, NULL);
+    return skv__mgr_store_kernel_ids_renew(db, sid, e);
+}
+
 static void write_one(skv__db *db, unsigned *seed)
 {
     char sid[16], kid[64];
@@ -335,7 +395,7 @@ static void write_one(skv__db *db, unsigned *seed)
     const char *agent = AGENTS[rand_r(seed) % 3];
     int rc = 0;
     unsigned step_no = (unsigned)rand_r(seed);
-    switch (rand_r(seed) % 10) {
+    switch (rand_r(seed) % 11) {
     case 0: rc = skv__mgr_store_kernel_set(db, pick_kid(db, seed, kid), st,
                                            &e); break;
     case 1: rc = skv__mgr_store_kernel_running(db, pick_kid(db, seed, kid),
@@ -348,16 +408,18 @@ static void write_one(skv__db *db, unsigned *seed)
     case 4: rc = skv__mgr_store_kernels_lost(db, sid, agent, "lost", &e);
         break;
     case 5:
-    case 6: rc = skv__mgr_store_kernel_place(db, pick_kid(db, seed, kid),
-                                             agent, &e); break;
+    case 6: rc = place(db, pick_kid(db, seed, kid), agent, step_no, &e);
+        break;
     case 7: if (rand_r(seed) % 4 == 0)
             rc = skv__mgr_store_session_unplace(db, sid, &e);
         break;
     case 8: rc = skv__mgr_store_session_end(db, sid, step_no % 3 ? "CANCELLED"
                                             : "TERMINATED", step_no % 2 ?
                                             "stopped" : NULL, &e); break;
+    case 9: rc = skv__mgr_store_session_status(db, sid, st, "why",
+                                               (int64_t)step_no, &e); break;
     default: if (rand_r(seed) % 4 == 0)
-            rc = skv__mgr_store_kernel_ids_renew(db, sid, &e);
+            rc = renew(db, sid, &e);
         break;
     }
     SKV_CK_OK(rc, &e);

@@ -164,10 +164,20 @@ static const char core_v3_sqlite[] =
     "CREATE INDEX kernels_live ON kernels(agent_id) WHERE live=1;"
     "CREATE INDEX sessions_ended ON sessions(status) WHERE live IS NULL;";
 
+/* Step 4 drops, on PostgreSQL, the foreign keys of kernels.session_id,
+ * kernel_alloc.kernel_id and session_history.session_id (schema_pg.c:
+ * their checks were ~15 % of the server's CPU). SQLite keeps them: it
+ * cannot drop a constraint without rebuilding the three tables, and its
+ * check is an in-process probe of the parent's index, a few per cent of
+ * the manager's CPU at most (docs/architecture.md, "Foreign keys"). The
+ * step only records the version there. */
+static const char core_v4_sqlite[] = "SELECT 1";
+
 static const skv__mgr_migration core[] = {
     {1, core_v1_sqlite, skv__mgr_store_core_v1_pg},
     {2, core_v2_sqlite, core_v2_pg},
     {3, core_v3_sqlite, skv__mgr_store_core_v3_pg},
+    {4, core_v4_sqlite, skv__mgr_store_core_v4_pg},
 };
 
 static const skv__mgr_migration nonces[] = {

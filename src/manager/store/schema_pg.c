@@ -193,3 +193,25 @@ const char skv__mgr_store_core_v3_pg[] =
     " WHERE live=1;"
     "CREATE INDEX IF NOT EXISTS sessions_ended ON sessions(status)"
     " WHERE live IS NULL;";
+
+/* core step 4 (schema.c): the foreign keys of kernels.session_id,
+ * kernel_alloc.kernel_id and session_history.session_id go. Each was an
+ * AFTER trigger running a SELECT ... FOR KEY SHARE on the parent per
+ * inserted row, ~9 a session and ~15 % of the server backend's CPU
+ * (bench/RESULTS.md, h/pgserver14), for rows the store writes only for
+ * a parent it wrote or read in the same transaction; no session or
+ * kernel row is ever deleted, so their cascades never ran. Step 1 let
+ * PostgreSQL name them: the names are read from pg_constraint. */
+const char skv__mgr_store_core_v4_pg[] =
+    "DO $$ DECLARE c record; BEGIN"
+    " FOR c IN SELECT conrelid::regclass AS t, conname FROM pg_constraint"
+    "  WHERE contype = 'f' AND"
+    "  ((conrelid = 'kernels'::regclass AND confrelid = 'sessions'::regclass)"
+    "  OR (conrelid = 'session_history'::regclass"
+    "   AND confrelid = 'sessions'::regclass)"
+    "  OR (conrelid = 'kernel_alloc'::regclass"
+    "   AND confrelid = 'kernels'::regclass))"
+    " LOOP"
+    "  EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', c.t, c.conname);"
+    " END LOOP;"
+    " END $$;";

@@ -10,6 +10,7 @@
 
 extern const char skv__mgr_store_core_v1_pg[];
 extern const char skv__mgr_store_core_v3_pg[];
+extern const char skv__mgr_store_core_v4_pg[];
 extern const char skv__mgr_store_nonces_v1_pg[];
 extern const char skv__mgr_store_suspects_v1_pg[];
 /* Components whose SQLite DDL is not on migrate.h yet (admin plane,
