@@ -123,17 +123,26 @@ static int emit_session(skv__db *db, const skv__row_write *w,
     return rc;
 }
 
+/* Every kernel text as a constant: SQLite's statement cache finds a
+ * constant by its address (db_sqlite.c), a built text by hashing it. */
+#define K_SET(c, x) "UPDATE kernels SET status=?" c x
+#define K_LIVE(c, x) K_SET(c, x) " WHERE id=?", \
+    K_SET(c, x) ", live=1 WHERE id=?", K_SET(c, x) ", live=NULL WHERE id=?"
+static const char *const kernel_sql[12] = {
+    K_LIVE("", ""), K_LIVE("", ", exit_code=?, reason=?"),
+    K_LIVE(", container_id=?", ""),
+    K_LIVE(", container_id=?", ", exit_code=?, reason=?")};
+#undef K_LIVE
+#undef K_SET
+
 static int emit_kernel(skv__db *db, const skv__row_write *w,
                        int64_t *changes, skv_error *err)
 {
-    static const char *const live[] = {"", ", live=1", ", live=NULL"};
-    char sql[160];
     skv__db_stmt *st;
     int i = 1;
-    snprintf(sql, sizeof sql, "UPDATE kernels SET status=?%s%s%s WHERE id=?",
-             w->container ? ", container_id=?" : "",
-             w->has_exit ? ", exit_code=?, reason=?" : "", live[w->live]);
-    int rc = skv__db_prepare(db, sql, &st, err);
+    int rc = skv__db_prepare(db, kernel_sql[(w->container ? 6 : 0) +
+                                            (w->has_exit ? 3 : 0) + w->live],
+                             &st, err);
     if (rc)
         return rc;
     skv__db_bind_text(st, i++, w->status);
