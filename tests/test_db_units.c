@@ -369,6 +369,114 @@ START_TEST(test_units_savepoint_at_first_write)
 }
 END_TEST
 
+/* ---- held status writes (row_buf.c) ------------------------------- */
+static skv__db *open_kernels(int i)
+{
+    skv__db *db = open_engine(i);
+    skv_error e = SKV_ERROR_INIT;
+    if (db)
+        SKV_CK_OK(skv__db_exec(db, "CREATE TABLE kernels(id TEXT PRIMARY "
+                  "KEY, status TEXT, container_id TEXT, exit_code BIGINT, "
+                  "reason TEXT, live INTEGER); INSERT INTO kernels(id, "
+                  "status, live) VALUES ('k1', 'PREPARING', 1)", &e), &e);
+    return db;
+}
+
+/* A transaction like the manager's batches: optimistic units on
+ * PostgreSQL (the only case where writes are held), plain on SQLite. */
+static void batch_begin(skv__db *db, int i)
+{
+    skv_error e = SKV_ERROR_INIT;
+    if (i == 1) {
+        skv__db_defer_errors(db);
+        skv__db_defer_releases(db);
+    }
+    SKV_CK_OK(skv__db_begin(db, &e), &e);
+}
+
+/* "status|container|exit|reason|live" of k1. */
+static void kernel_row(skv__db *db, char *out, size_t cap)
+{
+    skv__db_stmt *st = NULL;
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__db_prepare(db, "SELECT status, container_id, exit_code, "
+              "reason, live FROM kernels WHERE id='k1'", &st, &e), &e);
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+    snprintf(out, cap, "%s|%s|%lld|%s|%s", skv__db_column_text(st, 0),
+             skv__db_column_is_null(st, 1) ? "-" : skv__db_column_text(st, 1),
+             (long long)skv__db_column_int64(st, 2),
+             skv__db_column_is_null(st, 3) ? "-" : skv__db_column_text(st, 3),
+             skv__db_column_is_null(st, 4) ? "-" : skv__db_column_text(st, 4));
+    skv__db_done(st);
+}
+
+static void unit_ended(skv__db *db, int code, const char *why, bool keep)
+{
+    skv_error e = SKV_ERROR_INIT;
+    SKV_CK_OK(skv__mgr_store_savepoint(db, &e), &e);
+    SKV_CK_OK(skv__mgr_store_kernel_ended(db, "k1", "TERMINATED", code, why,
+                                          &e), &e);
+    if (keep)
+        SKV_CK_OK(skv__mgr_store_release(db, &e), &e);
+    else
+        skv__mgr_store_rollback_to(db);
+}
+
+/* RUNNING and the exit in one batch of units: on PostgreSQL's optimistic
+ * units one UPDATE (the row as the three writes one by one leave it), on
+ * SQLite one per kept or failed write; a failed unit's write never lands
+ * on either. */
+START_TEST(test_units_held_status_writes)
+{
+    skv__db *db = open_kernels(_i);
+    if (!db)
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    char r[128];
+    const skv__db_stats *s = skv__db_stats_of(db);
+    batch_begin(db, _i);
+    uint64_t up = s->updates, sp = s->savepoints;
+    SKV_CK_OK(skv__mgr_store_savepoint(db, &e), &e);
+    SKV_CK_OK(skv__mgr_store_kernel_running(db, "k1", "c1", &e), &e);
+    SKV_CK_OK(skv__mgr_store_release(db, &e), &e);
+    unit_ended(db, 3, "failed unit", false);
+    unit_ended(db, 4, "exited", true);
+    SKV_CK_OK(skv__db_commit(db, &e), &e);
+    ck_assert_uint_eq(s->updates - up, _i == 0 ? 3 : 1);
+    ck_assert_uint_eq(s->savepoints - sp, _i == 0 ? 3 : 0);
+    kernel_row(db, r, sizeof r);
+    ck_assert_str_eq(r, "TERMINATED|c1|4|exited|-");
+    skv__db_close(db);
+}
+END_TEST
+
+/* A read of the table inside the transaction sees the held writes; when
+ * the unit that read fails, the earlier unit's write it flushed (its
+ * ROLLBACK TO undid it) is written again at COMMIT, its own never. */
+START_TEST(test_units_held_read_then_fail)
+{
+    skv__db *db = open_kernels(_i);
+    if (!db)
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    char r[128];
+    batch_begin(db, _i);
+    SKV_CK_OK(skv__mgr_store_savepoint(db, &e), &e);
+    SKV_CK_OK(skv__mgr_store_kernel_running(db, "k1", "c1", &e), &e);
+    SKV_CK_OK(skv__mgr_store_release(db, &e), &e);
+    SKV_CK_OK(skv__mgr_store_savepoint(db, &e), &e);
+    SKV_CK_OK(skv__mgr_store_kernel_ended(db, "k1", "TERMINATED", 3, "x",
+                                          &e), &e);
+    kernel_row(db, r, sizeof r);
+    ck_assert_str_eq(r, "TERMINATED|c1|3|x|-");
+    skv__mgr_store_rollback_to(db);
+    SKV_CK_OK(skv__db_commit(db, &e), &e);
+    kernel_row(db, r, sizeof r);
+    ck_assert_str_eq(r, "RUNNING|c1|0|-|1");
+    skv__db_close(db);
+}
+END_TEST
+
 /* 150 nonces (chunks of 64, 64, 16, 4, 2) with one repeated: the repeat
  * is absorbed (ON CONFLICT DO NOTHING), the rest land. */
 START_TEST(test_units_nonces_multirow)
@@ -407,6 +515,8 @@ Suite *skv_test_suite_db_units(void)
     tcase_add_loop_test(tc, test_units_many_rows_in_order, 0, 2);
     tcase_add_loop_test(tc, test_units_savepoint_at_first_write, 0, 2);
     tcase_add_loop_test(tc, test_units_nonces_multirow, 0, 2);
+    tcase_add_loop_test(tc, test_units_held_status_writes, 0, 2);
+    tcase_add_loop_test(tc, test_units_held_read_then_fail, 0, 2);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;

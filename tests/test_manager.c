@@ -80,12 +80,15 @@ static void rm_tree(void)
     out_clear();
 }
 
+static const char *mgr_store;    /* NULL: SQLite in dir */
+
 static skv_manager *open_mgr(int64_t now, uint32_t hb_timeout)
 {
     skv_manager_options o = SKV_MANAGER_OPTIONS_INIT;
     skv_error e = SKV_ERROR_INIT;
     skv_manager *m = NULL;
     o.data_dir = dir;
+    o.store = mgr_store;
     o.bootstrap_agents = "a1";
     o.heartbeat_timeout_ms = hb_timeout;
     SKV_CK_OK(skv_manager_open(&m, &o, send_cb, NULL, now, &e), &e);
@@ -2641,6 +2644,7 @@ Suite *skv_test_suite_manager(void)
     tcase_add_test(tc, test_outbox_after_commit);
     tcase_add_test(tc, test_submit_batch);
     tcase_add_test(tc, test_pg_optimistic_batch_then_careful);
+    tcase_add_loop_test(tc, test_lifecycle_updates, 0, 2);
     tcase_add_test(tc, test_kernel_events_batch);
     tcase_add_test(tc, test_kernel_events_batch_fails);
     tcase_add_test(tc, test_pass_batch_fails);

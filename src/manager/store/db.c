@@ -1,8 +1,11 @@
 /* db.h's calls dispatched to the engine a connection was opened with.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
 #include "create_cache.h"
 #include "db_impl.h"
 #include "history_buf.h"
+#include "row_buf.h"
 #include "skv_internal.h"
 #include "state_cache.h"
 
@@ -15,6 +18,7 @@ void skv__db_close(skv__db *db)
     skv__free(db->dispatch);
     skv__mgr_store_cc_free(db);
     skv__history_buf_free(db);
+    skv__row_buf_free(db);
     skv__free(db->admin_cache);
     db->ops->close(db);
 }
@@ -36,8 +40,9 @@ static bool opens_unit(skv__db *db, bool writes)
  * forgets, as after any rollback. */
 int skv__db_exec(skv__db *db, const char *sql, skv_error *err)
 {
-    int rc = opens_unit(db, skv__db_sql_writes(sql))
-                 ? skv__db_unit_touch(db, err) : 0;
+    int rc = skv__row_buf_before(db, sql, err);
+    if (!rc && opens_unit(db, skv__db_sql_writes(sql)))
+        rc = skv__db_unit_touch(db, err);
     if (!rc)
         rc = db->ops->exec(db, sql, err);
     if (rc < 0)
@@ -49,10 +54,13 @@ int skv__db_begin(skv__db *db, skv_error *err)
 {
     skv__db_units_reset(db);
     int rc = db->ops->begin(db, err);
+    if (rc)
+        db->late_units = false;
     if (rc || !db->on_begin)
         return rc;
     if ((rc = db->on_begin(db, db->on_begin_arg, err))) {
         db->ops->rollback(db);
+        db->late_units = false;
         skv__mgr_store_state_forget(db);   /* deposed: others write now */
     }
     return rc;
@@ -64,10 +72,14 @@ void skv__db_defer_errors(skv__db *db)
         db->ops->defer_errors(db);
 }
 
+/* Units that fail only together may have their status writes held
+ * (row_buf.c) until the transaction ends. */
 void skv__db_defer_releases(skv__db *db)
 {
-    if (db->ops->defer_releases)
+    if (db->ops->defer_releases) {
         db->ops->defer_releases(db);
+        db->late_units = true;
+    }
 }
 
 void skv__db_on_begin(skv__db *db, skv__db_begin_hook fn, void *arg)
@@ -77,17 +89,20 @@ void skv__db_on_begin(skv__db *db, skv__db_begin_hook fn, void *arg)
     skv__mgr_store_state_forget(db);   /* a new leader: read afresh */
 }
 
-/* The buffered history rows go in before COMMIT: a committed
- * transaction's rows always land, a failed one's never. */
+/* The held status writes and buffered history rows go in before COMMIT:
+ * a committed transaction's rows always land, a failed one's never. */
 int skv__db_commit(skv__db *db, skv_error *err)
 {
     db->n_units = 0;
-    int rc = skv__history_buf_flush(db, err);
+    int rc = skv__row_buf_flush(db, err);
+    if (!rc)
+        rc = skv__history_buf_flush(db, err);
     if (rc)
         db->ops->rollback(db);
     else
         rc = db->ops->commit(db, err);
     skv__db_units_reset(db);
+    db->late_units = false;
     if (rc)    /* the engine rolled back */
         skv__mgr_store_state_forget(db);
     return rc;
@@ -96,6 +111,7 @@ int skv__db_commit(skv__db *db, skv_error *err)
 void skv__db_rollback(skv__db *db)
 {
     skv__db_units_reset(db);
+    db->late_units = false;
     db->ops->rollback(db);
     skv__mgr_store_state_forget(db);
 }
@@ -109,10 +125,13 @@ int skv__db_prepare(skv__db *db, const char *sql, skv__db_stmt **out,
                     skv_error *err)
 {
     *out = NULL;
-    int rc = db->ops->prepare(db, sql, out, err);
+    int rc = skv__row_buf_before(db, sql, err);
+    if (!rc)
+        rc = db->ops->prepare(db, sql, out, err);
     if (!rc) {
         (*out)->bind_rc = 0;
         (*out)->writes = skv__db_sql_writes(sql);
+        (*out)->updates = !strncmp(sql, "UPDATE ", 7);
     }
     return rc;
 }
@@ -169,6 +188,7 @@ int skv__db_step(skv__db_stmt *st, skv_error *err)
     skv__db *db = st->db;
     db->stats.steps++;
     db->stats.writes += st->writes;
+    db->stats.updates += st->updates;
     int rc = opens_unit(db, st->writes) ? skv__db_unit_touch(db, err) : 0;
     if (!rc)
         rc = db->ops->step(st, err);

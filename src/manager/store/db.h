@@ -107,6 +107,7 @@ typedef struct skv__db_stats {
     uint64_t savepoints;   /* SAVEPOINTs sent */
     uint64_t steps;        /* skv__db_step calls */
     uint64_t writes;       /* of them, first steps of writing statements */
+    uint64_t updates;      /* of them, UPDATE statements */
     uint64_t round_trips;  /* PostgreSQL: waits for the server's answer */
 } skv__db_stats;
 const skv__db_stats *skv__db_stats_of(const skv__db *db);

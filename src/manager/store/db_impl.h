@@ -54,10 +54,15 @@ struct skv__db {
     struct skv__db_unit {
         bool sent;            /* its SAVEPOINT went to the engine */
         size_t rows, rows_sent;   /* history_buf.c's marks */
+        size_t held, held_sent;   /* row_buf.c's */
     } units[SKV__DB_UNITS_MAX];
     int n_units;
     skv__db_stats stats;
     struct skv__history_buf *history;   /* history_buf.c; NULL: empty */
+    struct skv__row_buf *rows;          /* row_buf.c; NULL: empty */
+    /* The open transaction's units fail only together (optimistic units,
+     * skv__db_defer_releases): row_buf.c may hold status writes. */
+    bool late_units;
     /* The admin answers of the submit path (admin_cache.h), valid in
      * the epoch they were noted in. */
     struct skv__admin_cache *admin_cache;
@@ -67,6 +72,7 @@ struct skv__db_stmt {
     skv__db *db;
     int bind_rc;      /* first failed bind, returned by the next step */
     bool writes;      /* not a SELECT: opens the pending units first */
+    bool updates;     /* an UPDATE (counted in skv__db_stats) */
 };
 
 #endif

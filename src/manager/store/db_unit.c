@@ -2,14 +2,16 @@
  * before its first statement that must be undone with it. Most of a
  * batch's units are kernel events that find nothing to change (the state
  * cache answers their reads); they used to cost a SAVEPOINT and a RELEASE
- * each. The history rows a unit buffers (history_buf.c) are undone with
- * it whether or not its savepoint was sent.
+ * each. The history rows a unit buffers (history_buf.c) and the status
+ * writes it holds (row_buf.c) are undone with it whether or not its
+ * savepoint was sent.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
 #include <strings.h>
 
 #include "db_impl.h"
 #include "history_buf.h"
+#include "row_buf.h"
 #include "skv_internal.h"
 #include "state_cache.h"
 
@@ -49,6 +51,7 @@ int skv__db_unit_begin(skv__db *db, skv_error *err)
     struct skv__db_unit *u = &db->units[db->n_units++];
     u->sent = false;
     skv__history_buf_marks(db, &u->rows, &u->rows_sent);
+    skv__row_buf_marks(db, &u->held, &u->held_sent);
     db->stats.units++;
     return 0;
 }
@@ -77,6 +80,7 @@ void skv__db_unit_rollback(skv__db *db)
         return;
     struct skv__db_unit u = db->units[--db->n_units];
     skv__history_buf_undo(db, u.rows, u.rows_sent);
+    skv__row_buf_undo(db, u.held, u.held_sent);
     if (!u.sent)
         return;
     db->ops->exec(db, "ROLLBACK TO SAVEPOINT skv_unit", NULL);
@@ -88,6 +92,7 @@ void skv__db_units_reset(skv__db *db)
 {
     db->n_units = 0;
     skv__history_buf_clear(db);
+    skv__row_buf_clear(db);
 }
 
 const skv__db_stats *skv__db_stats_of(const skv__db *db)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kernel_cache.h"
+#include "row_buf.h"
 #include "store_int.h"
 
 #define SET_MAX 8
@@ -138,13 +139,12 @@ static bool any_final(const status_set *s)
  * a final status clears it, another sets it unless the kernel cache knows
  * the kernel is live already (the hot path): an UPDATE that does not
  * name live leaves the index kernels_live alone. */
-static const char *set_sql(skv__db *db, const char *kid, const char *status)
+static int live_change(skv__db *db, const char *kid, const char *status)
 {
     if (final_status(status))
-        return "UPDATE kernels SET status=?, live=NULL WHERE id=?";
-    return kid && skv__mgr_store_kc_live(db, kid)
-        ? "UPDATE kernels SET status=? WHERE id=?"
-        : "UPDATE kernels SET status=?, live=1 WHERE id=?";
+        return SKV__ROW_LIVE_CLEAR;
+    return kid && skv__mgr_store_kc_live(db, kid) ? SKV__ROW_LIVE_KEEP
+                                                  : SKV__ROW_LIVE_SET;
 }
 
 /* The ids of c[0..n) with a status in s, in index order. */
@@ -254,11 +254,15 @@ int skv__mgr_store_kernel_count(skv__db *db, const char *sid,
     return rc < 0 ? rc : 0;
 }
 
+/* The three status writes of a kernel's life after its placement go
+ * through row_buf.c: RUNNING and the exit, when one transaction has
+ * both, are one UPDATE. */
 int skv__mgr_store_kernel_set(skv__db *db, const char *kid,
                               const char *status, skv_error *err)
 {
-    int rc = skv__mgr_store_exec_text(db, set_sql(db, kid, status),
-                                      SKV__ARGS(status, kid), NULL, err);
+    skv__row_write w = {.kernel = true, .id = kid, .status = status};
+    w.live = live_change(db, kid, status);
+    int rc = skv__row_buf_add(db, &w, NULL, err);
     if (!rc)
         skv__mgr_store_kc_set(db, kid, status, NULL);
     return rc;
@@ -267,35 +271,25 @@ int skv__mgr_store_kernel_set(skv__db *db, const char *kid,
 int skv__mgr_store_kernel_running(skv__db *db, const char *kid,
                                   const char *container, skv_error *err)
 {
-    const char *sql = skv__mgr_store_kc_live(db, kid)
-        ? "UPDATE kernels SET status='RUNNING', container_id=? WHERE id=?"
-        : "UPDATE kernels SET status='RUNNING', container_id=?, live=1 "
-          "WHERE id=?";
-    int rc = skv__mgr_store_exec_text(db, sql, SKV__ARGS(container, kid),
-                                      NULL, err);
+    skv__row_write w = {.kernel = true, .id = kid, .status = "RUNNING",
+                        .container = container};
+    w.live = live_change(db, kid, "RUNNING");
+    int rc = skv__row_buf_add(db, &w, NULL, err);
     if (!rc)
         skv__mgr_store_kc_set(db, kid, "RUNNING", NULL);
     return rc;
 }
 
+/* A status that is not final (a caller's choice) sets live, as before. */
 int skv__mgr_store_kernel_ended(skv__db *db, const char *kid,
                                 const char *status, int exit_code,
                                 const char *reason, skv_error *err)
 {
-    skv__db_stmt *st;
-    int rc = skv__db_prepare(db, final_status(status)
-                             ? "UPDATE kernels SET status=?, exit_code=?, "
-                               "reason=?, live=NULL WHERE id=?"
-                             : "UPDATE kernels SET status=?, exit_code=?, "
-                               "reason=?, live=1 WHERE id=?", &st, err);
-    if (rc)
-        return rc;
-    skv__db_bind_text(st, 1, status);
-    skv__db_bind_int64(st, 2, exit_code);
-    skv__db_bind_text(st, 3, reason);
-    skv__db_bind_text(st, 4, kid);
-    rc = skv__mgr_store_run(st, err);
-    skv__db_done(st);
+    skv__row_write w = {.kernel = true, .id = kid, .status = status,
+                        .reason = reason, .has_exit = true,
+                        .exit_code = exit_code};
+    w.live = final_status(status) ? SKV__ROW_LIVE_CLEAR : SKV__ROW_LIVE_SET;
+    int rc = skv__row_buf_add(db, &w, NULL, err);
     if (!rc) {
         skv__mgr_store_kc_set(db, kid, status, NULL);
         skv__mgr_store_kc_fin_exit(db, kid, exit_code, reason);

@@ -5,6 +5,7 @@
 
 #include "history_buf.h"
 #include "kernel_cache.h"
+#include "row_buf.h"
 #include "state_cache.h"
 #include "store_int.h"
 
@@ -35,23 +36,19 @@ static void note_state(skv__db *db, const char *sid, const char *status)
  * it unless the state cache knows the session was live already, which on
  * the hot path it does. An UPDATE that does not name live leaves the
  * index sessions_live alone. */
-static const char *status_sql(skv__db *db, const char *sid,
-                              const char *status)
+static int live_change(skv__db *db, const char *sid, const char *status)
 {
-#define SET "UPDATE sessions SET status=?, status_reason=?, " \
-    "started_ms=COALESCE(started_ms, ?), finished_ms=COALESCE(?, " \
-    "finished_ms), exit_code=COALESCE(?, exit_code)"
     if (final_name(status))
-        return SET ", live=NULL WHERE id=?";
-    if (skv__mgr_store_state_live(db, sid))
-        return SET " WHERE id=?";
-    return SET ", live=1 WHERE id=?";
-#undef SET
+        return SKV__ROW_LIVE_CLEAR;
+    return skv__mgr_store_state_live(db, sid) ? SKV__ROW_LIVE_KEEP
+                                              : SKV__ROW_LIVE_SET;
 }
 
 /* started_ms is set once, at the first RUNNING; finished_ms at every
- * final state, exit_code with it when the caller has one (NULL binds keep
- * the column as it is): a session's end is one statement.
+ * final state, exit_code with it when the caller has one (unset fields
+ * keep the column as it is): a session's end is one statement, and a
+ * status the same transaction writes again later is no statement of its
+ * own when row_buf.c may hold it.
  * The row count says whether the session exists; a session the state
  * cache holds exists on this connection (its row was read or written
  * here, and no session row is ever deleted), so the count is asked only
@@ -62,29 +59,17 @@ static int status_row(skv__db *db, const char *sid, const char *status,
                       int64_t now_ms, skv_error *err)
 {
     bool known = skv__mgr_store_state_known(db, sid);
-    skv__db_stmt *st;
-    int rc = skv__db_prepare(db, status_sql(db, sid, status), &st, err);
-    if (rc)
-        return rc;
-    skv__db_bind_text(st, 1, status);
-    skv__db_bind_text(st, 2, reason);
-    if (!strcmp(status, "RUNNING"))
-        skv__db_bind_int64(st, 3, now_ms);
-    else
-        skv__db_bind_null(st, 3);
-    if (final_name(status))
-        skv__db_bind_int64(st, 4, now_ms);
-    else
-        skv__db_bind_null(st, 4);
-    if (exit_code)
-        skv__db_bind_int64(st, 5, *exit_code);
-    else
-        skv__db_bind_null(st, 5);
-    skv__db_bind_text(st, 6, sid);
-    rc = skv__mgr_store_run(st, err);
-    if (!rc && !known && skv__db_changes(st) == 0)
+    skv__row_write w = {.id = sid, .status = status, .reason = reason};
+    int64_t changes = 1;
+    w.has_started = !strcmp(status, "RUNNING");
+    w.has_finished = final_name(status);
+    w.started_ms = w.finished_ms = now_ms;
+    w.has_exit = exit_code != NULL;
+    w.exit_code = exit_code ? *exit_code : 0;
+    w.live = live_change(db, sid, status);
+    int rc = skv__row_buf_add(db, &w, known ? NULL : &changes, err);
+    if (!rc && changes == 0)
         rc = skv__err(err, SKV_ENOENT, "no session '%s'", sid);
-    skv__db_done(st);
     if (!rc)
         note_state(db, sid, status);
     if (!rc)
