@@ -450,6 +450,49 @@ START_TEST(test_units_held_status_writes)
 }
 END_TEST
 
+/* 300 rows written twice each, the rows interleaved (all RUNNING, then
+ * all exits): one UPDATE per row on PostgreSQL's optimistic units, each
+ * row merged with its own later write only. */
+START_TEST(test_units_held_many_rows)
+{
+    skv__db *db = open_kernels(_i);
+    if (!db)
+        return;
+    skv_error e = SKV_ERROR_INIT;
+    char id[16], c[16], sql[160];
+    for (int k = 0; k < 300; k++) {
+        snprintf(sql, sizeof sql, "INSERT INTO kernels(id, status, live) "
+                 "VALUES ('m%d', 'PREPARING', 1)", k);
+        SKV_CK_OK(skv__db_exec(db, sql, &e), &e);
+    }
+    const skv__db_stats *s = skv__db_stats_of(db);
+    batch_begin(db, _i);
+    uint64_t up = s->updates;
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < 300; k++) {
+            snprintf(id, sizeof id, "m%d", k);
+            snprintf(c, sizeof c, "c%d", k);
+            SKV_CK_OK(skv__mgr_store_savepoint(db, &e), &e);
+            SKV_CK_OK(pass ? skv__mgr_store_kernel_ended(db, id, "TERMINATED",
+                                                         k, "x", &e)
+                           : skv__mgr_store_kernel_running(db, id, c, &e),
+                      &e);
+            SKV_CK_OK(skv__mgr_store_release(db, &e), &e);
+        }
+    SKV_CK_OK(skv__db_commit(db, &e), &e);
+    ck_assert_uint_eq(s->updates - up, _i == 0 ? 600 : 300);
+    skv__db_stmt *st = NULL;
+    SKV_CK_OK(skv__db_prepare(db, "SELECT count(*) FROM kernels WHERE id "
+              "LIKE 'm%' AND status='TERMINATED' AND live IS NULL AND "
+              "container_id='c' || substr(id, 2) AND reason='x' AND "
+              "'m' || exit_code = id", &st, &e), &e);
+    ck_assert_int_eq(skv__db_step(st, &e), SKV__DB_ROW);
+    ck_assert_int_eq(skv__db_column_int64(st, 0), 300);
+    skv__db_done(st);
+    skv__db_close(db);
+}
+END_TEST
+
 /* A read of the table inside the transaction sees the held writes; when
  * the unit that read fails, the earlier unit's write it flushed (its
  * ROLLBACK TO undid it) is written again at COMMIT, its own never. */
@@ -517,6 +560,7 @@ Suite *skv_test_suite_db_units(void)
     tcase_add_loop_test(tc, test_units_nonces_multirow, 0, 2);
     tcase_add_loop_test(tc, test_units_held_status_writes, 0, 2);
     tcase_add_loop_test(tc, test_units_held_read_then_fail, 0, 2);
+    tcase_add_loop_test(tc, test_units_held_many_rows, 0, 2);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
